@@ -1,0 +1,1 @@
+//! Installer (filled in by the installer issue).

@@ -1,0 +1,415 @@
+//! Events in: one JSON object from the host becomes a [`HookEvent`].
+//!
+//! Strict where the contract is strict: malformed JSON, a non-object, or a *known* event missing a
+//! field its host always sends is [`InvalidInput`], never an unknown event. A valid object whose
+//! event is not known yet is [`EventName::Unknown`] and passes through, so a newer host does not
+//! break an older binary.
+
+use serde_json::{Map, Value};
+use std::fmt;
+
+use crate::tool::canonical_tool_name;
+
+macro_rules! event_names {
+    ($($variant:ident),* $(,)?) => {
+        /// Every event of Claude Code's hook contract (core, extended and newer), plus `Unknown`.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum EventName {
+            $($variant,)*
+            /// A well-formed event this build does not know; passed through untouched.
+            Unknown(String),
+        }
+
+        impl EventName {
+            /// All known events, in the order of the contract.
+            pub const KNOWN: &'static [EventName] = &[$(EventName::$variant,)*];
+
+            /// The name as Claude Code spells it (`hook_event_name`, `hookSpecificOutput.hookEventName`).
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $(EventName::$variant => stringify!($variant),)*
+                    EventName::Unknown(name) => name,
+                }
+            }
+        }
+    };
+}
+
+event_names!(
+    PreToolUse,
+    PermissionRequest,
+    PermissionDenied,
+    PostToolUse,
+    PostToolUseFailure,
+    PostToolBatch,
+    UserPromptSubmit,
+    UserPromptExpansion,
+    Notification,
+    Stop,
+    StopFailure,
+    SubagentStart,
+    SubagentStop,
+    PreCompact,
+    PostCompact,
+    SessionStart,
+    SessionEnd,
+    Setup,
+    ConfigChange,
+    InstructionsLoaded,
+    TeammateIdle,
+    TaskCreated,
+    TaskCompleted,
+    WorktreeCreate,
+    WorktreeRemove,
+    Elicitation,
+    ElicitationResult,
+    CwdChanged,
+    FileChanged,
+    MessageDisplay,
+    DirectoryAdded,
+);
+
+impl EventName {
+    /// Looks an event up by its Claude Code name. `PreToolUse`, `preToolUse`, `pre_tool_use` and
+    /// `pre-tool-use` are the same event: spelling drift between hosts must not turn a known event
+    /// into an unknown one that would skip our checks.
+    pub fn parse(name: &str) -> EventName {
+        let wanted = fold(name);
+        EventName::KNOWN
+            .iter()
+            .find(|known| fold(known.as_str()) == wanted)
+            .cloned()
+            .unwrap_or_else(|| EventName::Unknown(name.to_string()))
+    }
+
+    pub fn is_known(&self) -> bool {
+        !matches!(self, EventName::Unknown(_))
+    }
+}
+
+fn fold(name: &str) -> String {
+    name.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
+}
+
+impl fmt::Display for EventName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One tool call, with the tool named as Claude Code names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// Claude Code's name (`Bash`), even when Amplifier sent `bash`. Empty when the bridge sent none.
+    pub name: String,
+    /// The tool's input object (`{}` when Amplifier's bridge sent none).
+    pub input: Value,
+    pub use_id: Option<String>,
+}
+
+impl ToolCall {
+    /// `tool_input.command` of a Bash call, the one input the built-in guard reads.
+    pub fn bash_command(&self) -> Option<&str> {
+        if self.name == "Bash" { self.input.get("command").and_then(Value::as_str) } else { None }
+    }
+}
+
+/// The typed part of an event: what built-ins and the engine read. Everything else stays in
+/// [`HookEvent::raw`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// PreToolUse, PermissionRequest, PermissionDenied.
+    Tool(ToolCall),
+    /// PostToolUse.
+    ToolResult { call: ToolCall, response: Value },
+    /// PostToolUseFailure.
+    ToolFailure { call: ToolCall, error: String },
+    /// PostToolBatch.
+    ToolBatch { calls: Vec<ToolCall> },
+    /// UserPromptSubmit, UserPromptExpansion.
+    Prompt { prompt: String },
+    /// Stop, SubagentStop.
+    Stop { stop_hook_active: bool, last_assistant_message: Option<String> },
+    /// SessionStart. `source` is Claude Code's name; Amplifier's bridge sends `trigger`.
+    SessionStart { source: String },
+    /// SessionEnd. Amplifier's bridge sends no reason.
+    SessionEnd { reason: Option<String> },
+    /// PreCompact, PostCompact.
+    Compact { trigger: Option<String> },
+    /// Notification.
+    Notification { message: String, notification_type: Option<String> },
+    /// Events whose fields no built-in reads (and unknown events).
+    Other,
+}
+
+/// One event, as read from the host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookEvent {
+    pub name: EventName,
+    pub session_id: Option<String>,
+    pub transcript_path: Option<String>,
+    pub cwd: Option<String>,
+    pub payload: Payload,
+    /// Every field the host sent, in its order, known or not.
+    pub raw: Map<String, Value>,
+}
+
+/// Why an input is not a valid event. The message names the problem and what a host must send.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InvalidInput {
+    Empty,
+    NotUtf8 { valid_up_to: usize },
+    NotJson { line: usize, column: usize, message: String },
+    NotAnObject { found: &'static str },
+    /// No `hook_event_name` in the payload and no event implied by the subcommand.
+    NoEvent,
+    MissingField { event: String, field: &'static str },
+    WrongType { event: String, field: String, expected: &'static str, found: &'static str },
+}
+
+impl fmt::Display for InvalidInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InvalidInput::Empty => write!(f, "stdin is empty: expected one JSON object describing the hook event"),
+            InvalidInput::NotUtf8 { valid_up_to } => {
+                write!(f, "stdin is not UTF-8 (invalid byte at offset {valid_up_to}): hook events are JSON, which is UTF-8")
+            }
+            InvalidInput::NotJson { line, column, message } => {
+                write!(f, "stdin is not valid JSON at line {line}, column {column}: {message}")
+            }
+            InvalidInput::NotAnObject { found } => {
+                write!(f, "stdin holds a JSON {found}: a hook event must be a JSON object")
+            }
+            InvalidInput::NoEvent => write!(
+                f,
+                "the event has no `hook_event_name`: pass it in the payload, or call an event subcommand such as `pre-tool-use` instead of `dispatch`"
+            ),
+            InvalidInput::MissingField { event, field } => {
+                write!(f, "{event} event is missing the required field `{field}`")
+            }
+            InvalidInput::WrongType { event, field, expected, found } => {
+                write!(f, "{event} event field `{field}` must be {expected}, found {found}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for InvalidInput {}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Field access with the accepted aliases and type checks, for one event.
+struct Fields<'a> {
+    map: &'a Map<String, Value>,
+    event: &'a EventName,
+}
+
+impl<'a> Fields<'a> {
+    fn find(&self, names: &[&'static str]) -> Option<(&'static str, &'a Value)> {
+        names.iter().find_map(|name| self.map.get(*name).map(|v| (*name, v)))
+    }
+
+    fn wrong(&self, field: &str, expected: &'static str, found: &Value) -> InvalidInput {
+        InvalidInput::WrongType {
+            event: self.event.to_string(),
+            field: field.to_string(),
+            expected,
+            found: kind_of(found),
+        }
+    }
+
+    fn missing(&self, field: &'static str) -> InvalidInput {
+        InvalidInput::MissingField { event: self.event.to_string(), field }
+    }
+
+    /// A string field that may be absent (or null).
+    fn opt_str(&self, names: &[&'static str]) -> Result<Option<String>, InvalidInput> {
+        match self.find(names) {
+            None | Some((_, Value::Null)) => Ok(None),
+            Some((_, Value::String(s))) => Ok(Some(s.clone())),
+            Some((name, other)) => Err(self.wrong(name, "a string", other)),
+        }
+    }
+
+    fn req_str(&self, names: &[&'static str]) -> Result<String, InvalidInput> {
+        self.opt_str(names)?.ok_or_else(|| self.missing(names[0]))
+    }
+
+    fn opt_bool(&self, names: &[&'static str]) -> Result<Option<bool>, InvalidInput> {
+        match self.find(names) {
+            None | Some((_, Value::Null)) => Ok(None),
+            Some((_, Value::Bool(b))) => Ok(Some(*b)),
+            Some((name, other)) => Err(self.wrong(name, "a boolean", other)),
+        }
+    }
+
+    fn req_object(&self, names: &[&'static str]) -> Result<Value, InvalidInput> {
+        match self.find(names) {
+            None => Err(self.missing(names[0])),
+            Some((_, v @ Value::Object(_))) => Ok(v.clone()),
+            Some((name, other)) => Err(self.wrong(name, "an object", other)),
+        }
+    }
+
+    fn req_any(&self, names: &[&'static str]) -> Result<Value, InvalidInput> {
+        self.find(names).map(|(_, v)| v.clone()).ok_or_else(|| self.missing(names[0]))
+    }
+
+    fn tool_call(&self) -> Result<ToolCall, InvalidInput> {
+        let name = self.req_str(&["tool_name", "toolName"])?;
+        Ok(ToolCall {
+            name: canonical_tool_name(&name).to_string(),
+            input: self.req_object(&["tool_input", "toolInput"])?,
+            use_id: self.opt_str(&["tool_use_id", "toolUseId"])?,
+        })
+    }
+}
+
+fn tool_call_in(entry: &Value, event: &EventName, index: usize) -> Result<ToolCall, InvalidInput> {
+    let Value::Object(map) = entry else {
+        return Err(InvalidInput::WrongType {
+            event: event.to_string(),
+            field: format!("tool_calls[{index}]"),
+            expected: "an object",
+            found: kind_of(entry),
+        });
+    };
+    Fields { map, event }.tool_call()
+}
+
+impl HookEvent {
+    /// Parses one event. `implied` is the event named by the subcommand that was called: it is
+    /// used when the payload names none (Amplifier's bridge never sends `hook_event_name`). When
+    /// the payload names an event, the payload wins: that is what the host fired, and the reply
+    /// must name the same event.
+    pub fn parse(bytes: &[u8], implied: Option<EventName>) -> Result<HookEvent, InvalidInput> {
+        let text = std::str::from_utf8(bytes).map_err(|e| InvalidInput::NotUtf8 { valid_up_to: e.valid_up_to() })?;
+        if text.trim().is_empty() {
+            return Err(InvalidInput::Empty);
+        }
+        let value: Value = serde_json::from_str(text).map_err(|e| InvalidInput::NotJson {
+            line: e.line(),
+            column: e.column(),
+            message: strip_position(&e.to_string()),
+        })?;
+        let Value::Object(raw) = value else {
+            return Err(InvalidInput::NotAnObject { found: kind_of(&value) });
+        };
+        Self::from_map(raw, implied)
+    }
+
+    pub fn from_map(raw: Map<String, Value>, implied: Option<EventName>) -> Result<HookEvent, InvalidInput> {
+        let named = match raw.get("hook_event_name").or_else(|| raw.get("hookEventName")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(EventName::parse(s)),
+            Some(other) => {
+                return Err(InvalidInput::WrongType {
+                    event: implied.as_ref().map_or("hook".to_string(), ToString::to_string),
+                    field: "hook_event_name".into(),
+                    expected: "a string",
+                    found: kind_of(other),
+                });
+            }
+        };
+        let name = named.or(implied).ok_or(InvalidInput::NoEvent)?;
+        let fields = Fields { map: &raw, event: &name };
+        let session_id = fields.opt_str(&["session_id", "sessionId"])?;
+        let transcript_path = fields.opt_str(&["transcript_path", "transcriptPath"])?;
+        let cwd = fields.opt_str(&["cwd"])?;
+        let payload = Self::payload(&fields)?;
+        Ok(HookEvent { name, session_id, transcript_path, cwd, payload, raw })
+    }
+
+    fn payload(f: &Fields<'_>) -> Result<Payload, InvalidInput> {
+        use EventName as E;
+        Ok(match f.event {
+            E::PreToolUse | E::PermissionRequest | E::PermissionDenied => Payload::Tool(f.tool_call()?),
+            E::PostToolUse => Payload::ToolResult {
+                call: f.tool_call()?,
+                // Amplifier's bridge names it `tool_result`.
+                response: f.req_any(&["tool_response", "tool_result", "toolResponse", "toolResult"])?,
+            },
+            E::PostToolUseFailure => {
+                Payload::ToolFailure { call: f.tool_call()?, error: f.opt_str(&["error"])?.unwrap_or_default() }
+            }
+            E::PostToolBatch => {
+                let calls = match f.find(&["tool_calls", "toolCalls"]) {
+                    None => return Err(f.missing("tool_calls")),
+                    Some((_, Value::Array(items))) => {
+                        items.iter().enumerate().map(|(i, v)| tool_call_in(v, f.event, i)).collect::<Result<_, _>>()?
+                    }
+                    Some((name, other)) => return Err(f.wrong(name, "an array", other)),
+                };
+                Payload::ToolBatch { calls }
+            }
+            E::UserPromptSubmit | E::UserPromptExpansion => {
+                Payload::Prompt { prompt: f.req_str(&["prompt", "user_prompt", "userPrompt"])? }
+            }
+            E::Stop | E::SubagentStop => Payload::Stop {
+                // Amplifier's Stop (`prompt:complete`) carries no flag: absent means not active.
+                stop_hook_active: f.opt_bool(&["stop_hook_active", "stopHookActive"])?.unwrap_or(false),
+                last_assistant_message: f.opt_str(&["last_assistant_message", "lastAssistantMessage"])?,
+            },
+            E::SessionStart => Payload::SessionStart { source: f.req_str(&["source", "trigger"])? },
+            E::SessionEnd => Payload::SessionEnd { reason: f.opt_str(&["reason"])? },
+            E::PreCompact | E::PostCompact => Payload::Compact { trigger: f.opt_str(&["trigger"])? },
+            E::Notification => Payload::Notification {
+                message: f.req_str(&["message"])?,
+                notification_type: f.opt_str(&["notification_type", "notificationType", "type"])?,
+            },
+            _ => Payload::Other,
+        })
+    }
+
+    /// The tool call of a tool event, if this is one.
+    pub fn tool(&self) -> Option<&ToolCall> {
+        match &self.payload {
+            Payload::Tool(call) | Payload::ToolResult { call, .. } | Payload::ToolFailure { call, .. } => Some(call),
+            _ => None,
+        }
+    }
+
+    /// The value a matcher is tested against for this event (Claude Code's table, §1.3 of the
+    /// reference). `None` for events that take no matcher: every matcher matches them.
+    pub fn matcher_target(&self) -> Option<String> {
+        use EventName as E;
+        let field = |names: &[&str]| names.iter().find_map(|n| self.raw.get(*n).and_then(Value::as_str)).map(str::to_string);
+        match &self.name {
+            E::PreToolUse | E::PostToolUse | E::PostToolUseFailure | E::PermissionRequest | E::PermissionDenied => {
+                self.tool().map(|t| t.name.clone())
+            }
+            E::SessionStart => match &self.payload {
+                Payload::SessionStart { source } => Some(source.clone()),
+                _ => None,
+            },
+            E::SessionEnd => field(&["reason"]),
+            E::Notification => field(&["notification_type", "notificationType", "type"]),
+            E::PreCompact | E::PostCompact | E::Setup => field(&["trigger"]),
+            E::SubagentStart | E::SubagentStop => field(&["agent_type", "agentType"]),
+            E::ConfigChange | E::DirectoryAdded => field(&["source"]),
+            E::StopFailure => field(&["error"]),
+            E::InstructionsLoaded => field(&["load_reason"]),
+            E::UserPromptExpansion => field(&["command_name"]),
+            E::Elicitation | E::ElicitationResult => field(&["mcp_server_name"]),
+            E::FileChanged => field(&["file_path"]).map(|p| p.rsplit('/').next().unwrap_or_default().to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// serde_json appends " at line L column C" to its messages; we report the position ourselves.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}

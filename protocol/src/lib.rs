@@ -1,0 +1,22 @@
+//! The hook protocol, typed, for both hosts that call `amplihack-hooks`.
+//!
+//! * [`event`]: one JSON event read from stdin becomes a [`HookEvent`]: a typed view of the fields
+//!   the built-ins and the engine need, plus every field the host sent, kept verbatim so the event
+//!   can be handed on unchanged.
+//! * [`reply`]: one [`Reply`] per event (decision, reason, updated input, context, messages).
+//! * [`claude`] and [`amplifier`]: the reply rendered in the dialect of the host that called.
+//!   Claude Code reads `hookSpecificOutput`/`decision`; Amplifier's `hook-shell` bridge honours
+//!   only a top-level `decision: "block"` and `contextInjection` (see `README.md`, "Amplifier").
+//!
+//! Nothing here does I/O: the runtime crate owns stdin, stdout, the clock and the file system.
+
+pub mod amplifier;
+pub mod claude;
+pub mod event;
+pub mod host;
+pub mod reply;
+pub mod tool;
+
+pub use event::{EventName, HookEvent, InvalidInput, Payload, ToolCall};
+pub use host::Host;
+pub use reply::{Decision, Rendered, Reply};

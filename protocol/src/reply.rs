@@ -1,0 +1,146 @@
+//! Replies out: what a hook decided about one event, before it is rendered for a host.
+
+use serde_json::Value;
+
+/// A hook's verdict. On tool events it is a permission decision; on the events that can be blocked
+/// (UserPromptSubmit, Stop, PostToolUse, ...) `Deny` is a block and `Allow` means "carry on".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Decision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Decision {
+    /// Claude Code's spellings, including the deprecated `approve`/`block`.
+    pub fn parse(value: &str) -> Option<Decision> {
+        match value {
+            "allow" | "approve" => Some(Decision::Allow),
+            "ask" => Some(Decision::Ask),
+            "deny" | "block" => Some(Decision::Deny),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+/// What the hook answers for one event. The default reply says nothing and changes nothing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply {
+    pub decision: Option<Decision>,
+    /// Why: shown to the model for a deny or a block, to the user for allow/ask.
+    pub reason: Option<String>,
+    /// Replaces the tool input (PreToolUse, PermissionRequest allow).
+    pub updated_input: Option<Value>,
+    /// Context for the model, in order.
+    pub context: Vec<String>,
+    /// A warning for the user.
+    pub system_message: Option<String>,
+    /// `continue: false`: stop the agent altogether, with this reason for the user.
+    pub halt: Option<String>,
+}
+
+impl Reply {
+    pub fn is_empty(&self) -> bool {
+        *self == Reply::default()
+    }
+
+    pub fn deny(reason: impl Into<String>) -> Reply {
+        Reply { decision: Some(Decision::Deny), reason: Some(reason.into()), ..Reply::default() }
+    }
+
+    pub fn context(text: impl Into<String>) -> Reply {
+        Reply { context: vec![text.into()], ..Reply::default() }
+    }
+
+    /// Folds another hook's answer into this one, the way Claude Code merges parallel hooks:
+    /// the most restrictive decision wins (deny over ask over allow) and keeps its reason, any
+    /// halt wins, contexts and messages accumulate in order, a later updated input replaces an
+    /// earlier one.
+    pub fn merge(&mut self, other: Reply) {
+        match (self.decision, other.decision) {
+            (_, None) => {}
+            (None, Some(_)) => {
+                self.decision = other.decision;
+                self.reason = other.reason;
+            }
+            (Some(mine), Some(theirs)) if theirs > mine => {
+                self.decision = Some(theirs);
+                self.reason = other.reason;
+            }
+            (Some(mine), Some(theirs)) if theirs == mine => {
+                self.reason = join(self.reason.take(), other.reason, "\n");
+            }
+            _ => {}
+        }
+        if other.updated_input.is_some() {
+            self.updated_input = other.updated_input;
+        }
+        self.context.extend(other.context);
+        self.system_message = join(self.system_message.take(), other.system_message, "\n");
+        if self.halt.is_none() {
+            self.halt = other.halt;
+        }
+    }
+}
+
+fn join(a: Option<String>, b: Option<String>, sep: &str) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}{sep}{b}")),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A reply rendered for one host: what to print and how to exit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rendered {
+    /// Printed as one write, or not at all.
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+    pub exit_code: i32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(decision: Option<Decision>, reason: &str) -> Reply {
+        Reply { decision, reason: Some(reason.into()), ..Reply::default() }
+    }
+
+    #[test]
+    fn most_restrictive_decision_wins_and_keeps_its_reason() {
+        use Decision::*;
+        let cases = [
+            (Some(Allow), Some(Deny), Some(Deny), "b"),
+            (Some(Deny), Some(Allow), Some(Deny), "a"),
+            (Some(Ask), Some(Allow), Some(Ask), "a"),
+            (Some(Allow), Some(Ask), Some(Ask), "b"),
+            (None, Some(Allow), Some(Allow), "b"),
+            (Some(Deny), None, Some(Deny), "a"),
+            (Some(Deny), Some(Deny), Some(Deny), "a\nb"),
+        ];
+        for (first, second, want, reason) in cases {
+            let mut merged = with(first, "a");
+            merged.merge(with(second, "b"));
+            assert_eq!(merged.decision, want, "{first:?} + {second:?}");
+            assert_eq!(merged.reason.as_deref(), Some(reason), "{first:?} + {second:?}");
+        }
+    }
+
+    #[test]
+    fn contexts_accumulate_in_order_and_halt_wins() {
+        let mut merged = Reply::context("one");
+        merged.merge(Reply { context: vec!["two".into()], halt: Some("stop".into()), ..Reply::default() });
+        merged.merge(Reply::context("three"));
+        assert_eq!(merged.context, ["one", "two", "three"]);
+        assert_eq!(merged.halt.as_deref(), Some("stop"));
+    }
+}

@@ -1,0 +1,239 @@
+//! The runtime behind `amplihack-hooks`: read one event, run the built-in, reply in the host's
+//! dialect, and fail open.
+//!
+//! Exit codes, exactly:
+//! * `0`: the event was handled, or amplihack itself failed (error, panic, deadline, oversized
+//!   stdin). A failure prints one line on stderr, appends it to the failure log, and prints
+//!   nothing on stdout, so the host carries on as if the hook were not there.
+//! * `1`: invalid input (not JSON, not an object, a known event missing a field) or a usage
+//!   error. Both hosts treat 1 as a non-blocking error.
+//! * `2`: never used to report a failure. (Blocks are sent as JSON on exit 0, which both hosts
+//!   honour and which carries the reason.)
+
+pub mod builtins;
+pub mod context;
+pub mod failure_log;
+pub mod subcommand;
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use amplihack_protocol::{HookEvent, Host, InvalidInput, Rendered, Reply, amplifier, claude};
+
+use context::Context;
+use subcommand::{SUBCOMMANDS, Subcommand};
+
+/// The most stdin we parse. Claude Code's largest payloads are Write and PostToolUse events that
+/// carry file contents (tens of kilobytes is typical). Past this bound the event is drained and
+/// skipped (fail open) instead of holding hundreds of megabytes in a process that runs on every
+/// tool call.
+pub const MAX_STDIN: usize = 16 * 1024 * 1024;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Set by whichever of the main thread and the watchdog finishes first; the other stays quiet.
+static FINISHED: AtomicBool = AtomicBool::new(false);
+static PANIC_MESSAGE: Mutex<Option<String>> = Mutex::new(None);
+
+enum Failure {
+    Invalid(InvalidInput),
+    Internal(String),
+}
+
+struct Invocation {
+    subcommand: &'static Subcommand,
+    host: Option<Host>,
+}
+
+enum Command {
+    Run(Invocation),
+    Help,
+    Version,
+}
+
+pub fn usage() -> String {
+    let mut text = format!(
+        "amplihack-hooks {VERSION}: the hook binary that Claude Code and Amplifier call on every event.\n\n\
+         Usage: amplihack-hooks [--host claude|amplifier] <SUBCOMMAND> < event.json\n\n\
+         Reads one JSON event on stdin and answers in the calling host's dialect.\n\
+         Exit 0: handled (or amplihack failed and let the event through); 1: invalid input.\n\n\
+         Subcommands:\n"
+    );
+    for s in SUBCOMMANDS {
+        text.push_str(&format!("  {:<34} {}\n", s.name, s.about));
+    }
+    text.push_str(
+        "\nOptions:\n  --host claude|amplifier   the calling host (default: detected; Claude Code unless AMPLIFIER_* is set)\n  -h, --help                this text\n  -V, --version             the version\n",
+    );
+    text
+}
+
+fn parse_args(args: &[OsString]) -> Result<Command, String> {
+    let mut host = None;
+    let mut subcommand = None;
+    let mut iter = args.iter().map(|a| a.to_string_lossy());
+    while let Some(arg) = iter.next() {
+        match arg.as_ref() {
+            "-h" | "--help" | "help" => return Ok(Command::Help),
+            "-V" | "--version" => return Ok(Command::Version),
+            "--host" => {
+                let value = iter.next().ok_or("--host needs a value: claude or amplifier")?;
+                host = Some(Host::from_flag(&value).ok_or_else(|| format!("unknown --host `{value}`: use claude or amplifier"))?);
+            }
+            other if other.starts_with("--host=") => {
+                let value = &other["--host=".len()..];
+                host = Some(Host::from_flag(value).ok_or_else(|| format!("unknown --host `{value}`: use claude or amplifier"))?);
+            }
+            other if subcommand.is_none() && !other.starts_with('-') => {
+                subcommand = Some(
+                    subcommand::find(other)
+                        .ok_or_else(|| format!("unknown subcommand `{other}` (run `amplihack-hooks --help` for the list)"))?,
+                );
+            }
+            other => return Err(format!("unexpected argument `{other}` (run `amplihack-hooks --help`)")),
+        }
+    }
+    let subcommand = subcommand.ok_or("missing subcommand (run `amplihack-hooks --help` for the list)")?;
+    Ok(Command::Run(Invocation { subcommand, host }))
+}
+
+/// The whole program; returns the exit code.
+pub fn main(args: Vec<OsString>) -> i32 {
+    let invocation = match parse_args(&args) {
+        Ok(Command::Help) => return write_stdout(&usage(), 0),
+        Ok(Command::Version) => return write_stdout(&format!("amplihack-hooks {VERSION}\n"), 0),
+        Ok(Command::Run(invocation)) => invocation,
+        Err(message) => {
+            eprintln!("amplihack-hooks: {message}");
+            return 1;
+        }
+    };
+    let name = invocation.subcommand.name;
+    panic::set_hook(Box::new(|info| {
+        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let payload = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        if let Ok(mut slot) = PANIC_MESSAGE.lock() {
+            *slot = Some(format!("{payload}{location}"));
+        }
+    }));
+    arm_watchdog(name, deadline(invocation.subcommand));
+
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| handle(&invocation)));
+    if FINISHED.swap(true, Ordering::SeqCst) {
+        // The watchdog is already reporting and exiting; do not race it.
+        loop {
+            std::thread::park();
+        }
+    }
+    match outcome {
+        Ok(Ok(rendered)) => {
+            if let Some(text) = &rendered.stderr {
+                eprintln!("{text}");
+            }
+            match &rendered.stdout {
+                Some(text) => write_stdout(&format!("{text}\n"), rendered.exit_code),
+                None => rendered.exit_code,
+            }
+        }
+        Ok(Err(Failure::Invalid(problem))) => {
+            report(name, "invalid input", &problem.to_string());
+            1
+        }
+        Ok(Err(Failure::Internal(message))) => {
+            report(name, "internal error, event let through", &message);
+            0
+        }
+        Err(_) => {
+            let message = PANIC_MESSAGE.lock().ok().and_then(|mut m| m.take()).unwrap_or_else(|| "panic".into());
+            report(name, "panic, event let through", &message);
+            0
+        }
+    }
+}
+
+/// `AMPLIHACK_HOOK_DEADLINE_MS` overrides the subcommand's own deadline (tests, slow machines).
+fn deadline(subcommand: &Subcommand) -> Duration {
+    std::env::var("AMPLIHACK_HOOK_DEADLINE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(subcommand.deadline, Duration::from_millis)
+}
+
+fn arm_watchdog(name: &'static str, after: Duration) {
+    let spawned = std::thread::Builder::new().name("deadline".into()).spawn(move || {
+        std::thread::sleep(after);
+        if !FINISHED.swap(true, Ordering::SeqCst) {
+            report(name, "deadline exceeded, event let through", &format!("no answer after {} ms", after.as_millis()));
+            std::process::exit(0);
+        }
+    });
+    if let Err(e) = spawned {
+        report(name, "watchdog unavailable", &e.to_string());
+    }
+}
+
+fn handle(invocation: &Invocation) -> Result<Rendered, Failure> {
+    let input = read_stdin()?;
+    let host = invocation.host.unwrap_or_else(|| Host::detect(|name| std::env::var(name).ok()));
+    let mut event = HookEvent::parse(&input, invocation.subcommand.event.clone()).map_err(Failure::Invalid)?;
+    drop(input);
+    if !event.name.is_known() {
+        // Forward-compatible: a newer host's event passes through untouched.
+        return Ok(Rendered::default());
+    }
+    let ctx = Context::from_process(host);
+    if event.session_id.is_none() && host == Host::Amplifier {
+        event.session_id = ctx.var("AMPLIFIER_SESSION_ID");
+    }
+    let reply: Reply = invocation.subcommand.builtin_for(&event.name).run(&event, &ctx).map_err(Failure::Internal)?;
+    Ok(match host {
+        Host::ClaudeCode => claude::render(&event.name, &reply),
+        Host::Amplifier => amplifier::render(&event.name, &reply),
+    })
+}
+
+fn read_stdin() -> Result<Vec<u8>, Failure> {
+    let mut stdin = std::io::stdin().lock();
+    let mut input = Vec::with_capacity(16 * 1024);
+    (&mut stdin)
+        .take(MAX_STDIN as u64 + 1)
+        .read_to_end(&mut input)
+        .map_err(|e| Failure::Internal(format!("cannot read stdin: {e}")))?;
+    if input.len() > MAX_STDIN {
+        // Drain the rest so the host does not see a broken pipe, then let the event through.
+        let _ = std::io::copy(&mut stdin, &mut std::io::sink());
+        return Err(Failure::Internal(format!(
+            "stdin is larger than the {} MiB cap; the event was not inspected",
+            MAX_STDIN / (1024 * 1024)
+        )));
+    }
+    Ok(input)
+}
+
+/// One line on stderr and one in the failure log.
+fn report(subcommand: &str, kind: &str, message: &str) {
+    let message = message.replace(['\n', '\r'], " ");
+    let line = format!("amplihack-hooks {subcommand}: {kind}: {message}");
+    let logged = match failure_log::append(&line) {
+        Ok(path) => format!(" [log: {}]", path.display()),
+        Err(e) => format!(" [log unavailable: {e}]"),
+    };
+    // A closed stderr must not turn a fail-open exit into a panic.
+    let _ = writeln!(std::io::stderr(), "{line}{logged}");
+}
+
+/// Writes all of stdout at once; a host that stopped reading is not an error of ours.
+fn write_stdout(text: &str, code: i32) -> i32 {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    code
+}
