@@ -2,5 +2,7 @@
 //! `amplihack-runtime`.
 
 fn main() {
-    std::process::exit(amplihack_runtime::main(std::env::args_os().skip(1).collect()));
+    std::process::exit(amplihack_runtime::main(
+        std::env::args_os().skip(1).collect(),
+    ));
 }

@@ -19,7 +19,10 @@ use crate::event::EventName;
 use crate::reply::{Decision, Rendered, Reply};
 
 fn can_block(event: &EventName) -> bool {
-    matches!(event, EventName::PreToolUse | EventName::UserPromptSubmit | EventName::PermissionRequest)
+    matches!(
+        event,
+        EventName::PreToolUse | EventName::UserPromptSubmit | EventName::PermissionRequest
+    )
 }
 
 pub fn render(event: &EventName, reply: &Reply) -> Rendered {
@@ -28,7 +31,10 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
     let restrictive = matches!(reply.decision, Some(Decision::Deny | Decision::Ask));
 
     if restrictive && can_block(event) {
-        let reason = reply.reason.clone().unwrap_or_else(|| "Blocked by amplihack".into());
+        let reason = reply
+            .reason
+            .clone()
+            .unwrap_or_else(|| "Blocked by amplihack".into());
         let reason = if reply.decision == Some(Decision::Ask) {
             format!("confirmation required (Amplifier cannot ask): {reason}")
         } else {
@@ -36,10 +42,8 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
         };
         out.insert("decision".into(), json!("block"));
         out.insert("reason".into(), json!(reason));
-    } else if restrictive {
-        if let Some(reason) = &reply.reason {
-            context.insert(0, reason.clone());
-        }
+    } else if let (true, Some(reason)) = (restrictive, &reply.reason) {
+        context.insert(0, reason.clone());
     }
     if !context.is_empty() {
         out.insert("contextInjection".into(), json!(context.join("\n\n")));
@@ -47,5 +51,9 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
     if let (Some(message), false) = (&reply.system_message, out.is_empty()) {
         out.insert("systemMessage".into(), json!(message));
     }
-    Rendered { stdout: (!out.is_empty()).then(|| Value::Object(out).to_string()), stderr: None, exit_code: 0 }
+    Rendered {
+        stdout: (!out.is_empty()).then(|| Value::Object(out).to_string()),
+        stderr: None,
+        exit_code: 0,
+    }
 }

@@ -81,14 +81,25 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
         }
         (event, Some(Decision::Deny)) if takes_top_level_block(event) => {
             out.insert("decision".into(), json!("block"));
-            out.insert("reason".into(), json!(reply.reason.clone().unwrap_or_else(|| "Blocked by amplihack".into())));
+            out.insert(
+                "reason".into(),
+                json!(
+                    reply
+                        .reason
+                        .clone()
+                        .unwrap_or_else(|| "Blocked by amplihack".into())
+                ),
+            );
         }
         // Allow is the default everywhere else, and ask has no meaning off the permission path.
         _ => {}
     }
 
     if !reply.context.is_empty() && takes_additional_context(event) {
-        specific.insert("additionalContext".into(), json!(reply.context.join("\n\n")));
+        specific.insert(
+            "additionalContext".into(),
+            json!(reply.context.join("\n\n")),
+        );
     }
     if let Some(message) = &reply.system_message {
         out.insert("systemMessage".into(), json!(message));
@@ -104,5 +115,9 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
         out.insert("hookSpecificOutput".into(), Value::Object(with_name));
     }
 
-    Rendered { stdout: (!out.is_empty()).then(|| Value::Object(out).to_string()), stderr: None, exit_code: 0 }
+    Rendered {
+        stdout: (!out.is_empty()).then(|| Value::Object(out).to_string()),
+        stderr: None,
+        exit_code: 0,
+    }
 }

@@ -88,7 +88,10 @@ impl EventName {
 }
 
 fn fold(name: &str) -> String {
-    name.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }
 
 impl fmt::Display for EventName {
@@ -110,7 +113,11 @@ pub struct ToolCall {
 impl ToolCall {
     /// `tool_input.command` of a Bash call, the one input the built-in guard reads.
     pub fn bash_command(&self) -> Option<&str> {
-        if self.name == "Bash" { self.input.get("command").and_then(Value::as_str) } else { None }
+        if self.name == "Bash" {
+            self.input.get("command").and_then(Value::as_str)
+        } else {
+            None
+        }
     }
 }
 
@@ -129,7 +136,10 @@ pub enum Payload {
     /// UserPromptSubmit, UserPromptExpansion.
     Prompt { prompt: String },
     /// Stop, SubagentStop.
-    Stop { stop_hook_active: bool, last_assistant_message: Option<String> },
+    Stop {
+        stop_hook_active: bool,
+        last_assistant_message: Option<String>,
+    },
     /// SessionStart. `source` is Claude Code's name; Amplifier's bridge sends `trigger`.
     SessionStart { source: String },
     /// SessionEnd. Amplifier's bridge sends no reason.
@@ -137,7 +147,10 @@ pub enum Payload {
     /// PreCompact, PostCompact.
     Compact { trigger: Option<String> },
     /// Notification.
-    Notification { message: String, notification_type: Option<String> },
+    Notification {
+        message: String,
+        notification_type: Option<String>,
+    },
     /// Events whose fields no built-in reads (and unknown events).
     Other,
 }
@@ -158,27 +171,59 @@ pub struct HookEvent {
 #[derive(Debug, Clone, PartialEq)]
 pub enum InvalidInput {
     Empty,
-    NotUtf8 { valid_up_to: usize },
-    NotJson { line: usize, column: usize, message: String },
-    NotAnObject { found: &'static str },
+    NotUtf8 {
+        valid_up_to: usize,
+    },
+    NotJson {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    NotAnObject {
+        found: &'static str,
+    },
     /// No `hook_event_name` in the payload and no event implied by the subcommand.
     NoEvent,
-    MissingField { event: String, field: &'static str },
-    WrongType { event: String, field: String, expected: &'static str, found: &'static str },
+    MissingField {
+        event: String,
+        field: &'static str,
+    },
+    WrongType {
+        event: String,
+        field: String,
+        expected: &'static str,
+        found: &'static str,
+    },
 }
 
 impl fmt::Display for InvalidInput {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            InvalidInput::Empty => write!(f, "stdin is empty: expected one JSON object describing the hook event"),
+            InvalidInput::Empty => write!(
+                f,
+                "stdin is empty: expected one JSON object describing the hook event"
+            ),
             InvalidInput::NotUtf8 { valid_up_to } => {
-                write!(f, "stdin is not UTF-8 (invalid byte at offset {valid_up_to}): hook events are JSON, which is UTF-8")
+                write!(
+                    f,
+                    "stdin is not UTF-8 (invalid byte at offset {valid_up_to}): hook events are JSON, which is UTF-8"
+                )
             }
-            InvalidInput::NotJson { line, column, message } => {
-                write!(f, "stdin is not valid JSON at line {line}, column {column}: {message}")
+            InvalidInput::NotJson {
+                line,
+                column,
+                message,
+            } => {
+                write!(
+                    f,
+                    "stdin is not valid JSON at line {line}, column {column}: {message}"
+                )
             }
             InvalidInput::NotAnObject { found } => {
-                write!(f, "stdin holds a JSON {found}: a hook event must be a JSON object")
+                write!(
+                    f,
+                    "stdin holds a JSON {found}: a hook event must be a JSON object"
+                )
             }
             InvalidInput::NoEvent => write!(
                 f,
@@ -187,8 +232,16 @@ impl fmt::Display for InvalidInput {
             InvalidInput::MissingField { event, field } => {
                 write!(f, "{event} event is missing the required field `{field}`")
             }
-            InvalidInput::WrongType { event, field, expected, found } => {
-                write!(f, "{event} event field `{field}` must be {expected}, found {found}")
+            InvalidInput::WrongType {
+                event,
+                field,
+                expected,
+                found,
+            } => {
+                write!(
+                    f,
+                    "{event} event field `{field}` must be {expected}, found {found}"
+                )
             }
         }
     }
@@ -215,7 +268,9 @@ struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     fn find(&self, names: &[&'static str]) -> Option<(&'static str, &'a Value)> {
-        names.iter().find_map(|name| self.map.get(*name).map(|v| (*name, v)))
+        names
+            .iter()
+            .find_map(|name| self.map.get(*name).map(|v| (*name, v)))
     }
 
     fn wrong(&self, field: &str, expected: &'static str, found: &Value) -> InvalidInput {
@@ -228,7 +283,10 @@ impl<'a> Fields<'a> {
     }
 
     fn missing(&self, field: &'static str) -> InvalidInput {
-        InvalidInput::MissingField { event: self.event.to_string(), field }
+        InvalidInput::MissingField {
+            event: self.event.to_string(),
+            field,
+        }
     }
 
     /// A string field that may be absent (or null).
@@ -261,7 +319,9 @@ impl<'a> Fields<'a> {
     }
 
     fn req_any(&self, names: &[&'static str]) -> Result<Value, InvalidInput> {
-        self.find(names).map(|(_, v)| v.clone()).ok_or_else(|| self.missing(names[0]))
+        self.find(names)
+            .map(|(_, v)| v.clone())
+            .ok_or_else(|| self.missing(names[0]))
     }
 
     fn tool_call(&self) -> Result<ToolCall, InvalidInput> {
@@ -292,7 +352,9 @@ impl HookEvent {
     /// the payload names an event, the payload wins: that is what the host fired, and the reply
     /// must name the same event.
     pub fn parse(bytes: &[u8], implied: Option<EventName>) -> Result<HookEvent, InvalidInput> {
-        let text = std::str::from_utf8(bytes).map_err(|e| InvalidInput::NotUtf8 { valid_up_to: e.valid_up_to() })?;
+        let text = std::str::from_utf8(bytes).map_err(|e| InvalidInput::NotUtf8 {
+            valid_up_to: e.valid_up_to(),
+        })?;
         if text.trim().is_empty() {
             return Err(InvalidInput::Empty);
         }
@@ -302,18 +364,28 @@ impl HookEvent {
             message: strip_position(&e.to_string()),
         })?;
         let Value::Object(raw) = value else {
-            return Err(InvalidInput::NotAnObject { found: kind_of(&value) });
+            return Err(InvalidInput::NotAnObject {
+                found: kind_of(&value),
+            });
         };
         Self::from_map(raw, implied)
     }
 
-    pub fn from_map(raw: Map<String, Value>, implied: Option<EventName>) -> Result<HookEvent, InvalidInput> {
-        let named = match raw.get("hook_event_name").or_else(|| raw.get("hookEventName")) {
+    pub fn from_map(
+        raw: Map<String, Value>,
+        implied: Option<EventName>,
+    ) -> Result<HookEvent, InvalidInput> {
+        let named = match raw
+            .get("hook_event_name")
+            .or_else(|| raw.get("hookEventName"))
+        {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(EventName::parse(s)),
             Some(other) => {
                 return Err(InvalidInput::WrongType {
-                    event: implied.as_ref().map_or("hook".to_string(), ToString::to_string),
+                    event: implied
+                        .as_ref()
+                        .map_or("hook".to_string(), ToString::to_string),
                     field: "hook_event_name".into(),
                     expected: "a string",
                     found: kind_of(other),
@@ -321,47 +393,76 @@ impl HookEvent {
             }
         };
         let name = named.or(implied).ok_or(InvalidInput::NoEvent)?;
-        let fields = Fields { map: &raw, event: &name };
+        let fields = Fields {
+            map: &raw,
+            event: &name,
+        };
         let session_id = fields.opt_str(&["session_id", "sessionId"])?;
         let transcript_path = fields.opt_str(&["transcript_path", "transcriptPath"])?;
         let cwd = fields.opt_str(&["cwd"])?;
         let payload = Self::payload(&fields)?;
-        Ok(HookEvent { name, session_id, transcript_path, cwd, payload, raw })
+        Ok(HookEvent {
+            name,
+            session_id,
+            transcript_path,
+            cwd,
+            payload,
+            raw,
+        })
     }
 
     fn payload(f: &Fields<'_>) -> Result<Payload, InvalidInput> {
         use EventName as E;
         Ok(match f.event {
-            E::PreToolUse | E::PermissionRequest | E::PermissionDenied => Payload::Tool(f.tool_call()?),
+            E::PreToolUse | E::PermissionRequest | E::PermissionDenied => {
+                Payload::Tool(f.tool_call()?)
+            }
             E::PostToolUse => Payload::ToolResult {
                 call: f.tool_call()?,
                 // Amplifier's bridge names it `tool_result`.
-                response: f.req_any(&["tool_response", "tool_result", "toolResponse", "toolResult"])?,
+                response: f.req_any(&[
+                    "tool_response",
+                    "tool_result",
+                    "toolResponse",
+                    "toolResult",
+                ])?,
             },
-            E::PostToolUseFailure => {
-                Payload::ToolFailure { call: f.tool_call()?, error: f.opt_str(&["error"])?.unwrap_or_default() }
-            }
+            E::PostToolUseFailure => Payload::ToolFailure {
+                call: f.tool_call()?,
+                error: f.opt_str(&["error"])?.unwrap_or_default(),
+            },
             E::PostToolBatch => {
                 let calls = match f.find(&["tool_calls", "toolCalls"]) {
                     None => return Err(f.missing("tool_calls")),
-                    Some((_, Value::Array(items))) => {
-                        items.iter().enumerate().map(|(i, v)| tool_call_in(v, f.event, i)).collect::<Result<_, _>>()?
-                    }
+                    Some((_, Value::Array(items))) => items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| tool_call_in(v, f.event, i))
+                        .collect::<Result<_, _>>()?,
                     Some((name, other)) => return Err(f.wrong(name, "an array", other)),
                 };
                 Payload::ToolBatch { calls }
             }
-            E::UserPromptSubmit | E::UserPromptExpansion => {
-                Payload::Prompt { prompt: f.req_str(&["prompt", "user_prompt", "userPrompt"])? }
-            }
+            E::UserPromptSubmit | E::UserPromptExpansion => Payload::Prompt {
+                prompt: f.req_str(&["prompt", "user_prompt", "userPrompt"])?,
+            },
             E::Stop | E::SubagentStop => Payload::Stop {
                 // Amplifier's Stop (`prompt:complete`) carries no flag: absent means not active.
-                stop_hook_active: f.opt_bool(&["stop_hook_active", "stopHookActive"])?.unwrap_or(false),
-                last_assistant_message: f.opt_str(&["last_assistant_message", "lastAssistantMessage"])?,
+                stop_hook_active: f
+                    .opt_bool(&["stop_hook_active", "stopHookActive"])?
+                    .unwrap_or(false),
+                last_assistant_message: f
+                    .opt_str(&["last_assistant_message", "lastAssistantMessage"])?,
             },
-            E::SessionStart => Payload::SessionStart { source: f.req_str(&["source", "trigger"])? },
-            E::SessionEnd => Payload::SessionEnd { reason: f.opt_str(&["reason"])? },
-            E::PreCompact | E::PostCompact => Payload::Compact { trigger: f.opt_str(&["trigger"])? },
+            E::SessionStart => Payload::SessionStart {
+                source: f.req_str(&["source", "trigger"])?,
+            },
+            E::SessionEnd => Payload::SessionEnd {
+                reason: f.opt_str(&["reason"])?,
+            },
+            E::PreCompact | E::PostCompact => Payload::Compact {
+                trigger: f.opt_str(&["trigger"])?,
+            },
             E::Notification => Payload::Notification {
                 message: f.req_str(&["message"])?,
                 notification_type: f.opt_str(&["notification_type", "notificationType", "type"])?,
@@ -373,7 +474,9 @@ impl HookEvent {
     /// The tool call of a tool event, if this is one.
     pub fn tool(&self) -> Option<&ToolCall> {
         match &self.payload {
-            Payload::Tool(call) | Payload::ToolResult { call, .. } | Payload::ToolFailure { call, .. } => Some(call),
+            Payload::Tool(call)
+            | Payload::ToolResult { call, .. }
+            | Payload::ToolFailure { call, .. } => Some(call),
             _ => None,
         }
     }
@@ -382,11 +485,18 @@ impl HookEvent {
     /// reference). `None` for events that take no matcher: every matcher matches them.
     pub fn matcher_target(&self) -> Option<String> {
         use EventName as E;
-        let field = |names: &[&str]| names.iter().find_map(|n| self.raw.get(*n).and_then(Value::as_str)).map(str::to_string);
+        let field = |names: &[&str]| {
+            names
+                .iter()
+                .find_map(|n| self.raw.get(*n).and_then(Value::as_str))
+                .map(str::to_string)
+        };
         match &self.name {
-            E::PreToolUse | E::PostToolUse | E::PostToolUseFailure | E::PermissionRequest | E::PermissionDenied => {
-                self.tool().map(|t| t.name.clone())
-            }
+            E::PreToolUse
+            | E::PostToolUse
+            | E::PostToolUseFailure
+            | E::PermissionRequest
+            | E::PermissionDenied => self.tool().map(|t| t.name.clone()),
             E::SessionStart => match &self.payload {
                 Payload::SessionStart { source } => Some(source.clone()),
                 _ => None,
@@ -400,7 +510,9 @@ impl HookEvent {
             E::InstructionsLoaded => field(&["load_reason"]),
             E::UserPromptExpansion => field(&["command_name"]),
             E::Elicitation | E::ElicitationResult => field(&["mcp_server_name"]),
-            E::FileChanged => field(&["file_path"]).map(|p| p.rsplit('/').next().unwrap_or_default().to_string()),
+            E::FileChanged => {
+                field(&["file_path"]).map(|p| p.rsplit('/').next().unwrap_or_default().to_string())
+            }
             _ => None,
         }
     }

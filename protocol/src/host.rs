@@ -48,10 +48,17 @@ mod tests {
             (&[], Host::ClaudeCode),
             (&[("CLAUDE_PROJECT_DIR", "/p")], Host::ClaudeCode),
             (&[("AMPLIFIER_SESSION_ID", "s")], Host::Amplifier),
-            (&[("AMPLIFIER_HOOKS_DIR", "/p/.amplifier/hooks")], Host::Amplifier),
+            (
+                &[("AMPLIFIER_HOOKS_DIR", "/p/.amplifier/hooks")],
+                Host::Amplifier,
+            ),
         ];
         for (env, want) in cases {
-            let got = Host::detect(|k| env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string()));
+            let got = Host::detect(|k| {
+                env.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            });
             assert_eq!(got, *want, "env {env:?}");
         }
     }

@@ -53,11 +53,18 @@ impl Reply {
     }
 
     pub fn deny(reason: impl Into<String>) -> Reply {
-        Reply { decision: Some(Decision::Deny), reason: Some(reason.into()), ..Reply::default() }
+        Reply {
+            decision: Some(Decision::Deny),
+            reason: Some(reason.into()),
+            ..Reply::default()
+        }
     }
 
     pub fn context(text: impl Into<String>) -> Reply {
-        Reply { context: vec![text.into()], ..Reply::default() }
+        Reply {
+            context: vec![text.into()],
+            ..Reply::default()
+        }
     }
 
     /// Folds another hook's answer into this one, the way Claude Code merges parallel hooks:
@@ -112,7 +119,11 @@ mod tests {
     use super::*;
 
     fn with(decision: Option<Decision>, reason: &str) -> Reply {
-        Reply { decision, reason: Some(reason.into()), ..Reply::default() }
+        Reply {
+            decision,
+            reason: Some(reason.into()),
+            ..Reply::default()
+        }
     }
 
     #[test]
@@ -131,14 +142,22 @@ mod tests {
             let mut merged = with(first, "a");
             merged.merge(with(second, "b"));
             assert_eq!(merged.decision, want, "{first:?} + {second:?}");
-            assert_eq!(merged.reason.as_deref(), Some(reason), "{first:?} + {second:?}");
+            assert_eq!(
+                merged.reason.as_deref(),
+                Some(reason),
+                "{first:?} + {second:?}"
+            );
         }
     }
 
     #[test]
     fn contexts_accumulate_in_order_and_halt_wins() {
         let mut merged = Reply::context("one");
-        merged.merge(Reply { context: vec!["two".into()], halt: Some("stop".into()), ..Reply::default() });
+        merged.merge(Reply {
+            context: vec!["two".into()],
+            halt: Some("stop".into()),
+            ..Reply::default()
+        });
         merged.merge(Reply::context("three"));
         assert_eq!(merged.context, ["one", "two", "three"]);
         assert_eq!(merged.halt.as_deref(), Some("stop"));

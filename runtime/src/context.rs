@@ -5,8 +5,11 @@ use std::collections::HashMap;
 
 use amplihack_protocol::{HookEvent, Host};
 
+/// Looks up one environment variable.
+type VarLookup = Box<dyn Fn(&str) -> Option<String>>;
+
 pub struct Context {
-    vars: Box<dyn Fn(&str) -> Option<String>>,
+    vars: VarLookup,
     process_cwd: Option<String>,
     pub host: Host,
 }
@@ -16,14 +19,20 @@ impl Context {
     pub fn from_process(host: Host) -> Context {
         Context {
             vars: Box::new(|name| std::env::var(name).ok().filter(|v| !v.is_empty())),
-            process_cwd: std::env::current_dir().ok().map(|p| p.to_string_lossy().into_owned()),
+            process_cwd: std::env::current_dir()
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned()),
             host,
         }
     }
 
     /// A fixed environment, for tests.
     pub fn fixed(host: Host, vars: HashMap<String, String>, cwd: &str) -> Context {
-        Context { vars: Box::new(move |name| vars.get(name).cloned()), process_cwd: Some(cwd.to_string()), host }
+        Context {
+            vars: Box::new(move |name| vars.get(name).cloned()),
+            process_cwd: Some(cwd.to_string()),
+            host,
+        }
     }
 
     pub fn var(&self, name: &str) -> Option<String> {
@@ -33,7 +42,11 @@ impl Context {
     /// Where the tool call runs: the payload's `cwd`, else our own working directory (the
     /// bridge runs hooks in the project directory and sends no `cwd`).
     pub fn working_dir(&self, event: &HookEvent) -> String {
-        event.cwd.clone().or_else(|| self.process_cwd.clone()).unwrap_or_else(|| "/".into())
+        event
+            .cwd
+            .clone()
+            .or_else(|| self.process_cwd.clone())
+            .unwrap_or_else(|| "/".into())
     }
 
     /// The project root: `CLAUDE_PROJECT_DIR` (both hosts set it), `AMPLIFIER_PROJECT_DIR`, then

@@ -12,7 +12,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 const ROTATE_AT: u64 = 1024 * 1024;
 
 pub fn log_dir() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     var("AMPLIHACK_LOG_DIR")
         .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("amplihack")))
         .or_else(|| var("HOME").map(|h| h.join(".local/state/amplihack")))
@@ -26,17 +30,23 @@ pub fn append(line: &str) -> Result<PathBuf, String> {
     if std::fs::metadata(&path).is_ok_and(|m| m.len() > ROTATE_AT) {
         let _ = std::fs::rename(&path, dir.join("hooks.log.1"));
     }
-    let mut file =
-        OpenOptions::new().create(true).append(true).open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     // One write of one line: O_APPEND keeps concurrent hooks' lines whole.
     let record = format!("{} pid={} {line}\n", utc_timestamp(), std::process::id());
-    file.write_all(record.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+    file.write_all(record.as_bytes())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ` without a date-time dependency (civil-from-days, H. Hinnant).
 pub fn utc_timestamp() -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -47,5 +57,10 @@ pub fn utc_timestamp() -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }

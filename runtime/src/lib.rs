@@ -81,23 +81,37 @@ fn parse_args(args: &[OsString]) -> Result<Command, String> {
             "-h" | "--help" | "help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
             "--host" => {
-                let value = iter.next().ok_or("--host needs a value: claude or amplifier")?;
-                host = Some(Host::from_flag(&value).ok_or_else(|| format!("unknown --host `{value}`: use claude or amplifier"))?);
+                let value = iter
+                    .next()
+                    .ok_or("--host needs a value: claude or amplifier")?;
+                host =
+                    Some(Host::from_flag(&value).ok_or_else(|| {
+                        format!("unknown --host `{value}`: use claude or amplifier")
+                    })?);
             }
             other if other.starts_with("--host=") => {
                 let value = &other["--host=".len()..];
-                host = Some(Host::from_flag(value).ok_or_else(|| format!("unknown --host `{value}`: use claude or amplifier"))?);
+                host =
+                    Some(Host::from_flag(value).ok_or_else(|| {
+                        format!("unknown --host `{value}`: use claude or amplifier")
+                    })?);
             }
             other if subcommand.is_none() && !other.starts_with('-') => {
-                subcommand = Some(
-                    subcommand::find(other)
-                        .ok_or_else(|| format!("unknown subcommand `{other}` (run `amplihack-hooks --help` for the list)"))?,
-                );
+                subcommand = Some(subcommand::find(other).ok_or_else(|| {
+                    format!(
+                        "unknown subcommand `{other}` (run `amplihack-hooks --help` for the list)"
+                    )
+                })?);
             }
-            other => return Err(format!("unexpected argument `{other}` (run `amplihack-hooks --help`)")),
+            other => {
+                return Err(format!(
+                    "unexpected argument `{other}` (run `amplihack-hooks --help`)"
+                ));
+            }
         }
     }
-    let subcommand = subcommand.ok_or("missing subcommand (run `amplihack-hooks --help` for the list)")?;
+    let subcommand =
+        subcommand.ok_or("missing subcommand (run `amplihack-hooks --help` for the list)")?;
     Ok(Command::Run(Invocation { subcommand, host }))
 }
 
@@ -114,7 +128,10 @@ pub fn main(args: Vec<OsString>) -> i32 {
     };
     let name = invocation.subcommand.name;
     panic::set_hook(Box::new(|info| {
-        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         let payload = info
             .payload()
             .downcast_ref::<&str>()
@@ -153,7 +170,11 @@ pub fn main(args: Vec<OsString>) -> i32 {
             0
         }
         Err(_) => {
-            let message = PANIC_MESSAGE.lock().ok().and_then(|mut m| m.take()).unwrap_or_else(|| "panic".into());
+            let message = PANIC_MESSAGE
+                .lock()
+                .ok()
+                .and_then(|mut m| m.take())
+                .unwrap_or_else(|| "panic".into());
             report(name, "panic, event let through", &message);
             0
         }
@@ -169,13 +190,19 @@ fn deadline(subcommand: &Subcommand) -> Duration {
 }
 
 fn arm_watchdog(name: &'static str, after: Duration) {
-    let spawned = std::thread::Builder::new().name("deadline".into()).spawn(move || {
-        std::thread::sleep(after);
-        if !FINISHED.swap(true, Ordering::SeqCst) {
-            report(name, "deadline exceeded, event let through", &format!("no answer after {} ms", after.as_millis()));
-            std::process::exit(0);
-        }
-    });
+    let spawned = std::thread::Builder::new()
+        .name("deadline".into())
+        .spawn(move || {
+            std::thread::sleep(after);
+            if !FINISHED.swap(true, Ordering::SeqCst) {
+                report(
+                    name,
+                    "deadline exceeded, event let through",
+                    &format!("no answer after {} ms", after.as_millis()),
+                );
+                std::process::exit(0);
+            }
+        });
     if let Err(e) = spawned {
         report(name, "watchdog unavailable", &e.to_string());
     }
@@ -183,8 +210,21 @@ fn arm_watchdog(name: &'static str, after: Duration) {
 
 fn handle(invocation: &Invocation) -> Result<Rendered, Failure> {
     let input = read_stdin()?;
-    let host = invocation.host.unwrap_or_else(|| Host::detect(|name| std::env::var(name).ok()));
-    let mut event = HookEvent::parse(&input, invocation.subcommand.event.clone()).map_err(Failure::Invalid)?;
+    // Fault injection, so the fail-open paths are tested through the real binary.
+    match std::env::var("AMPLIHACK_HOOKS_FAULT").as_deref() {
+        Ok("panic") => panic!("fault injected by AMPLIHACK_HOOKS_FAULT=panic"),
+        Ok("error") => {
+            return Err(Failure::Internal(
+                "fault injected by AMPLIHACK_HOOKS_FAULT=error".into(),
+            ));
+        }
+        _ => {}
+    }
+    let host = invocation
+        .host
+        .unwrap_or_else(|| Host::detect(|name| std::env::var(name).ok()));
+    let mut event =
+        HookEvent::parse(&input, invocation.subcommand.event.clone()).map_err(Failure::Invalid)?;
     drop(input);
     if !event.name.is_known() {
         // Forward-compatible: a newer host's event passes through untouched.
@@ -194,7 +234,11 @@ fn handle(invocation: &Invocation) -> Result<Rendered, Failure> {
     if event.session_id.is_none() && host == Host::Amplifier {
         event.session_id = ctx.var("AMPLIFIER_SESSION_ID");
     }
-    let reply: Reply = invocation.subcommand.builtin_for(&event.name).run(&event, &ctx).map_err(Failure::Internal)?;
+    let reply: Reply = invocation
+        .subcommand
+        .builtin_for(&event.name)
+        .run(&event, &ctx)
+        .map_err(Failure::Internal)?;
     Ok(match host {
         Host::ClaudeCode => claude::render(&event.name, &reply),
         Host::Amplifier => amplifier::render(&event.name, &reply),

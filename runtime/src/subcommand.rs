@@ -114,6 +114,10 @@ pub fn find(name: &str) -> Option<&'static Subcommand> {
 impl Subcommand {
     /// The built-in to run for the event that actually arrived.
     pub fn builtin_for(&self, event: &EventName) -> Builtin {
-        if self.event.is_none() { Builtin::for_event(event) } else { self.builtin }
+        if self.event.is_none() {
+            Builtin::for_event(event)
+        } else {
+            self.builtin
+        }
     }
 }

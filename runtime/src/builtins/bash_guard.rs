@@ -36,22 +36,41 @@ pub fn check(command: &str, ctx: &GuardContext<'_>) -> Option<String> {
     check_line(command, ctx, &mut cwd, 0)
 }
 
-fn check_line(src: &str, ctx: &GuardContext<'_>, cwd: &mut Option<String>, depth: usize) -> Option<String> {
+fn check_line(
+    src: &str,
+    ctx: &GuardContext<'_>,
+    cwd: &mut Option<String>,
+    depth: usize,
+) -> Option<String> {
     if depth > MAX_DEPTH {
         return None;
     }
     let here = cwd.clone();
-    let vars = |name: &str| if name == "PWD" { here.clone() } else { (ctx.var)(name) };
+    let vars = |name: &str| {
+        if name == "PWD" {
+            here.clone()
+        } else {
+            (ctx.var)(name)
+        }
+    };
     let parsed = shell::parse(src, &vars);
     for body in &parsed.substitutions {
         if let Some(reason) = check_line(body, ctx, &mut cwd.clone(), depth + 1) {
             return Some(reason);
         }
     }
-    parsed.commands.iter().find_map(|command| check_command(&command.words, ctx, cwd, depth))
+    parsed
+        .commands
+        .iter()
+        .find_map(|command| check_command(&command.words, ctx, cwd, depth))
 }
 
-fn check_command(words: &[Word], ctx: &GuardContext<'_>, cwd: &mut Option<String>, depth: usize) -> Option<String> {
+fn check_command(
+    words: &[Word],
+    ctx: &GuardContext<'_>,
+    cwd: &mut Option<String>,
+    depth: usize,
+) -> Option<String> {
     let words = strip_wrappers(words);
     let (first, args) = words.split_first()?;
     match basename(&first.text) {
@@ -92,7 +111,9 @@ fn is_assignment(word: &Word) -> bool {
 /// `env -i A=1`, `nohup`, `time`, `timeout 5`, `xargs -0`, `command`, `exec`.
 fn strip_wrappers(mut words: &[Word]) -> &[Word] {
     loop {
-        let Some((first, rest)) = words.split_first() else { return words };
+        let Some((first, rest)) = words.split_first() else {
+            return words;
+        };
         if is_assignment(first) {
             words = rest;
             continue;
@@ -104,14 +125,19 @@ fn strip_wrappers(mut words: &[Word]) -> &[Word] {
             "nice" => &["-n", "--adjustment"],
             "xargs" => &["-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E"],
             "timeout" => &["-s", "-k", "--signal", "--kill-after"],
-            "command" | "builtin" | "exec" | "nohup" | "time" | "stdbuf" | "then" | "do" | "else" | "!" | "{" | "}" => &[],
+            "command" | "builtin" | "exec" | "nohup" | "time" | "stdbuf" | "then" | "do"
+            | "else" | "!" | "{" | "}" => &[],
             _ => return words,
         };
         let is_timeout = basename(&first.text) == "timeout";
         words = rest;
         while let Some((option, after)) = words.split_first() {
             if option.text.starts_with('-') && option.text.len() > 1 {
-                words = if value_options.contains(&option.text.as_str()) { after.get(1..).unwrap_or(&[]) } else { after };
+                words = if value_options.contains(&option.text.as_str()) {
+                    after.get(1..).unwrap_or(&[])
+                } else {
+                    after
+                };
             } else if is_assignment(option) {
                 words = after;
             } else {
@@ -141,7 +167,9 @@ fn shell_script_argument(args: &[Word]) -> Option<&Word> {
 }
 
 fn change_dir(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<String> {
-    let target = args.iter().find(|w| !w.text.starts_with('-') || w.text == "-");
+    let target = args
+        .iter()
+        .find(|w| !w.text.starts_with('-') || w.text == "-");
     match target {
         None => ctx.home.clone(),
         Some(word) if word.opaque || word.glob || word.text == "-" => None,
@@ -150,7 +178,11 @@ fn change_dir(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Optio
 }
 
 fn resolve(path: &str, cwd: Option<&str>) -> Option<String> {
-    if path.starts_with('/') { Some(normalize(path)) } else { cwd.map(|dir| normalize(&format!("{dir}/{path}"))) }
+    if path.starts_with('/') {
+        Some(normalize(path))
+    } else {
+        cwd.map(|dir| normalize(&format!("{dir}/{path}")))
+    }
 }
 
 /// Lexical normalisation: no file-system access, so it is quick and cannot be raced.
@@ -174,12 +206,18 @@ fn check_git(args: &[Word]) -> Option<String> {
     // Global options come before the subcommand; some take a value.
     while let Some(arg) = args.get(i) {
         let text = arg.text.as_str();
-        if matches!(text, "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env") {
+        if matches!(
+            text,
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+        ) {
             if text == "-c" && args.get(i + 1).is_some_and(|v| sets_hooks_path(&v.text)) {
                 hooks_path_override = true;
             }
             i += 2;
-        } else if let Some(value) = text.strip_prefix("-c").filter(|v| !v.is_empty() && !text.starts_with("--")) {
+        } else if let Some(value) = text
+            .strip_prefix("-c")
+            .filter(|v| !v.is_empty() && !text.starts_with("--"))
+        {
             hooks_path_override |= sets_hooks_path(value);
             i += 1;
         } else if text.starts_with('-') {
@@ -206,7 +244,10 @@ fn check_git(args: &[Word]) -> Option<String> {
 }
 
 fn sets_hooks_path(config: &str) -> bool {
-    config.split_once('=').map_or(config, |(key, _)| key).eq_ignore_ascii_case("core.hooksPath")
+    config
+        .split_once('=')
+        .map_or(config, |(key, _)| key)
+        .eq_ignore_ascii_case("core.hooksPath")
 }
 
 /// Options of the verifying subcommands whose value is the next word: that word is data (a
@@ -214,14 +255,36 @@ fn sets_hooks_path(config: &str) -> bool {
 fn takes_value(subcommand: &str, option: &str) -> bool {
     let long: &[&str] = match subcommand {
         "commit" => &[
-            "--message", "--file", "--reuse-message", "--reedit-message", "--fixup", "--squash", "--author",
-            "--date", "--template", "--cleanup", "--trailer", "--pathspec-from-file",
+            "--message",
+            "--file",
+            "--reuse-message",
+            "--reedit-message",
+            "--fixup",
+            "--squash",
+            "--author",
+            "--date",
+            "--template",
+            "--cleanup",
+            "--trailer",
+            "--pathspec-from-file",
         ],
         "push" => &["--push-option", "--repo", "--receive-pack", "--exec"],
-        "merge" => &["--message", "--file", "--strategy", "--strategy-option", "--into-name"],
+        "merge" => &[
+            "--message",
+            "--file",
+            "--strategy",
+            "--strategy-option",
+            "--into-name",
+        ],
         "rebase" => &["--onto", "--strategy", "--strategy-option", "--exec"],
         "cherry-pick" => &["--mainline", "--strategy", "--strategy-option"],
-        "am" => &["--directory", "--exclude", "--include", "--patch-format", "--resolvemsg"],
+        "am" => &[
+            "--directory",
+            "--exclude",
+            "--include",
+            "--patch-format",
+            "--resolvemsg",
+        ],
         _ => &[],
     };
     long.contains(&option)
@@ -310,12 +373,21 @@ fn protected_target(word: &Word, ctx: &GuardContext<'_>, cwd: Option<&str>) -> O
     }
     let path = if word.glob {
         // Only a component that matches everything (`*`, `.*`) wipes its directory; `*.log` does not.
-        let (dir, last) = word.text.rsplit_once('/').unwrap_or(("", word.text.as_str()));
+        let (dir, last) = word
+            .text
+            .rsplit_once('/')
+            .unwrap_or(("", word.text.as_str()));
         let rest = last.trim_start_matches('.').replace('*', "");
         if !rest.is_empty() || dir.contains(['*', '?', '[']) {
             return None;
         }
-        if dir.is_empty() && word.text.starts_with('/') { "/".to_string() } else if dir.is_empty() { ".".to_string() } else { dir.to_string() }
+        if dir.is_empty() && word.text.starts_with('/') {
+            "/".to_string()
+        } else if dir.is_empty() {
+            ".".to_string()
+        } else {
+            dir.to_string()
+        }
     } else {
         word.text.clone()
     };
@@ -446,7 +518,10 @@ mod tests {
             "x=$(rm -rf ~)",
         ] {
             let reason = verdict(command).unwrap_or_else(|| panic!("should deny: {command}"));
-            assert!(reason.contains("would recursively delete"), "{command}: {reason}");
+            assert!(
+                reason.contains("would recursively delete"),
+                "{command}: {reason}"
+            );
         }
     }
 

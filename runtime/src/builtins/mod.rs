@@ -34,7 +34,9 @@ impl Builtin {
     pub fn run(self, event: &HookEvent, ctx: &Context) -> Result<Reply, String> {
         match self {
             Builtin::BashGuard => Ok(bash_guard_reply(event, ctx)),
-            Builtin::ProjectContext if event.name == EventName::SessionStart => project_context::reply(event, ctx),
+            Builtin::ProjectContext if event.name == EventName::SessionStart => {
+                project_context::reply(event, ctx)
+            }
             _ => Ok(Reply::default()),
         }
     }

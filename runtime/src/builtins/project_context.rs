@@ -17,16 +17,22 @@ const MAX_READ: u64 = (MAX_CHARS as u64) * 4 + 4;
 pub const RELATIVE_PATH: &str = ".claude/context/PROJECT.md";
 
 pub fn reply(event: &HookEvent, ctx: &Context) -> Result<Reply, String> {
-    let Some(project) = ctx.project_dir(event) else { return Ok(Reply::default()) };
+    let Some(project) = ctx.project_dir(event) else {
+        return Ok(Reply::default());
+    };
     let path = Path::new(&project).join(RELATIVE_PATH);
     let file = match std::fs::File::open(&path) {
         Ok(file) => file,
-        Err(e) if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory => return Ok(Reply::default()),
+        Err(e) if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory => {
+            return Ok(Reply::default());
+        }
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
     let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut bytes = Vec::new();
-    file.take(MAX_READ).read_to_end(&mut bytes).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    file.take(MAX_READ)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let text = String::from_utf8_lossy(&bytes);
     let text = text.trim();
     if text.is_empty() {
@@ -39,5 +45,7 @@ pub fn reply(event: &HookEvent, ctx: &Context) -> Result<Reply, String> {
             path.display()
         ));
     }
-    Ok(Reply::context(format!("Project context (from {RELATIVE_PATH}):\n\n{body}")))
+    Ok(Reply::context(format!(
+        "Project context (from {RELATIVE_PATH}):\n\n{body}"
+    )))
 }

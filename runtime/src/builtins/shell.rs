@@ -42,7 +42,12 @@ impl<F: Fn(&str) -> Option<String>> Vars for F {
 }
 
 pub fn parse(src: &str, vars: &dyn Vars) -> Parsed {
-    let mut lexer = Lexer { chars: src.chars().collect(), pos: 0, vars, parsed: Parsed::default() };
+    let mut lexer = Lexer {
+        chars: src.chars().collect(),
+        pos: 0,
+        vars,
+        parsed: Parsed::default(),
+    };
     lexer.run();
     lexer.parsed
 }
@@ -68,7 +73,9 @@ impl Lexer<'_> {
         let mut skip_next_word = false; // the target of a redirection is not an argument
         loop {
             // Blanks between words.
-            while matches!(self.peek(), Some(' ' | '\t' | '\r')) || (self.peek() == Some('\\') && self.peek_at(1) == Some('\n')) {
+            while matches!(self.peek(), Some(' ' | '\t' | '\r'))
+                || (self.peek() == Some('\\') && self.peek_at(1) == Some('\n'))
+            {
                 self.pos += if self.peek() == Some('\\') { 2 } else { 1 };
             }
             let Some(c) = self.peek() else { break };
@@ -96,7 +103,10 @@ impl Lexer<'_> {
                 _ => {
                     let word = self.word();
                     // `2>file`: a number right before a redirection is a descriptor, not a word.
-                    if matches!(self.peek(), Some('<' | '>')) && !word.text.is_empty() && word.text.chars().all(|c| c.is_ascii_digit()) {
+                    if matches!(self.peek(), Some('<' | '>'))
+                        && !word.text.is_empty()
+                        && word.text.chars().all(|c| c.is_ascii_digit())
+                    {
                         continue;
                     }
                     if skip_next_word {
@@ -119,7 +129,9 @@ impl Lexer<'_> {
 
     fn finish(&mut self, words: &mut Vec<Word>) {
         if !words.is_empty() {
-            self.parsed.commands.push(SimpleCommand { words: std::mem::take(words) });
+            self.parsed.commands.push(SimpleCommand {
+                words: std::mem::take(words),
+            });
         }
     }
 
@@ -158,8 +170,12 @@ impl Lexer<'_> {
                 '`' => self.backtick(&mut word),
                 '~' if self.pos == start => {
                     self.pos += 1;
-                    if matches!(self.peek(), None | Some('/' | ' ' | '\t' | '\n' | ';' | '&' | '|' | ')')) {
-                        word.text.push_str(&self.vars.get("HOME").unwrap_or_default());
+                    if matches!(
+                        self.peek(),
+                        None | Some('/' | ' ' | '\t' | '\n' | ';' | '&' | '|' | ')')
+                    ) {
+                        word.text
+                            .push_str(&self.vars.get("HOME").unwrap_or_default());
                     } else {
                         word.text.push('~');
                     }
@@ -222,9 +238,13 @@ impl Lexer<'_> {
             Some('{') => {
                 let body = self.balanced('{', '}');
                 // `${VAR}`, `${VAR:-x}`: the name is what comes before any operator.
-                let name: String = body.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                let name: String = body
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
                 if name.len() == body.len() {
-                    word.text.push_str(&self.vars.get(&name).unwrap_or_default());
+                    word.text
+                        .push_str(&self.vars.get(&name).unwrap_or_default());
                 } else {
                     word.opaque = true;
                 }
@@ -251,11 +271,15 @@ impl Lexer<'_> {
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 let mut name = String::new();
-                while let Some(c) = self.peek().filter(|c| c.is_ascii_alphanumeric() || *c == '_') {
+                while let Some(c) = self
+                    .peek()
+                    .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+                {
                     name.push(c);
                     self.pos += 1;
                 }
-                word.text.push_str(&self.vars.get(&name).unwrap_or_default());
+                word.text
+                    .push_str(&self.vars.get(&name).unwrap_or_default());
             }
             Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
                 // Positional and special parameters: unknown here.
@@ -288,7 +312,8 @@ impl Lexer<'_> {
     fn substitution(&mut self, word: &mut Word, body: String) {
         // `$(pwd)` is common enough in deletion commands to be worth knowing.
         if body.trim() == "pwd" {
-            word.text.push_str(&self.vars.get("PWD").unwrap_or_default());
+            word.text
+                .push_str(&self.vars.get("PWD").unwrap_or_default());
         } else {
             word.opaque = true;
         }
@@ -342,7 +367,11 @@ mod tests {
     }
 
     fn words(src: &str) -> Vec<Vec<String>> {
-        parse(src, &vars).commands.into_iter().map(|c| c.words.into_iter().map(|w| w.text).collect()).collect()
+        parse(src, &vars)
+            .commands
+            .into_iter()
+            .map(|c| c.words.into_iter().map(|w| w.text).collect())
+            .collect()
     }
 
     #[test]
@@ -354,17 +383,26 @@ mod tests {
             ("rm -rf '$HOME'", &[&["rm", "-rf", "$HOME"]]),
             ("rm -rf ${HOME}/x", &[&["rm", "-rf", "/home/u/x"]]),
             ("r\"m\" -r\\f /", &[&["rm", "-rf", "/"]]),
-            ("a && b; c | d || e & f", &[&["a"], &["b"], &["c"], &["d"], &["e"], &["f"]]),
+            (
+                "a && b; c | d || e & f",
+                &[&["a"], &["b"], &["c"], &["d"], &["e"], &["f"]],
+            ),
             ("echo hi > out.txt 2>&1; ls", &[&["echo", "hi"], &["ls"]]),
             ("echo '~' \"~\" ~x", &[&["echo", "~", "~", "~x"]]),
-            ("git commit -m \"fix: a; b\" # trailing comment", &[&["git", "commit", "-m", "fix: a; b"]]),
+            (
+                "git commit -m \"fix: a; b\" # trailing comment",
+                &[&["git", "commit", "-m", "fix: a; b"]],
+            ),
             ("rm -rf $(pwd)", &[&["rm", "-rf", "/home/u/p"]]),
             ("line1 \\\n  continued", &[&["line1", "continued"]]),
             ("echo $UNSET/x", &[&["echo", "/x"]]),
             ("(cd / && ls)", &[&["cd", "/"], &["ls"]]),
         ];
         for (src, want) in cases {
-            let want: Vec<Vec<String>> = want.iter().map(|c| c.iter().map(|w| w.to_string()).collect()).collect();
+            let want: Vec<Vec<String>> = want
+                .iter()
+                .map(|c| c.iter().map(|w| w.to_string()).collect())
+                .collect();
             assert_eq!(words(src), want, "{src}");
         }
     }

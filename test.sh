@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every test of amplihack hooks, from a fresh clone: formatting and lints, unit and CLI
+# tests, end-to-end tests inside the real Claude Code (npm) and against the real amplifier-core
+# kernel (PyPI), and the startup benchmark with its thresholds.
+#
+# It installs the two test hosts on first use, into the repository (git-ignored):
+#   tests/claude-code/node_modules   @anthropic-ai/claude-code, pinned in tests/claude-code/package.json
+#   tests/amplifier/.venv            amplifier-core, pinned in tests/amplifier/requirements.txt
+set -euo pipefail
+cd "$(dirname "$0")"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "test hosts"
+wanted_claude=$(sed -n 's/.*"@anthropic-ai\/claude-code": *"\([^"]*\)".*/\1/p' tests/claude-code/package.json)
+if ! tests/claude-code/node_modules/.bin/claude --version 2>/dev/null | grep -q "^$wanted_claude "; then
+  npm install --prefix tests/claude-code --no-audit --no-fund --no-package-lock --loglevel=error
+fi
+echo "claude: $(tests/claude-code/node_modules/.bin/claude --version)"
+if [ -f tests/amplifier/requirements.txt ]; then
+  if ! tests/amplifier/.venv/bin/python -c 'import amplifier_core' 2>/dev/null; then
+    python3 -m venv tests/amplifier/.venv
+    tests/amplifier/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/amplifier/requirements.txt
+  fi
+  echo "amplifier-core: $(tests/amplifier/.venv/bin/python -c 'import importlib.metadata as m; print(m.version("amplifier-core"))')"
+fi
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test"
+cargo test --workspace --locked
+
+step "startup benchmark (cargo bench --bench startup)"
+cargo bench --bench startup --locked

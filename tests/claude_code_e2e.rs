@@ -1,0 +1,181 @@
+//! The real Claude Code, offline against a loopback fake of the Messages API, with settings that
+//! point at the built `amplihack-hooks`: what we answer is honoured by the real host.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::fake_anthropic::{FakeAnthropic, Turn};
+use support::{TestEnv, hooks_bin};
+
+/// Every subcommand registered on its event, as a user's settings would have it, plus `dispatch`
+/// on the events that have no subcommand of their own.
+fn register_everything(env: &TestEnv) {
+    let bin = hooks_bin();
+    let entry =
+        |sub: &str| json!({"type": "command", "command": format!("\"{}\" {sub}", bin.display())});
+    let group = |sub: &str| json!({"hooks": [entry(sub)]});
+    let tool_group = |sub: &str| json!({"matcher": "*", "hooks": [entry(sub)]});
+    let settings = json!({
+        "hooks": {
+            "SessionStart": [group("session-start")],
+            "Stop": [group("stop")],
+            "PreToolUse": [tool_group("pre-tool-use")],
+            "PostToolUse": [tool_group("post-tool-use")],
+            "PostToolUseFailure": [tool_group("dispatch")],
+            "PostToolBatch": [group("dispatch")],
+            "UserPromptSubmit": [group("workflow-classification-reminder"), group("user-prompt-submit")],
+            "PreCompact": [group("pre-compact")],
+            "SessionEnd": [group("session-end")],
+            "SubagentStop": [group("subagent-stop")],
+            "Notification": [group("notification")]
+        }
+    });
+    env.write(
+        &env.claude_settings_path(),
+        &serde_json::to_string_pretty(&settings).expect("json"),
+    );
+}
+
+fn tool_results(fake: &FakeAnthropic) -> Vec<String> {
+    let mut results = Vec::new();
+    for request in fake.main_requests() {
+        for message in request["messages"].as_array().into_iter().flatten() {
+            for block in message["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_result" {
+                    results.push(block["content"].to_string());
+                }
+            }
+        }
+    }
+    results
+}
+
+#[test]
+fn no_verify_commit_is_denied_and_the_reason_reaches_the_model() {
+    let env = TestEnv::new();
+    register_everything(&env);
+    let fake = FakeAnthropic::start(vec![
+        Turn::bash("git commit --no-verify -m wip"),
+        Turn::text("understood"),
+    ]);
+    let run = env.claude(&fake.url, "commit my work");
+
+    let denials = run.result["permission_denials"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(denials.len(), 1, "one denied call expected: {}", run.result);
+    assert_eq!(denials[0]["tool_name"], "Bash");
+    let results = tool_results(&fake);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].contains("amplihack blocked `git commit --no-verify`"),
+        "reason did not reach the model: {}",
+        results[0]
+    );
+}
+
+#[test]
+fn allowed_command_runs_and_project_context_reaches_the_model() {
+    let env = TestEnv::new();
+    register_everything(&env);
+    env.write(
+        &env.project.join(".claude/context/PROJECT.md"),
+        "# Zephyr\nThe zephyr project uses tabs, never spaces.\n",
+    );
+    let fake = FakeAnthropic::start(vec![
+        Turn::bash("echo hello-from-bash > made-by-bash.txt"),
+        Turn::bash("exit 3"),
+        Turn::text("done"),
+    ]);
+    let run = env.claude(&fake.url, "make a file");
+
+    assert_eq!(run.result["is_error"], Value::Bool(false), "{}", run.result);
+    assert!(
+        run.result["permission_denials"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{}",
+        run.result
+    );
+    let made =
+        std::fs::read_to_string(env.project.join("made-by-bash.txt")).expect("the Bash call ran");
+    assert_eq!(made.trim(), "hello-from-bash");
+
+    let first = fake
+        .main_requests()
+        .first()
+        .cloned()
+        .expect("a main-loop request");
+    let first = first.to_string();
+    assert!(
+        first.contains("The zephyr project uses tabs, never spaces."),
+        "PROJECT.md did not reach the model: {first}"
+    );
+
+    // Every event of the run reached amplihack and none produced an error or output Claude Code
+    // could not use.
+    let bin = hooks_bin().display().to_string();
+    let ours = run.hook_lines(&bin);
+    for (event, sub) in [
+        ("SessionStart:startup", "session-start"),
+        ("UserPromptSubmit", "workflow-classification-reminder"),
+        ("UserPromptSubmit", "user-prompt-submit"),
+        ("PreToolUse:Bash", "pre-tool-use"),
+        ("PostToolUse:Bash", "post-tool-use"),
+        ("PostToolBatch", "dispatch"),
+        ("PostToolUseFailure:Bash", "dispatch"),
+        ("Stop", "stop"),
+    ] {
+        let ran = ours.iter().any(|l| {
+            l.contains(&format!("Hooks: {event} "))
+                && l.contains(&format!("\" {sub}]"))
+                && l.contains("finished with status 0")
+        });
+        assert!(
+            ran,
+            "{event} → {sub} did not run cleanly; amplihack lines:\n{}",
+            ours.join("\n")
+        );
+    }
+    if std::env::var_os("AMPLIHACK_SHOW_HOOK_LINES").is_some() {
+        eprintln!("{}", ours.join("\n"));
+    }
+    assert!(
+        run.hook_complaints().is_empty(),
+        "Claude Code complained about hooks:\n{}",
+        run.hook_complaints().join("\n")
+    );
+    let seen = fake.everything_the_model_saw();
+    assert!(
+        !seen.contains("hook error"),
+        "a hook error reached the model: {seen}"
+    );
+    let stderr = String::from_utf8_lossy(&run.output.stderr);
+    assert!(
+        !stderr.contains("amplihack-hooks"),
+        "amplihack complained: {stderr}"
+    );
+    assert!(
+        !env.root().join("logs/hooks.log").exists(),
+        "amplihack logged a failure: {:?}",
+        std::fs::read_to_string(env.root().join("logs/hooks.log"))
+    );
+}
+
+/// Control for the checks above: a hook that fails *is* seen by them, so their silence means
+/// something.
+#[test]
+fn a_failing_hook_is_detected_by_the_harness() {
+    let env = TestEnv::new();
+    let settings = json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo broken >&2; exit 1"}]}]}});
+    env.write(&env.claude_settings_path(), &settings.to_string());
+    let fake = FakeAnthropic::start(vec![Turn::text("hi")]);
+    let run = env.claude(&fake.url, "hello");
+    let complaints = run.hook_complaints();
+    assert!(
+        complaints.iter().any(|l| l.contains("status code 1")),
+        "harness missed a failing hook:\n{}",
+        run.debug_log
+    );
+}

@@ -1,0 +1,209 @@
+//! One test context for every end-to-end test: a temporary home and project, the real binaries,
+//! and the real hosts behind the same helpers (after uv's `TestContext`).
+#![allow(dead_code)]
+
+pub mod fake_anthropic;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub fn hooks_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_amplihack-hooks"))
+}
+
+pub fn amplihack_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_amplihack"))
+}
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixture(name: &str) -> Vec<u8> {
+    let path = repo_root().join("tests/fixtures").join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub struct TestEnv {
+    _root: TempDir,
+    pub home: PathBuf,
+    pub project: PathBuf,
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        let root = tempfile::Builder::new()
+            .prefix("amplihack-test")
+            .tempdir()
+            .expect("tempdir");
+        let home = root.path().join("home");
+        let project = root.path().join("project");
+        std::fs::create_dir_all(&home).expect("home");
+        std::fs::create_dir_all(&project).expect("project");
+        TestEnv {
+            _root: root,
+            home,
+            project,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self._root.path()
+    }
+
+    pub fn write(&self, path: &Path, contents: &str) {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(path, contents).expect("write");
+    }
+
+    /// A command with a clean environment: only PATH, and HOME pointing at the test home.
+    pub fn command(&self, program: &Path) -> Command {
+        let mut command = Command::new(program);
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .current_dir(&self.project);
+        command
+    }
+
+    pub fn hooks(&self, args: &[&str]) -> Command {
+        let mut command = self.command(&hooks_bin());
+        command.args(args);
+        command
+    }
+
+    pub fn log_file(&self) -> PathBuf {
+        self.home.join(".local/state/amplihack/hooks.log")
+    }
+}
+
+/// Runs with a time limit; a hang is a test failure, not a stuck CI.
+pub fn run_with_timeout(mut command: Command, stdin: &[u8], limit: Duration) -> (Output, Duration) {
+    use std::io::Write;
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = Instant::now();
+    let mut child = command.spawn().expect("spawn");
+    let mut pipe = child.stdin.take().expect("stdin");
+    let input = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            break;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{command:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let elapsed = started.elapsed();
+    let _ = writer.join();
+    (child.wait_with_output().expect("output"), elapsed)
+}
+
+/// The real Claude Code: `AMPLIHACK_CLAUDE_BIN`, else the copy `./test.sh` installs from npm into
+/// `tests/claude-code/node_modules`.
+pub fn claude_bin() -> PathBuf {
+    if let Some(path) = std::env::var_os("AMPLIHACK_CLAUDE_BIN") {
+        return PathBuf::from(path);
+    }
+    let path = repo_root().join("tests/claude-code/node_modules/.bin/claude");
+    assert!(
+        path.exists(),
+        "the real Claude Code is not installed at {}: run ./test.sh (or `npm install --prefix tests/claude-code`)",
+        path.display()
+    );
+    path
+}
+
+pub struct ClaudeRun {
+    pub output: Output,
+    /// The `--output-format json` result object.
+    pub result: Value,
+    /// Claude Code's own debug log of the run (`--debug-file`): every hook it ran, with its exit
+    /// status and what it made of the output.
+    pub debug_log: String,
+}
+
+impl ClaudeRun {
+    /// The debug lines about hooks that ran `needle` (for example the amplihack-hooks path).
+    pub fn hook_lines(&self, needle: &str) -> Vec<&str> {
+        self.debug_log
+            .lines()
+            .filter(|l| l.contains("Hooks:") && l.contains(needle))
+            .collect()
+    }
+
+    /// Lines where Claude Code reported a hook failing or answering something it could not use.
+    pub fn hook_complaints(&self) -> Vec<&str> {
+        self.debug_log
+            .lines()
+            .filter(|l| {
+                (l.contains("[ERROR]") && l.contains("Hook"))
+                    || l.contains("is not a JSON object")
+                    || l.contains("validation failed")
+                    || l.contains("Failed with non-blocking status")
+            })
+            .collect()
+    }
+}
+
+impl TestEnv {
+    /// Runs one headless Claude Code turn in the project against the fake API.
+    pub fn claude(&self, api_url: &str, prompt: &str) -> ClaudeRun {
+        let mut command = self.command(&claude_bin());
+        command
+            .args([
+                "-p",
+                prompt,
+                "--output-format",
+                "json",
+                "--allowedTools",
+                "Bash Write Edit",
+            ])
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-fake")
+            .env("ANTHROPIC_BASE_URL", api_url)
+            .env("DISABLE_TELEMETRY", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("AMPLIHACK_LOG_DIR", self.root().join("logs"));
+        let debug_file = self
+            .root()
+            .join(format!("claude-debug-{}.txt", std::process::id()));
+        command.arg("--debug-file").arg(&debug_file);
+        let (output, _) = run_with_timeout(command, b"", Duration::from_secs(180));
+        let debug_log = std::fs::read_to_string(&debug_file).unwrap_or_default();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let result = stdout
+            .lines()
+            .rev()
+            .find_map(|line| serde_json::from_str::<Value>(line).ok())
+            .unwrap_or_else(|| {
+                panic!(
+                    "claude printed no JSON result.\nstdout: {stdout}\nstderr: {}",
+                    String::from_utf8_lossy(&output.stderr)
+                )
+            });
+        ClaudeRun {
+            output,
+            result,
+            debug_log,
+        }
+    }
+
+    pub fn claude_settings_path(&self) -> PathBuf {
+        self.home.join(".claude/settings.json")
+    }
+}
