@@ -1,1 +1,18 @@
-//! Installer (filled in by the installer issue).
+//! `amplihack`: installs, repairs, checks and removes amplihack's hooks in Claude Code's and
+//! Amplifier's settings, and deploys the binaries they call.
+//!
+//! * [`registration`]: the canonical hook table and how our entries are recognised;
+//! * [`json_text`]: edits that keep the user's formatting;
+//! * [`safe_file`]: locked, backed-up, atomic edits that refuse unparseable files;
+//! * [`scopes`]: where each scope's files are, for each host;
+//! * [`deploy`]: copying the binaries into the bin directory;
+//! * [`commands`]: `install`, `uninstall`, `doctor`, `status`;
+//! * [`cli`]: the command line.
+
+pub mod cli;
+pub mod commands;
+pub mod deploy;
+pub mod json_text;
+pub mod registration;
+pub mod safe_file;
+pub mod scopes;

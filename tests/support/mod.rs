@@ -207,3 +207,79 @@ impl TestEnv {
         self.home.join(".claude/settings.json")
     }
 }
+
+impl TestEnv {
+    /// The bin directory the installer tests deploy to: with a space, so quoting is always tested.
+    pub fn bin_dir(&self) -> PathBuf {
+        self.root().join("my bin")
+    }
+
+    /// `amplihack` with the test home, the test project and the test bin directory.
+    pub fn amplihack(&self, args: &[&str]) -> Command {
+        let mut command = self.command(&amplihack_bin());
+        command.args(args).env("AMPLIHACK_BIN_DIR", self.bin_dir());
+        command
+    }
+
+    pub fn run_amplihack(&self, args: &[&str]) -> Output {
+        let (output, _) = run_with_timeout(self.amplihack(args), b"", Duration::from_secs(60));
+        output
+    }
+
+    pub fn deployed_hooks(&self) -> PathBuf {
+        self.bin_dir().join("amplihack-hooks")
+    }
+
+    pub fn read(&self, path: &Path) -> String {
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    pub fn read_json(&self, path: &Path) -> Value {
+        serde_json::from_str(&self.read(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    pub fn backups_of(&self, path: &Path) -> Vec<PathBuf> {
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        let mut found: Vec<PathBuf> = std::fs::read_dir(path.parent().expect("parent"))
+            .expect("dir")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name().is_some_and(|n| {
+                    n.to_string_lossy()
+                        .starts_with(&format!("{name}.amplihack-backup-"))
+                })
+            })
+            .collect();
+        found.sort();
+        found
+    }
+}
+
+/// The (event, command) pairs of a settings value's hooks, in file order.
+pub fn hook_commands(settings: &Value) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (event, groups) in settings["hooks"].as_object().into_iter().flatten() {
+        for group in groups.as_array().into_iter().flatten() {
+            for handler in group["hooks"].as_array().into_iter().flatten() {
+                found.push((
+                    event.clone(),
+                    handler["command"].as_str().unwrap_or_default().to_string(),
+                ));
+            }
+        }
+    }
+    found
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}

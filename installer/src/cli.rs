@@ -1,0 +1,134 @@
+//! The `amplihack` command line.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::commands::{self, CommandError, DoctorArgs, InstallArgs, Outcome, UninstallArgs};
+use crate::scopes::{HostChoice, Scope};
+
+#[derive(Parser)]
+#[command(
+    name = "amplihack",
+    version,
+    about = "Install, check and remove amplihack's hooks for Claude Code and Amplifier"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Commands,
+    /// Machine-readable output (one JSON object)
+    #[arg(long, global = true)]
+    json: bool,
+    /// The project for project and local scopes (default: the git work tree of the current directory)
+    #[arg(long, global = true, value_name = "DIR")]
+    project: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Commands {
+    /// Deploy the binaries and register the hooks (idempotent; repairs paths after a move)
+    Install {
+        #[arg(long, value_enum, default_value = "user")]
+        scope: Scope,
+        /// Which hosts to register with
+        #[arg(long, value_enum, default_value = "all")]
+        host: HostChoice,
+        /// Where the binaries go [env: AMPLIHACK_BIN_DIR] [default: ~/.local/bin]
+        #[arg(long, value_name = "DIR")]
+        bin_dir: Option<PathBuf>,
+        /// Change nothing; print the change as an RFC 6902 JSON Patch and a diff
+        #[arg(long)]
+        dry_run: bool,
+        /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Remove exactly amplihack's entries (every scope unless --scope) and the binaries
+    Uninstall {
+        #[arg(long, value_enum)]
+        scope: Option<Scope>,
+        #[arg(long, value_enum, default_value = "all")]
+        host: HostChoice,
+        #[arg(long, value_name = "DIR")]
+        bin_dir: Option<PathBuf>,
+        /// Leave the deployed binaries in place
+        #[arg(long)]
+        keep_binaries: bool,
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Check the binaries and every registration; exit 1 when something is wrong
+    Doctor {
+        /// Repair what can be repaired
+        #[arg(long)]
+        fix: bool,
+        #[arg(long, value_name = "DIR")]
+        bin_dir: Option<PathBuf>,
+    },
+    /// Show what is installed and where
+    Status {
+        #[arg(long, value_name = "DIR")]
+        bin_dir: Option<PathBuf>,
+    },
+}
+
+/// Runs the command line; returns the exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let project = cli
+        .project
+        .clone()
+        .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
+    let result: Result<Outcome, CommandError> = match cli.command {
+        Commands::Install {
+            scope,
+            host,
+            bin_dir,
+            dry_run,
+            yes: _,
+        } => commands::install(&InstallArgs {
+            scope,
+            host,
+            bin_dir,
+            dry_run,
+            project,
+        }),
+        Commands::Uninstall {
+            scope,
+            host,
+            bin_dir,
+            keep_binaries,
+            dry_run,
+        } => commands::uninstall(&UninstallArgs {
+            scope,
+            host,
+            bin_dir,
+            keep_binaries,
+            dry_run,
+            project,
+        }),
+        Commands::Doctor { fix, bin_dir } => commands::doctor(&DoctorArgs {
+            fix,
+            bin_dir,
+            project,
+        }),
+        Commands::Status { bin_dir } => commands::status(&project, bin_dir.as_deref()),
+    };
+    match result {
+        Ok(outcome) => {
+            if cli.json {
+                println!("{}", outcome.json);
+            } else {
+                print!("{}", outcome.text);
+            }
+            outcome.code
+        }
+        Err(CommandError(message)) => {
+            if cli.json {
+                println!("{}", serde_json::json!({"error": message}));
+            }
+            eprintln!("amplihack: error: {message}");
+            1
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! Deploying the binaries into the bin directory, so the hosts are given a stable path: never a
+//! build directory or a package manager's cache.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+pub const BINARIES: [&str; 2] = ["amplihack-hooks", "amplihack"];
+
+/// `--bin-dir`, else `$AMPLIHACK_BIN_DIR`, else `~/.local/bin`; made absolute.
+pub fn bin_dir(flag: Option<&Path>, home: &Path) -> PathBuf {
+    let dir = flag
+        .map(Path::to_path_buf)
+        .or_else(|| {
+            std::env::var_os("AMPLIHACK_BIN_DIR")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| home.join(".local/bin"));
+    if dir.is_absolute() {
+        dir
+    } else {
+        std::env::current_dir().unwrap_or_default().join(dir)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyAction {
+    /// Written (new or different).
+    Copied,
+    /// Already there with the same bytes.
+    Unchanged,
+    /// We are running from the bin directory itself.
+    InPlace,
+}
+
+impl CopyAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CopyAction::Copied => "copied",
+            CopyAction::Unchanged => "unchanged",
+            CopyAction::InPlace => "in place",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Deployment {
+    pub dir: PathBuf,
+    pub copies: Vec<(&'static str, CopyAction)>,
+    pub on_path: bool,
+}
+
+impl Deployment {
+    pub fn hooks_binary(&self) -> PathBuf {
+        self.dir.join("amplihack-hooks")
+    }
+}
+
+/// The directory the running `amplihack` came from, where `amplihack-hooks` is expected too.
+pub fn source_dir() -> Result<PathBuf, String> {
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot locate the running amplihack: {e}"))?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    exe.parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| format!("{}: has no parent directory", exe.display()))
+}
+
+/// Copies both binaries into `dir` atomically (temporary file, fsync, rename), keeping ones that
+/// are already identical. With `dry_run`, says what it would do.
+pub fn deploy(dir: &Path, dry_run: bool) -> Result<Deployment, String> {
+    let source = source_dir()?;
+    let mut copies = Vec::new();
+    for name in BINARIES {
+        let from = source.join(name);
+        if !from.is_file() {
+            return Err(format!(
+                "{}: not found next to the running amplihack; build both binaries (`cargo build --release`) or reinstall with ./install.sh",
+                from.display()
+            ));
+        }
+        let to = dir.join(name);
+        let action = if to.canonicalize().ok() == from.canonicalize().ok() {
+            CopyAction::InPlace
+        } else if same_bytes(&from, &to) {
+            CopyAction::Unchanged
+        } else {
+            if !dry_run {
+                copy_atomically(&from, &to)
+                    .map_err(|e| format!("{}: cannot install: {e}", to.display()))?;
+            }
+            CopyAction::Copied
+        };
+        copies.push((name, action));
+    }
+    Ok(Deployment {
+        dir: dir.to_path_buf(),
+        copies,
+        on_path: on_path(dir),
+    })
+}
+
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    match (fs_err::metadata(a), fs_err::metadata(b)) {
+        (Ok(ma), Ok(mb)) if ma.len() == mb.len() => fs_err::read(a).ok() == fs_err::read(b).ok(),
+        _ => false,
+    }
+}
+
+fn copy_atomically(from: &Path, to: &Path) -> std::io::Result<()> {
+    let dir = to.parent().unwrap_or(Path::new("."));
+    fs_err::create_dir_all(dir)?;
+    let name = to
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut staged = tempfile::Builder::new()
+        .prefix(&format!(".{name}.amplihack-tmp-"))
+        .tempfile_in(dir)?;
+    staged.write_all(&fs_err::read(from)?)?;
+    staged
+        .as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o755))?;
+    staged.as_file().sync_all()?;
+    staged.persist(to).map_err(|e| e.error)?;
+    fs_err::File::open(dir)?.sync_all()
+}
+
+pub fn on_path(dir: &Path) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|p| p == dir))
+}
+
+/// The version a deployed binary reports (`<name> <version>`), if it runs.
+pub fn reported_version(binary: &Path) -> Option<String> {
+    let output = std::process::Command::new(binary)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.split_whitespace().nth(1).map(str::to_string)
+}
+
+pub fn is_executable(path: &Path) -> bool {
+    fs_err::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}

@@ -1,0 +1,459 @@
+//! What amplihack registers, and how its entries are told apart from the user's.
+//!
+//! The edits here work on a parsed settings value; [`crate::safe_file`] owns the bytes on disk
+//! and [`crate::json_text`] keeps the user's formatting.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+/// One hook amplihack registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookSpec {
+    pub event: &'static str,
+    pub subcommand: &'static str,
+    pub matcher: Option<&'static str>,
+    /// Seconds; `None` leaves the host's default.
+    pub timeout: Option<u64>,
+}
+
+/// The canonical table, in its canonical order. UserPromptSubmit has two wrapper objects: the
+/// reminder first.
+pub const CANONICAL: &[HookSpec] = &[
+    HookSpec {
+        event: "SessionStart",
+        subcommand: "session-start",
+        matcher: None,
+        timeout: Some(10),
+    },
+    HookSpec {
+        event: "Stop",
+        subcommand: "stop",
+        matcher: None,
+        timeout: Some(120),
+    },
+    HookSpec {
+        event: "PreToolUse",
+        subcommand: "pre-tool-use",
+        matcher: Some("*"),
+        timeout: None,
+    },
+    HookSpec {
+        event: "PostToolUse",
+        subcommand: "post-tool-use",
+        matcher: Some("*"),
+        timeout: None,
+    },
+    HookSpec {
+        event: "UserPromptSubmit",
+        subcommand: "workflow-classification-reminder",
+        matcher: None,
+        timeout: Some(5),
+    },
+    HookSpec {
+        event: "UserPromptSubmit",
+        subcommand: "user-prompt-submit",
+        matcher: None,
+        timeout: Some(10),
+    },
+    HookSpec {
+        event: "PreCompact",
+        subcommand: "pre-compact",
+        matcher: None,
+        timeout: Some(30),
+    },
+];
+
+/// Subcommand names earlier amplihack versions registered (amplihack-rs), recognised so that an
+/// upgrade replaces them.
+const LEGACY_SUBCOMMANDS: &[&str] = &[
+    "session-stop-event",
+    "session-stop",
+    "user-prompt",
+    "agentStop",
+    "sessionEnd",
+    "precommit-prefs",
+];
+
+pub const HOOKS_BINARY: &str = "amplihack-hooks";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    Claude,
+    Amplifier,
+}
+
+/// The command string for one hook: the absolute path (quoted only when it must be) and the
+/// subcommand; Amplifier's entries also say `--host amplifier`.
+pub fn command_for(binary: &Path, spec: &HookSpec, host: Host) -> String {
+    let mut command = format!(
+        "{} {}",
+        shell_quote(&binary.to_string_lossy()),
+        spec.subcommand
+    );
+    if host == Host::Amplifier {
+        command.push_str(" --host amplifier");
+    }
+    command
+}
+
+/// Bare when every character is safe in `sh`, else double-quoted with `"`, `\`, `$` and `` ` ``
+/// escaped (a home directory with a space or a `$` must still work).
+pub fn shell_quote(text: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c);
+    if !text.is_empty() && text.chars().all(safe) {
+        return text.to_string();
+    }
+    let mut quoted = String::from("\"");
+    for c in text.chars() {
+        if matches!(c, '"' | '\\' | '$' | '`') {
+            quoted.push('\\');
+        }
+        quoted.push(c);
+    }
+    quoted.push('"');
+    quoted
+}
+
+/// The first words of a command, with `sh` quoting removed (enough to read a program path and
+/// its subcommand).
+pub fn leading_words(command: &str, count: usize) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut chars = command.trim_start().chars().peekable();
+    while words.len() < count {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            break;
+        }
+        let mut word = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_whitespace() {
+                break;
+            }
+            chars.next();
+            match c {
+                '\'' => word.extend(chars.by_ref().take_while(|&q| q != '\'')),
+                '"' => {
+                    while let Some(q) = chars.next() {
+                        match q {
+                            '"' => break,
+                            '\\' => {
+                                if let Some(escaped) = chars.next() {
+                                    word.push(escaped);
+                                }
+                            }
+                            other => word.push(other),
+                        }
+                    }
+                }
+                '\\' => {
+                    if let Some(escaped) = chars.next() {
+                        word.push(escaped);
+                    }
+                }
+                other => word.push(other),
+            }
+        }
+        words.push(word);
+    }
+    words
+}
+
+/// An amplihack handler found in a settings file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OurHandler {
+    /// The binary path as written (`None` for a legacy Python hook).
+    pub binary: Option<String>,
+    pub subcommand: Option<String>,
+}
+
+/// Recognises amplihack's handlers wherever the binary lives: a program named `amplihack-hooks`
+/// with one of its subcommands, or a legacy Python amplihack hook (`tools/amplihack/hooks/*.py`).
+pub fn recognise(command: &str) -> Option<OurHandler> {
+    let words = leading_words(command, 4);
+    if let Some(program) = words.first() {
+        let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+        if name == HOOKS_BINARY || name == "amplihack-hooks.exe" {
+            let subcommand = words[1..].iter().find(|w| {
+                !w.starts_with('-') && w.as_str() != "amplifier" && w.as_str() != "claude"
+            });
+            let known = subcommand.is_some_and(|s| {
+                amplihack_runtime::subcommand::find(s).is_some()
+                    || LEGACY_SUBCOMMANDS.contains(&s.as_str())
+            });
+            if known {
+                return Some(OurHandler {
+                    binary: Some(program.clone()),
+                    subcommand: subcommand.cloned(),
+                });
+            }
+        }
+    }
+    let normalized = command.replace('\\', "/");
+    if normalized.contains("tools/amplihack/hooks/") && normalized.contains(".py") {
+        return Some(OurHandler {
+            binary: None,
+            subcommand: None,
+        });
+    }
+    None
+}
+
+/// Why a settings value cannot be edited safely. Each names the field and the fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShapeError {
+    RootNotObject { found: &'static str },
+    HooksNotObject { found: &'static str },
+    EventNotArray { event: String, found: &'static str },
+}
+
+impl ShapeError {
+    pub fn message(&self) -> String {
+        match self {
+            ShapeError::RootNotObject { found } => {
+                format!(
+                    "the top level is {found}, not an object: a settings file must be a JSON object such as {{\"hooks\": {{}}}}"
+                )
+            }
+            ShapeError::HooksNotObject { found } => {
+                format!(
+                    "field `hooks` is {found}, not an object: make it an object keyed by event name, e.g. \"hooks\": {{\"PreToolUse\": []}}"
+                )
+            }
+            ShapeError::EventNotArray { event, found } => {
+                format!(
+                    "field `hooks.{event}` is {found}, not an array: make it an array of matcher groups, e.g. \"{event}\": []"
+                )
+            }
+        }
+    }
+}
+
+pub fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn hooks_object(
+    settings: &mut Value,
+    create: bool,
+) -> Result<Option<&mut Map<String, Value>>, ShapeError> {
+    let found = kind_of(settings);
+    let root = settings
+        .as_object_mut()
+        .ok_or(ShapeError::RootNotObject { found })?;
+    if !root.contains_key("hooks") {
+        if !create {
+            return Ok(None);
+        }
+        root.insert("hooks".into(), Value::Object(Map::new()));
+    }
+    match root.get_mut("hooks") {
+        Some(Value::Object(hooks)) => Ok(Some(hooks)),
+        Some(other) => Err(ShapeError::HooksNotObject {
+            found: kind_of(other),
+        }),
+        None => Ok(None),
+    }
+}
+
+fn handler_is_ours(handler: &Value) -> bool {
+    handler
+        .get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|c| recognise(c).is_some())
+}
+
+/// Removes every amplihack handler. A wrapper emptied by that goes; so does an event key whose
+/// array we emptied when `drop_emptied_events`. The user's wrappers, and the user's handlers in a
+/// wrapper shared with ours, stay in their order. Returns whether anything was removed.
+fn strip_ours(hooks: &mut Map<String, Value>, drop_emptied_events: impl Fn(&str) -> bool) -> bool {
+    let mut removed_any = false;
+    let mut emptied = Vec::new();
+    for (event, groups) in hooks.iter_mut() {
+        let Value::Array(groups) = groups else {
+            continue;
+        };
+        let before = groups.len();
+        let mut removed_here = false;
+        groups.retain_mut(|group| {
+            let Some(Value::Array(handlers)) = group.get_mut("hooks") else {
+                return true;
+            };
+            let count = handlers.len();
+            handlers.retain(|h| !handler_is_ours(h));
+            if handlers.len() == count {
+                return true;
+            }
+            removed_here = true;
+            !handlers.is_empty()
+        });
+        removed_any |= removed_here;
+        if removed_here && groups.is_empty() && before > 0 && drop_emptied_events(event) {
+            emptied.push(event.clone());
+        }
+    }
+    for event in emptied {
+        hooks.remove(&event);
+    }
+    removed_any
+}
+
+fn wrapper(spec: &HookSpec, command: String) -> Value {
+    let mut handler = Map::new();
+    handler.insert("type".into(), json!("command"));
+    handler.insert("command".into(), json!(command));
+    if let Some(timeout) = spec.timeout {
+        handler.insert("timeout".into(), json!(timeout));
+    }
+    let mut group = Map::new();
+    if let Some(matcher) = spec.matcher {
+        group.insert("matcher".into(), json!(matcher));
+    }
+    group.insert("hooks".into(), Value::Array(vec![Value::Object(handler)]));
+    Value::Object(group)
+}
+
+/// Registers the canonical table: our wrappers first on each event, in canonical order, then the
+/// user's, as they were. An event key that exists keeps its place; a new one is appended.
+pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), ShapeError> {
+    let hooks =
+        hooks_object(settings, true)?.ok_or(ShapeError::HooksNotObject { found: "missing" })?;
+    for spec in CANONICAL {
+        if let Some(value) = hooks.get(spec.event).filter(|v| !v.is_array()) {
+            return Err(ShapeError::EventNotArray {
+                event: spec.event.into(),
+                found: kind_of(value),
+            });
+        }
+    }
+    // Events we no longer register (legacy SessionEnd, ...) go when only ours were in them.
+    strip_ours(hooks, |event| !CANONICAL.iter().any(|s| s.event == event));
+    let mut events: Vec<&str> = CANONICAL.iter().map(|s| s.event).collect();
+    events.dedup();
+    for event in events {
+        let ours: Vec<Value> = CANONICAL
+            .iter()
+            .filter(|s| s.event == event)
+            .map(|s| wrapper(s, command_for(binary, s, host)))
+            .collect();
+        match hooks.get_mut(event) {
+            Some(Value::Array(groups)) => {
+                groups.splice(0..0, ours);
+            }
+            _ => {
+                hooks.insert(event.to_string(), Value::Array(ours));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Removes exactly amplihack's entries, the wrappers and event keys that became empty because of
+/// that, and `hooks` itself if it became empty. Returns whether anything changed.
+pub fn uninstall(settings: &mut Value) -> Result<bool, ShapeError> {
+    let Some(hooks) = hooks_object(settings, false)? else {
+        return Ok(false);
+    };
+    let removed = strip_ours(hooks, |_| true);
+    if let (true, true, Some(root)) = (removed, hooks.is_empty(), settings.as_object_mut()) {
+        root.remove("hooks");
+    }
+    Ok(removed)
+}
+
+/// Every amplihack handler in a settings value, with its event and matcher, in file order.
+pub fn find_ours(settings: &Value) -> Vec<(String, Option<String>, OurHandler)> {
+    let mut found = Vec::new();
+    let Some(hooks) = settings.get("hooks").and_then(Value::as_object) else {
+        return found;
+    };
+    for (event, groups) in hooks {
+        for group in groups.as_array().into_iter().flatten() {
+            let matcher = group
+                .get("matcher")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            for handler in group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(ours) = handler
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .and_then(recognise)
+                {
+                    found.push((event.clone(), matcher.clone(), ours));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn quoting_only_when_needed_and_reversible() {
+        for path in [
+            "/home/u/.local/bin/amplihack-hooks",
+            "/home/a user/bin/amplihack-hooks",
+            "/x/$weird`\"\\/amplihack-hooks",
+            "/o'brien/amplihack-hooks",
+        ] {
+            let command = command_for(&PathBuf::from(path), &CANONICAL[0], Host::Claude);
+            assert_eq!(
+                leading_words(&command, 2),
+                [path, "session-start"],
+                "{command}"
+            );
+            if !path.contains(' ') && !path.contains('$') && !path.contains('\'') {
+                assert!(!command.starts_with('"'), "{command}");
+            }
+        }
+    }
+
+    #[test]
+    fn recognition_table() {
+        let ours = [
+            "/home/u/.local/bin/amplihack-hooks pre-tool-use",
+            "\"/home/a user/.local/bin/amplihack-hooks\" session-start",
+            "'/opt/x/amplihack-hooks' stop",
+            "amplihack-hooks user-prompt-submit",
+            "/old/target/debug/amplihack-hooks session-stop-event",
+            "/p/amplihack-hooks pre-tool-use --host amplifier",
+            "/p/amplihack-hooks --host amplifier pre-tool-use",
+            "python3 ~/.claude/tools/amplihack/hooks/pre_tool_use.py",
+            "$CLAUDE_PROJECT_DIR/.claude/tools/amplihack/hooks/session_start.py",
+        ];
+        for command in ours {
+            assert!(recognise(command).is_some(), "should be ours: {command}");
+        }
+        let theirs = [
+            "/usr/bin/amplihack-hooks-fork pre-tool-use",
+            "/x/amplihack-hooks frobnicate",
+            "echo amplihack-hooks pre-tool-use",
+            "my-linter --fix",
+            "python3 tools/other/hooks/x.py",
+        ];
+        for command in theirs {
+            assert!(
+                recognise(command).is_none(),
+                "should be the user's: {command}"
+            );
+        }
+    }
+}

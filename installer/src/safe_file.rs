@@ -1,0 +1,496 @@
+//! Loss-free edits of a JSON settings file.
+//!
+//! Every edit: follows a symlink to its target (a dotfile manager's link stays a link), takes a
+//! lock on a sidecar file (the settings file itself is replaced, so locking it would protect
+//! nothing), parses the file and refuses to touch one it cannot parse (naming path, line and
+//! column), computes the new text keeping the user's formatting, backs the old file up (mode
+//! 0600, the last five kept), writes a temporary file in the same directory, fsyncs it, re-reads
+//! the target and starts over if someone else (Claude Code itself writes this file) changed it
+//! meanwhile, renames the temporary file over the target with the target's mode, and fsyncs the
+//! directory. A crash at any point leaves the old file or the new one, never a torn one.
+
+use std::fs::{self, File, OpenOptions, Permissions};
+use std::io::{self, ErrorKind, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::json_text;
+use crate::registration::ShapeError;
+
+pub const BACKUP_MARKER: &str = ".amplihack-backup-";
+pub const KEEP_BACKUPS: usize = 5;
+const MAX_ATTEMPTS: usize = 10;
+
+#[derive(Debug)]
+pub enum FileError {
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    Shape {
+        path: PathBuf,
+        error: ShapeError,
+    },
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        source: io::Error,
+    },
+    LockTimeout {
+        path: PathBuf,
+        lock: PathBuf,
+        waited: Duration,
+    },
+    Contended {
+        path: PathBuf,
+    },
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileError::Parse {
+                path,
+                line,
+                column,
+                message,
+            } => write!(
+                f,
+                "{}:{line}:{column}: not valid JSON: {message}. Fix the JSON at that line and column, then run the command again; the file was not changed",
+                path.display()
+            ),
+            FileError::Shape { path, error } => {
+                write!(
+                    f,
+                    "{}: {}; the file was not changed",
+                    path.display(),
+                    error.message()
+                )
+            }
+            FileError::Io {
+                path,
+                action,
+                source,
+            } => write!(f, "{}: cannot {action}: {source}", path.display()),
+            FileError::LockTimeout { path, lock, waited } => write!(
+                f,
+                "{}: another amplihack has held the lock {} for {} s; wait for it to finish and run the command again",
+                path.display(),
+                lock.display(),
+                waited.as_secs()
+            ),
+            FileError::Contended { path } => write!(
+                f,
+                "{}: the file kept changing while amplihack was editing it ({MAX_ATTEMPTS} attempts); close the program writing it and run the command again",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FileError {}
+
+fn io_error<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) -> FileError + 'a {
+    move |source| FileError::Io {
+        path: path.to_path_buf(),
+        action,
+        source,
+    }
+}
+
+/// What an edit wants the file to become, given its current value (`None`: no file).
+pub enum NewContent {
+    Value(Value),
+    /// Remove the file (an uninstall that left our own registration file empty).
+    Delete,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Unchanged,
+    Created,
+    Updated,
+    Deleted,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Unchanged => "unchanged",
+            Action::Created => "created",
+            Action::Updated => "updated",
+            Action::Deleted => "deleted",
+        }
+    }
+}
+
+/// The result of one edit, planned or done.
+#[derive(Debug)]
+pub struct EditReport {
+    pub path: PathBuf,
+    /// The file actually written (the symlink's target).
+    pub target: PathBuf,
+    pub action: Action,
+    pub before_text: Option<String>,
+    pub after_text: Option<String>,
+    pub before: Value,
+    pub after: Value,
+    pub backup: Option<PathBuf>,
+}
+
+pub struct EditOptions {
+    pub dry_run: bool,
+    pub lock_timeout: Duration,
+}
+
+impl Default for EditOptions {
+    fn default() -> Self {
+        EditOptions {
+            dry_run: false,
+            lock_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Follows symlinks to the file that holds the bytes (which need not exist yet).
+pub fn resolve_target(path: &Path) -> Result<PathBuf, FileError> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let link =
+                    fs::read_link(&current).map_err(io_error(&current, "read the symlink"))?;
+                current = if link.is_absolute() {
+                    link
+                } else {
+                    current.parent().unwrap_or(Path::new("/")).join(link)
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(FileError::Io {
+        path: path.to_path_buf(),
+        action: "follow the symlink",
+        source: io::Error::other("too many levels of symbolic links"),
+    })
+}
+
+/// Reads and parses a settings file without changing anything. `Ok(None)` when it does not exist.
+pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
+    let target = resolve_target(path)?;
+    let text = match fs::read(&target) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|e| FileError::Parse {
+            path: path.to_path_buf(),
+            line: 1,
+            column: e.utf8_error().valid_up_to() + 1,
+            message: "the file is not UTF-8".into(),
+        })?,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(FileError::Io {
+                path: path.to_path_buf(),
+                action: "read",
+                source: e,
+            });
+        }
+    };
+    if text.trim().is_empty() {
+        // An empty file is a settings file nobody has written yet.
+        return Ok(Some((text, Value::Object(Default::default()))));
+    }
+    let value = serde_json::from_str(&text).map_err(|e| {
+        let message = e.to_string();
+        let message = message
+            .rfind(" at line ")
+            .map_or(message.clone(), |i| message[..i].to_string());
+        FileError::Parse {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            message,
+        }
+    })?;
+    Ok(Some((text, value)))
+}
+
+/// Applies `change` to the file at `path` as described in the module documentation.
+pub fn edit_json(
+    path: &Path,
+    options: &EditOptions,
+    mut change: impl FnMut(Option<&Value>) -> Result<NewContent, ShapeError>,
+) -> Result<EditReport, FileError> {
+    let target = resolve_target(path)?;
+    let dir = target
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "settings.json".into());
+
+    let plan =
+        |current: Option<(String, Value)>,
+         change: &mut dyn FnMut(Option<&Value>) -> Result<NewContent, ShapeError>| {
+            let wanted =
+                change(current.as_ref().map(|(_, v)| v)).map_err(|error| FileError::Shape {
+                    path: path.to_path_buf(),
+                    error,
+                })?;
+            let (before_text, before) = match current {
+                Some((text, value)) => (Some(text), value),
+                None => (None, Value::Null),
+            };
+            let (action, after_text, after) = match (wanted, &before_text) {
+                (NewContent::Delete, None) => (Action::Unchanged, None, Value::Null),
+                (NewContent::Delete, Some(_)) => (Action::Deleted, None, Value::Null),
+                (NewContent::Value(value), None) => {
+                    (Action::Created, Some(json_text::fresh(&value)), value)
+                }
+                (NewContent::Value(value), Some(text)) if value == before => {
+                    (Action::Unchanged, Some(text.clone()), value)
+                }
+                (NewContent::Value(value), Some(text)) => {
+                    let new_text = if text.trim().is_empty() {
+                        json_text::fresh(&value)
+                    } else {
+                        json_text::splice(text, &before, &value)
+                    };
+                    (Action::Updated, Some(new_text), value)
+                }
+            };
+            Ok::<_, FileError>(EditReport {
+                path: path.to_path_buf(),
+                target: target.clone(),
+                action,
+                before_text,
+                after_text,
+                before,
+                after,
+                backup: None,
+            })
+        };
+
+    // A no-op needs no directory, lock or backup: re-runs stay cheap and leave nothing behind.
+    let preview = plan(read_json(path)?, &mut change)?;
+    if options.dry_run || preview.action == Action::Unchanged {
+        return Ok(preview);
+    }
+
+    fs::create_dir_all(&dir).map_err(io_error(&dir, "create the directory"))?;
+    let _lock = lock(
+        &dir.join(format!(".{name}.amplihack.lock")),
+        &target,
+        options.lock_timeout,
+    )?;
+    remove_stale_temporaries(&dir, &name);
+
+    for _ in 0..MAX_ATTEMPTS {
+        let current = read_json(path)?;
+        let original_bytes = current.as_ref().map(|(text, _)| text.clone());
+        let mut report = plan(current, &mut change)?;
+        if report.action == Action::Unchanged {
+            return Ok(report);
+        }
+        let backup = match &report.before_text {
+            Some(text) => Some(write_backup(&dir, &name, text)?),
+            None => None,
+        };
+        let staged = match &report.after_text {
+            Some(text) => Some(stage(&dir, &name, &target, text)?),
+            None => None,
+        };
+        // Someone else wrote the file since we read it: start over from their version.
+        if read_bytes(&target)? != original_bytes {
+            if let Some(backup) = backup {
+                let _ = fs::remove_file(backup);
+            }
+            continue;
+        }
+        match staged {
+            Some(staged) => {
+                staged.persist(&target).map_err(|e| FileError::Io {
+                    path: target.clone(),
+                    action: "rename into place",
+                    source: e.error,
+                })?;
+            }
+            None => fs::remove_file(&target).map_err(io_error(&target, "remove"))?,
+        }
+        File::open(&dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io_error(&dir, "sync the directory"))?;
+        prune_backups(&dir, &name);
+        report.backup = backup;
+        return Ok(report);
+    }
+    Err(FileError::Contended {
+        path: path.to_path_buf(),
+    })
+}
+
+fn read_bytes(path: &Path) -> Result<Option<String>, FileError> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(FileError::Io {
+            path: path.to_path_buf(),
+            action: "read",
+            source: e,
+        }),
+    }
+}
+
+struct Lock(File);
+
+fn lock(lock_path: &Path, target: &Path, timeout: Duration) -> Result<Lock, FileError> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(lock_path)
+        .map_err(io_error(lock_path, "open the lock file"))?;
+    let started = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Lock(file)),
+            Err(fs::TryLockError::WouldBlock) if started.elapsed() < timeout => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(FileError::LockTimeout {
+                    path: target.to_path_buf(),
+                    lock: lock_path.to_path_buf(),
+                    waited: timeout,
+                });
+            }
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(FileError::Io {
+                    path: lock_path.to_path_buf(),
+                    action: "lock",
+                    source: e,
+                });
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+fn temporary_prefix(name: &str) -> String {
+    format!(".{name}.amplihack-tmp-")
+}
+
+/// Temporaries left by a killed run; we hold the lock, so none of them is anyone's work.
+fn remove_stale_temporaries(dir: &Path, name: &str) {
+    let prefix = temporary_prefix(name);
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+fn stage(
+    dir: &Path,
+    name: &str,
+    target: &Path,
+    text: &str,
+) -> Result<tempfile::NamedTempFile, FileError> {
+    let mut staged = tempfile::Builder::new()
+        .prefix(&temporary_prefix(name))
+        .tempfile_in(dir)
+        .map_err(io_error(dir, "create a temporary file"))?;
+    staged
+        .write_all(text.as_bytes())
+        .map_err(io_error(staged.path(), "write"))?;
+    let mode = fs::metadata(target)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(0o644);
+    staged
+        .as_file()
+        .set_permissions(Permissions::from_mode(mode))
+        .map_err(io_error(staged.path(), "set permissions"))?;
+    staged
+        .as_file()
+        .sync_all()
+        .map_err(io_error(staged.path(), "sync"))?;
+    Ok(staged)
+}
+
+fn write_backup(dir: &Path, name: &str, text: &str) -> Result<PathBuf, FileError> {
+    let stamp = backup_stamp();
+    let mut path = dir.join(format!("{name}{BACKUP_MARKER}{stamp}"));
+    let mut n = 1;
+    while path.exists() {
+        path = dir.join(format!("{name}{BACKUP_MARKER}{stamp}-{n}"));
+        n += 1;
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode_0600()
+        .open(&path)
+        .map_err(io_error(&path, "create the backup"))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(io_error(&path, "write the backup"))?;
+    Ok(path)
+}
+
+trait Mode0600 {
+    fn mode_0600(&mut self) -> &mut Self;
+}
+
+impl Mode0600 for OpenOptions {
+    fn mode_0600(&mut self) -> &mut Self {
+        std::os::unix::fs::OpenOptionsExt::mode(self, 0o600)
+    }
+}
+
+/// `YYYYMMDDTHHMMSS.mmmZ`: sorts by time as text.
+fn backup_stamp() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let iso = amplihack_runtime::failure_log::utc_timestamp();
+    let compact: String = iso.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    format!(
+        "{}.{:03}Z",
+        compact.trim_end_matches('Z'),
+        now.subsec_millis()
+    )
+}
+
+/// Backups of `name` in `dir`, oldest first.
+pub fn backups(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let prefix = format!("{name}{BACKUP_MARKER}");
+    let mut found: Vec<PathBuf> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+fn prune_backups(dir: &Path, name: &str) {
+    let all = backups(dir, name);
+    if all.len() > KEEP_BACKUPS {
+        for old in &all[..all.len() - KEEP_BACKUPS] {
+            let _ = fs::remove_file(old);
+        }
+    }
+}

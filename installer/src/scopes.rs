@@ -1,0 +1,112 @@
+//! Where each scope's settings live, for each host.
+
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR`) and `~/.amplifier/hooks/amplihack/`.
+    User,
+    /// `<project>/.claude/settings.json` and `<project>/.amplifier/hooks/amplihack/`.
+    Project,
+    /// `<project>/.claude/settings.local.json` and `<project>/.amplifier/hooks/amplihack/`.
+    Local,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 3] = [Scope::User, Scope::Project, Scope::Local];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+            Scope::Local => "local",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HostChoice {
+    Claude,
+    Amplifier,
+    All,
+}
+
+impl HostChoice {
+    pub fn claude(self) -> bool {
+        matches!(self, HostChoice::Claude | HostChoice::All)
+    }
+
+    pub fn amplifier(self) -> bool {
+        matches!(self, HostChoice::Amplifier | HostChoice::All)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Locations {
+    pub home: PathBuf,
+    pub claude_config_dir: PathBuf,
+    pub project: PathBuf,
+}
+
+impl Locations {
+    /// From the environment: `HOME`, `CLAUDE_CONFIG_DIR`, and the project (the git work tree
+    /// holding `start`, else `start` itself).
+    pub fn from_env(start: &Path) -> Result<Locations, String> {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .ok_or("HOME is not set: amplihack needs it to find ~/.claude/settings.json; set HOME and run again")?;
+        let claude_config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join(".claude"));
+        Ok(Locations {
+            home,
+            claude_config_dir,
+            project: project_root(start),
+        })
+    }
+
+    pub fn claude_settings(&self, scope: Scope) -> PathBuf {
+        match scope {
+            Scope::User => self.claude_config_dir.join("settings.json"),
+            Scope::Project => self.project.join(".claude/settings.json"),
+            Scope::Local => self.project.join(".claude/settings.local.json"),
+        }
+    }
+
+    /// amplihack's own plugin in Amplifier's hooks directory. The `hook-shell` bridge reads only
+    /// the project's directory today; the user level is written too because the bridge documents it.
+    pub fn amplifier_registration(&self, scope: Scope) -> PathBuf {
+        match scope {
+            Scope::User => self.home.join(".amplifier/hooks/amplihack/hooks.json"),
+            Scope::Project | Scope::Local => {
+                self.project.join(".amplifier/hooks/amplihack/hooks.json")
+            }
+        }
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        std::env::var_os("XDG_STATE_HOME")
+            .filter(|d| !d.is_empty())
+            .map(|d| PathBuf::from(d).join("amplihack"))
+            .unwrap_or_else(|| self.home.join(".local/state/amplihack"))
+    }
+}
+
+/// The git work tree containing `start` (a directory with `.git`), else `start`.
+pub fn project_root(start: &Path) -> PathBuf {
+    let start = if start.is_absolute() {
+        start.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(start)
+    };
+    start
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .map(Path::to_path_buf)
+        .unwrap_or(start)
+}

@@ -1,0 +1,746 @@
+//! `amplihack install | uninstall | doctor | status`, run as a user runs them, in a temporary
+//! home whose bin directory has a space in its path.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::{Value, json};
+use support::{TestEnv, hook_commands, stderr, stdout};
+
+const CANONICAL: [(&str, &str, Option<&str>, Option<u64>); 7] = [
+    ("SessionStart", "session-start", None, Some(10)),
+    ("Stop", "stop", None, Some(120)),
+    ("PreToolUse", "pre-tool-use", Some("*"), None),
+    ("PostToolUse", "post-tool-use", Some("*"), None),
+    (
+        "UserPromptSubmit",
+        "workflow-classification-reminder",
+        None,
+        Some(5),
+    ),
+    ("UserPromptSubmit", "user-prompt-submit", None, Some(10)),
+    ("PreCompact", "pre-compact", None, Some(30)),
+];
+
+fn ours(env: &TestEnv, sub: &str, amplifier: bool) -> String {
+    format!(
+        "\"{}\" {sub}{}",
+        env.deployed_hooks().display(),
+        if amplifier { " --host amplifier" } else { "" }
+    )
+}
+
+fn assert_success(output: &std::process::Output) {
+    assert!(
+        output.status.success(),
+        "failed: {}\n{}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
+/// Our wrappers, exactly as the canonical table says, in order, first on each event.
+fn assert_canonical(env: &TestEnv, settings: &Value, amplifier: bool) {
+    for (event, sub, matcher, timeout) in CANONICAL {
+        let groups = settings["hooks"][event]
+            .as_array()
+            .unwrap_or_else(|| panic!("{event} missing: {settings}"));
+        let position = CANONICAL
+            .iter()
+            .filter(|c| c.0 == event)
+            .position(|c| c.1 == sub)
+            .expect("in table");
+        let group = &groups[position];
+        let mut expected_handler = json!({"type": "command", "command": ours(env, sub, amplifier)});
+        if let Some(t) = timeout {
+            expected_handler["timeout"] = json!(t);
+        }
+        let mut expected = json!({"hooks": [expected_handler]});
+        if let Some(m) = matcher {
+            expected = json!({"matcher": m, "hooks": expected["hooks"]});
+        }
+        assert_eq!(group, &expected, "{event}/{sub}");
+    }
+    let ours_count = hook_commands(settings)
+        .iter()
+        .filter(|(_, c)| c.contains("amplihack-hooks"))
+        .count();
+    assert_eq!(ours_count, CANONICAL.len(), "exactly one set: {settings}");
+}
+
+#[test]
+fn fresh_install_deploys_binaries_and_registers_the_canonical_table_for_both_hosts() {
+    let env = TestEnv::new();
+    let output = env.run_amplihack(&["install"]);
+    assert_success(&output);
+    for name in ["amplihack-hooks", "amplihack"] {
+        let path = env.bin_dir().join(name);
+        let mode = std::fs::metadata(&path)
+            .expect("deployed")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755, "{name}");
+    }
+    let settings = env.read_json(&env.claude_settings_path());
+    assert_canonical(&env, &settings, false);
+    let event_order: Vec<&String> = settings["hooks"]
+        .as_object()
+        .expect("hooks")
+        .keys()
+        .collect();
+    assert_eq!(
+        event_order,
+        [
+            "SessionStart",
+            "Stop",
+            "PreToolUse",
+            "PostToolUse",
+            "UserPromptSubmit",
+            "PreCompact"
+        ]
+    );
+    let amplifier = env.read_json(&env.home.join(".amplifier/hooks/amplihack/hooks.json"));
+    assert_canonical(&env, &amplifier, true);
+    assert!(
+        stdout(&output).contains("is not on your PATH"),
+        "{}",
+        stdout(&output)
+    );
+    // The registered command really runs through a shell, space and all.
+    let registered = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .expect("command")
+        .to_string();
+    let run = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{registered} < /dev/null"))
+        .output()
+        .expect("sh");
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "empty stdin is invalid input: {}",
+        stderr(&run)
+    );
+    assert!(stderr(&run).contains("stdin is empty"));
+}
+
+#[test]
+fn second_install_is_byte_identical_and_makes_no_backup() {
+    let env = TestEnv::new();
+    env.write(&env.claude_settings_path(), "{\n  \"model\": \"opus\"\n}\n");
+    assert_success(&env.run_amplihack(&["install"]));
+    let first = env.read(&env.claude_settings_path());
+    let backups = env.backups_of(&env.claude_settings_path());
+    assert_eq!(backups.len(), 1);
+    let output = env.run_amplihack(&["install"]);
+    assert_success(&output);
+    assert_eq!(env.read(&env.claude_settings_path()), first);
+    assert_eq!(env.backups_of(&env.claude_settings_path()), backups);
+    assert!(stdout(&output).contains("unchanged"));
+}
+
+#[test]
+fn everything_of_the_users_is_kept_in_place() {
+    let env = TestEnv::new();
+    let original = r#"{
+    "permissions": {"allow": ["Bash(ls)"], "defaultMode": "default"},
+    "zeta": 1,
+    "hooks": {
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard-one"}]},
+            {"matcher": "*", "hooks": [
+                {"type": "command", "command": "/old/place/amplihack-hooks pre-tool-use"},
+                {"type": "command", "command": "shares-a-wrapper-with-ours"}
+            ]},
+            {"matcher": "Write", "hooks": [{"type": "command", "command": "guard-two"}]}
+        ]
+    },
+    "alpha": {"nested": [1, 2, 3]}
+}
+"#;
+    env.write(&env.claude_settings_path(), original);
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let text = env.read(&env.claude_settings_path());
+    let settings: Value = serde_json::from_str(&text).expect("valid");
+    assert_canonical(&env, &settings, false);
+    let keys: Vec<&String> = settings.as_object().expect("object").keys().collect();
+    assert_eq!(
+        keys,
+        ["permissions", "zeta", "hooks", "alpha"],
+        "top-level order kept"
+    );
+    assert_eq!(
+        settings["permissions"],
+        json!({"allow": ["Bash(ls)"], "defaultMode": "default"})
+    );
+    // Untouched members keep their exact text.
+    for line in [
+        r#""permissions": {"allow": ["Bash(ls)"], "defaultMode": "default"},"#,
+        r#""alpha": {"nested": [1, 2, 3]}"#,
+        r#"{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard-one"}]},"#,
+    ] {
+        assert!(text.contains(line), "lost formatting of {line}:\n{text}");
+    }
+    let users: Vec<String> = hook_commands(&settings)
+        .into_iter()
+        .filter(|(_, c)| !c.contains("amplihack-hooks"))
+        .map(|(e, c)| format!("{e}:{c}"))
+        .collect();
+    assert_eq!(
+        users,
+        [
+            "Notification:notify-send hi",
+            "PreToolUse:guard-one",
+            "PreToolUse:shares-a-wrapper-with-ours",
+            "PreToolUse:guard-two"
+        ],
+        "the user's hooks, in their order"
+    );
+    // The shared wrapper lost only our handler.
+    assert_eq!(
+        settings["hooks"]["PreToolUse"][2],
+        json!({"matcher": "*", "hooks": [{"type": "command", "command": "shares-a-wrapper-with-ours"}]})
+    );
+}
+
+#[test]
+fn reinstall_after_a_move_or_an_upgrade_repairs_paths_order_and_duplicates() {
+    let env = TestEnv::new();
+    let legacy = json!({"hooks": {
+        "UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": "mine"}]},
+            {"hooks": [{"type": "command", "command": "\"/gone/bin/amplihack-hooks\" user-prompt-submit", "timeout": 10}]},
+            {"hooks": [{"type": "command", "command": "/gone/bin/amplihack-hooks workflow-classification-reminder", "timeout": 5}]}
+        ],
+        "PreToolUse": [
+            {"matcher": "*", "hooks": [{"type": "command", "command": "python3 ~/.claude/tools/amplihack/hooks/pre_tool_use.py"}]},
+            {"matcher": "*", "hooks": [{"type": "command", "command": "/other/target/debug/amplihack-hooks pre-tool-use"}]}
+        ],
+        "SessionEnd": [{"hooks": [{"type": "command", "command": "/gone/bin/amplihack-hooks session-stop-event", "timeout": 30}]}]
+    }});
+    env.write(
+        &env.claude_settings_path(),
+        &serde_json::to_string_pretty(&legacy).expect("json"),
+    );
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let settings = env.read_json(&env.claude_settings_path());
+    assert_canonical(&env, &settings, false);
+    assert_eq!(
+        settings["hooks"]["UserPromptSubmit"][2],
+        json!({"hooks": [{"type": "command", "command": "mine"}]})
+    );
+    assert!(
+        settings["hooks"].get("SessionEnd").is_none(),
+        "legacy-only event removed: {settings}"
+    );
+
+    // The binaries move: re-running with the new bin dir repoints every entry.
+    let moved = env.root().join("elsewhere");
+    assert_success(&env.run_amplihack(&["install", "--bin-dir", &moved.display().to_string()]));
+    let commands = hook_commands(&env.read_json(&env.claude_settings_path()));
+    let ours: Vec<&(String, String)> = commands
+        .iter()
+        .filter(|(_, c)| c.contains("amplihack-hooks"))
+        .collect();
+    assert_eq!(ours.len(), CANONICAL.len());
+    assert!(
+        ours.iter()
+            .all(|(_, c)| c.starts_with(&format!("{}/amplihack-hooks ", moved.display()))),
+        "{ours:?}"
+    );
+}
+
+#[test]
+fn unparseable_or_misshapen_files_are_refused_untouched() {
+    let cases = [
+        (
+            "{\n  \"model\": \"opus\",\n  \"hooks\": {\n}\n,}",
+            "settings.json:5:2: not valid JSON",
+        ),
+        (
+            "{\n  \"a\": 1 // comment\n}",
+            "settings.json:2:10: not valid JSON",
+        ),
+        ("[1, 2]", "the top level is an array, not an object"),
+        (
+            "{\"hooks\": []}",
+            "field `hooks` is an array, not an object",
+        ),
+        (
+            "{\"hooks\": {\"PreToolUse\": {\"matcher\": \"*\"}}}",
+            "field `hooks.PreToolUse` is an object, not an array",
+        ),
+    ];
+    for (contents, message) in cases {
+        let env = TestEnv::new();
+        env.write(&env.claude_settings_path(), contents);
+        let output = env.run_amplihack(&["install"]);
+        assert_eq!(output.status.code(), Some(1), "{contents}");
+        assert!(
+            stderr(&output).contains(message),
+            "{contents}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(&env.claude_settings_path().display().to_string()),
+            "names the path"
+        );
+        assert_eq!(
+            env.read(&env.claude_settings_path()),
+            contents,
+            "file touched"
+        );
+        assert!(env.backups_of(&env.claude_settings_path()).is_empty());
+        assert!(
+            !env.home
+                .join(".amplifier/hooks/amplihack/hooks.json")
+                .exists(),
+            "nothing written when one file is refused"
+        );
+    }
+}
+
+#[test]
+fn a_symlinked_settings_file_is_edited_at_its_target_and_stays_a_link() {
+    let env = TestEnv::new();
+    let dotfiles = env.root().join("dotfiles/claude-settings.json");
+    env.write(&dotfiles, "{\"model\": \"sonnet\"}\n");
+    std::fs::set_permissions(&dotfiles, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    std::fs::create_dir_all(env.home.join(".claude")).expect("mkdir");
+    std::os::unix::fs::symlink(&dotfiles, env.claude_settings_path()).expect("symlink");
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    assert!(
+        std::fs::symlink_metadata(env.claude_settings_path())
+            .expect("meta")
+            .file_type()
+            .is_symlink()
+    );
+    let target = env.read_json(&dotfiles);
+    assert_canonical(&env, &target, false);
+    assert_eq!(target["model"], "sonnet");
+    assert_eq!(
+        std::fs::metadata(&dotfiles)
+            .expect("meta")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600,
+        "mode kept"
+    );
+    assert_eq!(
+        env.backups_of(&dotfiles).len(),
+        1,
+        "backup beside the target"
+    );
+}
+
+#[test]
+fn backups_are_private_and_only_the_last_five_are_kept() {
+    let env = TestEnv::new();
+    for round in 0..7 {
+        env.write(
+            &env.claude_settings_path(),
+            &format!("{{\"round\": {round}}}"),
+        );
+        assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    }
+    let backups = env.backups_of(&env.claude_settings_path());
+    assert_eq!(backups.len(), 5, "{backups:?}");
+    for backup in &backups {
+        assert_eq!(
+            std::fs::metadata(backup)
+                .expect("meta")
+                .permissions()
+                .mode()
+                & 0o777,
+            0o600
+        );
+    }
+    assert_eq!(env.read_json(&backups[4]), json!({"round": 6}));
+}
+
+#[test]
+fn claude_config_dir_is_honoured() {
+    let env = TestEnv::new();
+    let config = env.root().join("claude-config");
+    let mut command = env.amplihack(&["install", "--host", "claude"]);
+    command.env("CLAUDE_CONFIG_DIR", &config);
+    let (output, _) = support::run_with_timeout(command, b"", std::time::Duration::from_secs(30));
+    assert_success(&output);
+    assert_canonical(&env, &env.read_json(&config.join("settings.json")), false);
+    assert!(!env.claude_settings_path().exists());
+}
+
+#[test]
+fn dry_run_changes_nothing_and_prints_a_json_patch_that_applies() {
+    let env = TestEnv::new();
+    env.write(&env.claude_settings_path(), "{\"model\": \"opus\"}");
+    let output = env.run_amplihack(&["install", "--dry-run", "--json"]);
+    assert_success(&output);
+    assert_eq!(
+        env.read(&env.claude_settings_path()),
+        "{\"model\": \"opus\"}"
+    );
+    assert!(!env.bin_dir().exists(), "no binaries copied");
+    let report: Value = serde_json::from_str(&stdout(&output)).expect("--json");
+    let claude = report["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .find(|f| f["host"] == "claude")
+        .expect("claude file")
+        .clone();
+    let patch: json_patch::Patch =
+        serde_json::from_value(claude["patch"].clone()).expect("RFC 6902 patch");
+    let mut document = json!({"model": "opus"});
+    json_patch::patch(&mut document, &patch).expect("patch applies");
+    assert_canonical(&env, &document, false);
+    assert!(
+        claude["diff"]
+            .as_str()
+            .is_some_and(|d| d.contains("+    \"SessionStart\"")),
+        "{}",
+        claude["diff"]
+    );
+
+    let human = env.run_amplihack(&["install", "--dry-run"]);
+    assert!(
+        stdout(&human).contains("JSON Patch (RFC 6902)")
+            && stdout(&human).contains("would be updated")
+    );
+}
+
+#[test]
+fn project_scope_writes_the_project_files_warns_about_tracked_paths_and_excludes_amplifiers() {
+    let env = TestEnv::new();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&env.project)
+            .env("HOME", &env.home)
+            .output()
+            .expect("git");
+        assert!(status.status.success(), "git {args:?}: {}", stderr(&status));
+    };
+    git(&["init", "-q"]);
+    env.write(&env.project.join(".claude/settings.json"), "{}\n");
+    git(&["add", ".claude/settings.json"]);
+    let output = env.run_amplihack(&["install", "--scope", "project"]);
+    assert_success(&output);
+    assert_canonical(
+        &env,
+        &env.read_json(&env.project.join(".claude/settings.json")),
+        false,
+    );
+    assert_canonical(
+        &env,
+        &env.read_json(&env.project.join(".amplifier/hooks/amplihack/hooks.json")),
+        true,
+    );
+    assert!(
+        stdout(&output).contains("is tracked by git"),
+        "{}",
+        stdout(&output)
+    );
+    let exclude = env.read(&env.project.join(".git/info/exclude"));
+    assert!(
+        exclude.lines().any(|l| l == "/.amplifier/hooks/amplihack/"),
+        "{exclude}"
+    );
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&env.project)
+        .output()
+        .expect("git");
+    assert!(
+        !stdout(&status).contains(".amplifier"),
+        "{}",
+        stdout(&status)
+    );
+    // Idempotent here too, exclude line included.
+    assert_success(&env.run_amplihack(&["install", "--scope", "project"]));
+    assert_eq!(env.read(&env.project.join(".git/info/exclude")), exclude);
+
+    let local = env.run_amplihack(&["install", "--scope", "local", "--host", "claude"]);
+    assert_success(&local);
+    assert_canonical(
+        &env,
+        &env.read_json(&env.project.join(".claude/settings.local.json")),
+        false,
+    );
+}
+
+#[test]
+fn uninstall_removes_exactly_what_install_added_from_every_scope() {
+    let env = TestEnv::new();
+    let user_original = "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]\n  }\n}\n";
+    env.write(&env.claude_settings_path(), user_original);
+    assert_success(&env.run_amplihack(&["install"]));
+    assert_success(&env.run_amplihack(&["install", "--scope", "project"]));
+    let output = env.run_amplihack(&["uninstall"]);
+    assert_success(&output);
+    assert_eq!(
+        env.read_json(&env.claude_settings_path()),
+        serde_json::from_str::<Value>(user_original).expect("json")
+    );
+    assert!(
+        !env.project.join(".claude/settings.json").exists()
+            || hook_commands(&env.read_json(&env.project.join(".claude/settings.json"))).is_empty()
+    );
+    let project_settings = env.read_json(&env.project.join(".claude/settings.json"));
+    assert_eq!(
+        project_settings,
+        json!({}),
+        "hooks emptied by us are removed"
+    );
+    assert!(!env.home.join(".amplifier/hooks/amplihack").exists());
+    assert!(!env.project.join(".amplifier/hooks/amplihack").exists());
+    assert!(!env.deployed_hooks().exists() && !env.bin_dir().join("amplihack").exists());
+    // Nothing left to do the second time.
+    assert_success(&env.run_amplihack(&["uninstall", "--keep-binaries"]));
+}
+
+#[test]
+fn uninstall_keep_binaries_and_single_scope() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install"]));
+    assert_success(&env.run_amplihack(&["install", "--scope", "project"]));
+    assert_success(&env.run_amplihack(&["uninstall", "--scope", "project", "--keep-binaries"]));
+    assert!(env.deployed_hooks().exists());
+    assert_canonical(&env, &env.read_json(&env.claude_settings_path()), false);
+}
+
+#[test]
+fn doctor_finds_problems_names_fixes_and_repairs_them() {
+    let env = TestEnv::new();
+    let output = env.run_amplihack(&["doctor"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).contains("not registered in any scope"),
+        "{}",
+        stdout(&output)
+    );
+
+    assert_success(&env.run_amplihack(&["install"]));
+    let clean = env.run_amplihack(&["doctor"]);
+    assert_success(&clean);
+    assert!(
+        stdout(&clean).contains("no problems found"),
+        "{}",
+        stdout(&clean)
+    );
+
+    // A stale path, a duplicate and the same hooks in a second scope.
+    let mut settings = env.read_json(&env.claude_settings_path());
+    settings["hooks"]["Stop"][0]["hooks"][0]["command"] = json!("/moved/away/amplihack-hooks stop");
+    let duplicate = settings["hooks"]["PreToolUse"][0].clone();
+    settings["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .expect("array")
+        .push(duplicate);
+    env.write(&env.claude_settings_path(), &settings.to_string());
+    assert_success(&env.run_amplihack(&["install", "--scope", "project", "--host", "claude"]));
+    let output = env.run_amplihack(&["doctor", "--json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: Value = serde_json::from_str(&stdout(&output)).expect("json");
+    let messages: Vec<String> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["problem"] == true)
+        .map(|f| f["message"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("points at /moved/away/amplihack-hooks")
+                && m.contains("does not exist")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("PreToolUse → pre-tool-use is registered 2 times")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("registered in the user and project scopes")),
+        "{messages:?}"
+    );
+    assert!(
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["problem"] == true)
+            .all(|f| f["fix"].is_string())
+    );
+
+    let human = env.run_amplihack(&["doctor"]);
+    assert!(
+        stdout(&human)
+            .lines()
+            .any(|l| l.trim_start().starts_with("fix: amplihack")),
+        "{}",
+        stdout(&human)
+    );
+
+    assert_success(&env.run_amplihack(&["uninstall", "--scope", "project", "--keep-binaries"]));
+    let fixed = env.run_amplihack(&["doctor", "--fix"]);
+    assert_success(&fixed);
+    assert_success(&env.run_amplihack(&["doctor"]));
+    assert_canonical(&env, &env.read_json(&env.claude_settings_path()), false);
+}
+
+#[test]
+fn doctor_checks_the_binaries_themselves() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install"]));
+    std::fs::set_permissions(env.deployed_hooks(), std::fs::Permissions::from_mode(0o644))
+        .expect("chmod");
+    let output = env.run_amplihack(&["doctor"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).contains("amplihack-hooks: not executable"),
+        "{}",
+        stdout(&output)
+    );
+    std::fs::write(
+        env.deployed_hooks(),
+        "#!/bin/sh\necho amplihack-hooks 0.0.1\n",
+    )
+    .expect("write");
+    std::fs::set_permissions(env.deployed_hooks(), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    let output = env.run_amplihack(&["doctor"]);
+    assert!(
+        stdout(&output).contains("version 0.0.1, expected"),
+        "{}",
+        stdout(&output)
+    );
+    assert_success(&env.run_amplihack(&["doctor", "--fix"]));
+    assert_success(&env.run_amplihack(&["doctor"]));
+}
+
+#[test]
+fn every_command_speaks_json() {
+    let env = TestEnv::new();
+    for args in [
+        &["install", "--json"][..],
+        &["status", "--json"],
+        &["doctor", "--json"],
+        &["uninstall", "--json", "--keep-binaries"],
+    ] {
+        let output = env.run_amplihack(args);
+        let value: Value = serde_json::from_str(&stdout(&output))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&output)));
+        assert_eq!(value["command"], args[0], "{args:?}");
+    }
+    env.write(&env.claude_settings_path(), "{oops");
+    let output = env.run_amplihack(&["install", "--json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let value: Value = serde_json::from_str(&stdout(&output)).expect("error as json");
+    assert!(
+        value["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("settings.json:1:2"))
+    );
+}
+
+#[test]
+fn status_shows_what_is_installed() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install"]));
+    let output = env.run_amplihack(&["status"]);
+    assert_success(&output);
+    let text = stdout(&output);
+    assert!(
+        text.contains(&format!("amplihack-hooks  {}", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
+    assert!(
+        text.contains(&env.claude_settings_path().display().to_string()) && text.contains("ok"),
+        "{text}"
+    );
+}
+
+#[test]
+fn concurrent_installs_end_with_one_valid_file_and_one_set_of_entries() {
+    let env = TestEnv::new();
+    env.write(&env.claude_settings_path(), "{\"keep\": true}");
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            env.amplihack(&["install", "--host", "claude"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().expect("wait");
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let settings = env.read_json(&env.claude_settings_path());
+    assert_canonical(&env, &settings, false);
+    assert_eq!(settings["keep"], true);
+}
+
+/// Kills installs at points spread over a whole install's duration (measured first, so the
+/// spread holds on a loaded machine too), covering deploy, lock, backup, staging and rename: the
+/// settings file is always valid, and always either the old or the new.
+#[test]
+fn an_install_killed_at_any_point_leaves_the_old_or_the_new_file() {
+    let env = TestEnv::new();
+    let old = "{\n  \"old\": true\n}\n";
+    let reference = TestEnv::new();
+    reference.write(&reference.claude_settings_path(), old);
+    // The new file as a completed install writes it (paths differ only in the env root).
+    assert_success(&reference.run_amplihack(&["install", "--host", "claude"]));
+    let new_shape = reference.read_json(&reference.claude_settings_path());
+    let started = std::time::Instant::now();
+    env.write(&env.claude_settings_path(), old);
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let full = started.elapsed();
+    let rounds = 40u32;
+    let mut seen_new = 0;
+    let mut seen_old = 0;
+    for round in 0..rounds {
+        env.write(&env.claude_settings_path(), old);
+        let mut child = env
+            .amplihack(&["install", "--host", "claude"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        // Evenly from 0 to 1.3 × a full install, in a scrambled order.
+        let slot = (round * 17) % rounds;
+        std::thread::sleep(full.mul_f64(1.3 * f64::from(slot) / f64::from(rounds)));
+        let _ = child.kill();
+        let _ = child.wait();
+        let text = env.read(&env.claude_settings_path());
+        let value: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("round {round}: torn file ({e}): {text}"));
+        if text == old {
+            seen_old += 1;
+        } else {
+            assert_eq!(
+                hook_commands(&value).len(),
+                hook_commands(&new_shape).len(),
+                "round {round}: {text}"
+            );
+            assert_eq!(value["old"], true);
+            seen_new += 1;
+        }
+    }
+    // Both outcomes occurred, so the kills did land before and after the rename.
+    assert!(
+        seen_old > 0 && seen_new > 0,
+        "old {seen_old}, new {seen_new} (full install took {full:?})"
+    );
+}
