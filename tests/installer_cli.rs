@@ -493,8 +493,8 @@ fn uninstall_removes_exactly_what_install_added_from_every_scope() {
     let project_settings = env.read_json(&env.project.join(".claude/settings.json"));
     assert_eq!(
         project_settings,
-        json!({}),
-        "hooks emptied by us are removed"
+        json!({"hooks": {}}),
+        "event keys emptied by us are removed"
     );
     assert!(!env.home.join(".amplifier/hooks/amplihack").exists());
     assert!(!env.project.join(".amplifier/hooks/amplihack").exists());

@@ -208,9 +208,12 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
             registration::uninstall(&mut value)?;
             // Our own plugin file holds nothing of the user's once our hooks are gone.
             let only_ours = target.host == Host::Amplifier
-                && value
-                    .as_object()
-                    .is_some_and(|m| m.keys().all(|k| k == "description"));
+                && value.as_object().is_some_and(|m| {
+                    m.iter().all(|(k, v)| {
+                        k == "description"
+                            || (k == "hooks" && v.as_object().is_some_and(|h| h.is_empty()))
+                    })
+                });
             Ok(if only_ours {
                 NewContent::Delete
             } else {

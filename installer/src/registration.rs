@@ -357,17 +357,14 @@ pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), Sh
     Ok(())
 }
 
-/// Removes exactly amplihack's entries, the wrappers and event keys that became empty because of
-/// that, and `hooks` itself if it became empty. Returns whether anything changed.
+/// Removes exactly amplihack's entries and the wrappers and event keys that became empty because
+/// of that. (`hooks` itself stays: whether it was there before cannot be known, and an empty
+/// `hooks` object is harmless.) Returns whether anything changed.
 pub fn uninstall(settings: &mut Value) -> Result<bool, ShapeError> {
     let Some(hooks) = hooks_object(settings, false)? else {
         return Ok(false);
     };
-    let removed = strip_ours(hooks, |_| true);
-    if let (true, true, Some(root)) = (removed, hooks.is_empty(), settings.as_object_mut()) {
-        root.remove("hooks");
-    }
-    Ok(removed)
+    Ok(strip_ours(hooks, |_| true))
 }
 
 /// Every amplihack handler in a settings value, with its event and matcher, in file order.
