@@ -36,9 +36,10 @@ fn register_everything(env: &TestEnv) {
     );
 }
 
+/// The tool results the model was given, in order (the last request carries the whole history).
 fn tool_results(fake: &FakeAnthropic) -> Vec<String> {
     let mut results = Vec::new();
-    for request in fake.main_requests() {
+    if let Some(request) = fake.main_requests().last() {
         for message in request["messages"].as_array().into_iter().flatten() {
             for block in message["content"].as_array().into_iter().flatten() {
                 if block["type"] == "tool_result" {
@@ -177,5 +178,75 @@ fn a_failing_hook_is_detected_by_the_harness() {
         complaints.iter().any(|l| l.contains("status code 1")),
         "harness missed a failing hook:\n{}",
         run.debug_log
+    );
+}
+
+/// `amplihack install` as a user runs it, then the real Claude Code: the hooks it registered (with
+/// a space in their path) fire, deny, and inject context.
+#[test]
+fn hooks_registered_by_amplihack_install_fire_inside_claude_code() {
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install"]);
+    assert!(install.status.success(), "{}", support::stderr(&install));
+    env.write(
+        &env.project.join(".claude/context/PROJECT.md"),
+        "Installed-context marker: the quux project.",
+    );
+    let fake = FakeAnthropic::start(vec![
+        Turn::bash("git push --no-verify origin main"),
+        Turn::bash("rm -rf ~"),
+        Turn::bash("echo fine"),
+        Turn::text("ok"),
+    ]);
+    let run = env.claude(&fake.url, "ship it");
+
+    let denied: Vec<String> = run.result["permission_denials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| d["tool_input"]["command"].to_string())
+        .collect();
+    assert_eq!(denied.len(), 2, "{denied:?} / {}", run.result);
+    let results = tool_results(&fake);
+    assert!(
+        results[0].contains("amplihack blocked `git push --no-verify`"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("would recursively delete your home directory"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        fake.everything_the_model_saw()
+            .contains("Installed-context marker: the quux project.")
+    );
+
+    let deployed = env.deployed_hooks().display().to_string();
+    assert!(
+        deployed.contains(' '),
+        "the test means to cover a path with a space"
+    );
+    let ours = run.hook_lines(&deployed);
+    for event in [
+        "SessionStart:startup",
+        "UserPromptSubmit",
+        "PreToolUse:Bash",
+        "PostToolUse:Bash",
+        "Stop",
+    ] {
+        assert!(
+            ours.iter()
+                .any(|l| l.contains(&format!("Hooks: {event} "))
+                    && l.contains("finished with status 0")),
+            "{event} did not run the installed binary cleanly:\n{}",
+            ours.join("\n")
+        );
+    }
+    assert!(
+        run.hook_complaints().is_empty(),
+        "{}",
+        run.hook_complaints().join("\n")
     );
 }

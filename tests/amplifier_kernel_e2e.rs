@@ -1,0 +1,126 @@
+//! amplihack's Amplifier registration, driven through the real `amplifier-core` kernel (PyPI) by
+//! a minimal hook-shell bridge written from the recorded bridge behaviour
+//! (`tests/amplifier/bridge_harness.py`).
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{TestEnv, repo_root, run_with_timeout, stderr, stdout};
+
+fn kernel_python() -> PathBuf {
+    if let Some(path) = std::env::var_os("AMPLIHACK_AMPLIFIER_PYTHON") {
+        return PathBuf::from(path);
+    }
+    let path = repo_root().join("tests/amplifier/.venv/bin/python");
+    assert!(
+        path.exists(),
+        "amplifier-core is not installed at {}: run ./test.sh",
+        path.display()
+    );
+    path
+}
+
+#[test]
+fn the_installed_registration_injects_context_and_denies_through_the_real_kernel() {
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install", "--scope", "project", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    env.write(
+        &env.project.join(".claude/context/PROJECT.md"),
+        "Kernel-context marker: the corge project.",
+    );
+
+    let mut command = env.command(&kernel_python());
+    command
+        .arg(repo_root().join("tests/amplifier/bridge_harness.py"))
+        .arg(&env.project)
+        .env("AMPLIHACK_LOG_DIR", env.root().join("logs"));
+    let (output, _) = run_with_timeout(command, b"", Duration::from_secs(120));
+    assert!(
+        output.status.success(),
+        "harness failed:\n{}\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(
+        !stderr(&output).contains("Hook handler error"),
+        "{}",
+        stderr(&output)
+    );
+    let lines: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    let result = |index: usize| &lines[index];
+
+    // session:start: PROJECT.md injected as a system message in the session's context.
+    let start = result(0);
+    assert_eq!(start["emitted_action"], "inject_context", "{start}");
+    assert!(
+        start["context"]
+            .as_array()
+            .expect("context")
+            .iter()
+            .any(|c| c
+                .as_str()
+                .is_some_and(|s| s.contains("Kernel-context marker"))),
+        "{start}"
+    );
+    assert!(
+        start["runs"][0]["command"]
+            .as_str()
+            .is_some_and(|c| c.ends_with("session-start --host amplifier"))
+    );
+
+    // prompt:submit: nothing to say, so nothing said.
+    assert_eq!(result(1)["action"], "continue");
+    assert_eq!(
+        result(1)["runs"].as_array().map(Vec::len),
+        Some(2),
+        "both UserPromptSubmit entries ran"
+    );
+
+    // tool:pre with the keys the bridge forwards: the --no-verify commit is denied, with the reason.
+    let denied = result(2);
+    assert_eq!(denied["action"], "deny", "{denied}");
+    assert!(
+        denied["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("git commit --no-verify")),
+        "{denied}"
+    );
+    assert_eq!(
+        result(3)["action"],
+        "continue",
+        "an ordinary command is allowed"
+    );
+
+    // What current orchestrators send: the bridge passes an empty tool name and input, so the
+    // guard has nothing to judge and lets it through (a bridge limit, documented in the README).
+    let modern = result(4);
+    assert_eq!(modern["action"], "continue");
+    assert_eq!(
+        modern["runs"][0]["stdin"]
+            .as_str()
+            .map(|s| s.starts_with("{\"tool_name\": \"\", \"tool_input\": {}")),
+        Some(true),
+        "{modern}"
+    );
+
+    // Every other event: handled, exit 0, no stderr, never a block.
+    for line in &lines[5..lines.len() - 1] {
+        assert_eq!(line["action"], "continue", "{line}");
+        for run in line["runs"].as_array().into_iter().flatten() {
+            assert_eq!(run["exit"], 0, "{run}");
+            assert_eq!(run["stderr"], "", "{run}");
+        }
+    }
+    assert!(
+        !env.root().join("logs/hooks.log").exists(),
+        "amplihack logged a failure: {:?}",
+        std::fs::read_to_string(env.root().join("logs/hooks.log"))
+    );
+}
