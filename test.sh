@@ -33,7 +33,13 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test"
-cargo test --workspace --locked
+test_log=$(mktemp)
+trap 'rm -f "$test_log"' EXIT
+cargo test --workspace --locked 2>&1 | tee "$test_log"
 
 step "startup benchmark (cargo bench --bench startup)"
 cargo bench --bench startup --locked
+
+# One closing line for the whole run.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
+     END { printf "\namplihack tests: %d passed, %d failed\n", p, f }' "$test_log"
