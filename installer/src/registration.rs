@@ -115,51 +115,7 @@ pub fn shell_quote(text: &str) -> String {
     quoted
 }
 
-/// The first words of a command, with `sh` quoting removed (enough to read a program path and
-/// its subcommand).
-pub fn leading_words(command: &str, count: usize) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut chars = command.trim_start().chars().peekable();
-    while words.len() < count {
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek().is_none() {
-            break;
-        }
-        let mut word = String::new();
-        while let Some(&c) = chars.peek() {
-            if c.is_whitespace() {
-                break;
-            }
-            chars.next();
-            match c {
-                '\'' => word.extend(chars.by_ref().take_while(|&q| q != '\'')),
-                '"' => {
-                    while let Some(q) = chars.next() {
-                        match q {
-                            '"' => break,
-                            '\\' => {
-                                if let Some(escaped) = chars.next() {
-                                    word.push(escaped);
-                                }
-                            }
-                            other => word.push(other),
-                        }
-                    }
-                }
-                '\\' => {
-                    if let Some(escaped) = chars.next() {
-                        word.push(escaped);
-                    }
-                }
-                other => word.push(other),
-            }
-        }
-        words.push(word);
-    }
-    words
-}
+pub use amplihack_engine::commands::leading_words;
 
 /// An amplihack handler found in a settings file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,9 +20,12 @@ use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use amplihack_protocol::{HookEvent, Host, InvalidInput, Rendered, Reply, amplifier, claude};
+use amplihack_engine::forward;
+use amplihack_protocol::{
+    Decision, HookEvent, Host, InvalidInput, Rendered, Reply, amplifier, claude,
+};
 
 use context::Context;
 use subcommand::{SUBCOMMANDS, Subcommand};
@@ -142,9 +145,11 @@ pub fn main(args: Vec<OsString>) -> i32 {
             *slot = Some(format!("{payload}{location}"));
         }
     }));
-    arm_watchdog(name, deadline(invocation.subcommand));
+    let deadline = deadline(invocation.subcommand);
+    let started = Instant::now();
+    arm_watchdog(name, deadline);
 
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| handle(&invocation)));
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| handle(&invocation, started + deadline)));
     if FINISHED.swap(true, Ordering::SeqCst) {
         // The watchdog is already reporting and exiting; do not race it.
         loop {
@@ -208,7 +213,10 @@ fn arm_watchdog(name: &'static str, after: Duration) {
     }
 }
 
-fn handle(invocation: &Invocation) -> Result<Rendered, Failure> {
+/// Time kept back from the deadline for merging and replying after the user's hooks.
+const REPLY_MARGIN: Duration = Duration::from_millis(300);
+
+fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failure> {
     let input = read_stdin()?;
     // Fault injection, so the fail-open paths are tested through the real binary.
     match std::env::var("AMPLIHACK_HOOKS_FAULT").as_deref() {
@@ -225,7 +233,6 @@ fn handle(invocation: &Invocation) -> Result<Rendered, Failure> {
         .unwrap_or_else(|| Host::detect(|name| std::env::var(name).ok()));
     let mut event =
         HookEvent::parse(&input, invocation.subcommand.event.clone()).map_err(Failure::Invalid)?;
-    drop(input);
     if !event.name.is_known() {
         // Forward-compatible: a newer host's event passes through untouched.
         return Ok(Rendered::default());
@@ -234,11 +241,33 @@ fn handle(invocation: &Invocation) -> Result<Rendered, Failure> {
     if event.session_id.is_none() && host == Host::Amplifier {
         event.session_id = ctx.var("AMPLIFIER_SESSION_ID");
     }
-    let reply: Reply = invocation
+    let mut reply: Reply = invocation
         .subcommand
         .builtin_for(&event.name)
         .run(&event, &ctx)
         .map_err(Failure::Internal)?;
+    // The user's hooks, unless the built-in already denied (a deny ends the event).
+    if reply.decision != Some(Decision::Deny) {
+        let var = |name: &str| ctx.var(name);
+        let forwarded = forward::forward(&forward::Request {
+            event: &event,
+            raw: &input,
+            host,
+            var: &var,
+            budget: deadline
+                .saturating_duration_since(Instant::now())
+                .saturating_sub(REPLY_MARGIN),
+        });
+        for problem in &forwarded.problems {
+            report(invocation.subcommand.name, "hook plugins", problem);
+        }
+        reply.merge(forwarded.reply);
+        forward::cap_context(
+            &mut reply,
+            forward::state_dir(&var).as_deref(),
+            event.session_id.as_deref(),
+        );
+    }
     Ok(match host {
         Host::ClaudeCode => claude::render(&event.name, &reply),
         Host::Amplifier => amplifier::render(&event.name, &reply),

@@ -1,0 +1,373 @@
+//! A plugin's `hooks.json`: Claude Code's schema plus the seed fields `enabled`, `priority`,
+//! `async` and `description`, validated with errors that name the file, the field and the fix.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// Handler timeout when none is configured, and the most that may be configured (seconds).
+pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
+pub const MAX_TIMEOUT_SECS: f64 = 300.0;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handler {
+    pub command: String,
+    pub timeout_secs: f64,
+    pub is_async: bool,
+    /// Lower runs first; handlers of one priority run in parallel.
+    pub priority: i64,
+    pub enabled: bool,
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub event: String,
+    pub matcher: Option<String>,
+    pub handlers: Vec<Handler>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginConfig {
+    pub description: Option<String>,
+    pub enabled: bool,
+    pub groups: Vec<Group>,
+    /// Handlers of types other than `command` (prompt, http, agent, mcp_tool): valid for Claude
+    /// Code, not run here. Reported by `amplihack hooks validate`.
+    pub skipped: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    /// Where in the file, as a JSON path: `hooks.PreToolUse[0].hooks[1].timeout`.
+    pub field: String,
+    pub problem: String,
+    pub fix: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: `{}`: {}; fix: {}",
+            self.file.display(),
+            self.field,
+            self.problem,
+            self.fix
+        )
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+struct Checker<'a> {
+    file: &'a Path,
+}
+
+impl Checker<'_> {
+    fn error(
+        &self,
+        field: impl Into<String>,
+        problem: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> ConfigError {
+        ConfigError {
+            file: self.file.to_path_buf(),
+            field: field.into(),
+            problem: problem.into(),
+            fix: fix.into(),
+        }
+    }
+
+    fn bool_field(
+        &self,
+        value: Option<&Value>,
+        field: &str,
+        default: bool,
+    ) -> Result<bool, ConfigError> {
+        match value {
+            None => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(self.error(
+                field,
+                format!("is {}, not a boolean", kind(other)),
+                "use true or false",
+            )),
+        }
+    }
+
+    fn string_field(
+        &self,
+        value: Option<&Value>,
+        field: &str,
+    ) -> Result<Option<String>, ConfigError> {
+        match value {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(self.error(
+                field,
+                format!("is {}, not a string", kind(other)),
+                "make it a string",
+            )),
+        }
+    }
+}
+
+/// Parses and validates one `hooks.json`.
+pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
+    let checker = Checker { file };
+    let root: Value = serde_json::from_str(text).map_err(|e| {
+        checker.error(
+            format!("line {}, column {}", e.line(), e.column()),
+            format!("not valid JSON ({e})"),
+            "correct the JSON at that position",
+        )
+    })?;
+    let Value::Object(root) = root else {
+        return Err(checker.error(
+            "(top level)",
+            format!("is {}, not an object", kind(&root)),
+            "write {\"hooks\": {\"PreToolUse\": [...]}}",
+        ));
+    };
+    let description = checker.string_field(root.get("description"), "description")?;
+    let enabled = checker.bool_field(root.get("enabled"), "enabled", true)?;
+    let plugin_priority = match root.get("priority") {
+        None => 0,
+        Some(v) => v.as_i64().ok_or_else(|| {
+            checker.error(
+                "priority",
+                format!("is {}, not an integer", kind(v)),
+                "use a whole number; lower runs first",
+            )
+        })?,
+    };
+    let hooks = match root.get("hooks") {
+        None => return Err(checker.error("hooks", "is missing", "add \"hooks\": {\"<EventName>\": [{\"matcher\": \"...\", \"hooks\": [{\"type\": \"command\", \"command\": \"...\"}]}]}")),
+        Some(Value::Object(hooks)) => hooks,
+        Some(other) => return Err(checker.error("hooks", format!("is {}, not an object", kind(other)), "key it by event name, e.g. \"hooks\": {\"PreToolUse\": []}")),
+    };
+    let mut groups = Vec::new();
+    let mut skipped = Vec::new();
+    for (event, list) in hooks {
+        let Value::Array(list) = list else {
+            return Err(checker.error(
+                format!("hooks.{event}"),
+                format!("is {}, not an array", kind(list)),
+                "make it an array of matcher groups",
+            ));
+        };
+        for (g, group) in list.iter().enumerate() {
+            let at = format!("hooks.{event}[{g}]");
+            let Value::Object(group) = group else {
+                return Err(checker.error(
+                    &at,
+                    format!("is {}, not an object", kind(group)),
+                    "write {\"matcher\": \"...\", \"hooks\": [...]}",
+                ));
+            };
+            let matcher = checker.string_field(group.get("matcher"), &format!("{at}.matcher"))?;
+            let Some(Value::Array(handlers)) = group.get("hooks") else {
+                return Err(checker.error(
+                    format!("{at}.hooks"),
+                    "is missing or not an array",
+                    "list the handlers: \"hooks\": [{\"type\": \"command\", \"command\": \"...\"}]",
+                ));
+            };
+            let mut parsed = Vec::new();
+            for (h, handler) in handlers.iter().enumerate() {
+                let at = format!("{at}.hooks[{h}]");
+                let Value::Object(handler) = handler else {
+                    return Err(checker.error(
+                        &at,
+                        format!("is {}, not an object", kind(handler)),
+                        "write {\"type\": \"command\", \"command\": \"...\"}",
+                    ));
+                };
+                let kind_name = checker
+                    .string_field(handler.get("type"), &format!("{at}.type"))?
+                    .unwrap_or_else(|| "command".into());
+                if kind_name != "command" {
+                    if !matches!(kind_name.as_str(), "prompt" | "agent" | "http" | "mcp_tool") {
+                        return Err(checker.error(
+                            format!("{at}.type"),
+                            format!("`{kind_name}` is not a handler type"),
+                            "use \"command\"",
+                        ));
+                    }
+                    skipped.push(format!(
+                        "{at}: type `{kind_name}` is not run by amplihack (only `command` is)"
+                    ));
+                    continue;
+                }
+                let command =
+                    match checker.string_field(handler.get("command"), &format!("{at}.command"))? {
+                        Some(c) if !c.trim().is_empty() => c,
+                        _ => {
+                            return Err(checker.error(
+                                format!("{at}.command"),
+                                "is missing or empty",
+                                "give the shell command to run",
+                            ));
+                        }
+                    };
+                let timeout_secs = match handler.get("timeout") {
+                    None => DEFAULT_TIMEOUT_SECS,
+                    Some(v) => match v.as_f64() {
+                        Some(t) if t > 0.0 && t <= MAX_TIMEOUT_SECS => t,
+                        Some(t) => {
+                            return Err(checker.error(
+                                format!("{at}.timeout"),
+                                format!("is {t} s"),
+                                format!("use seconds between 1 and {MAX_TIMEOUT_SECS}"),
+                            ));
+                        }
+                        None => {
+                            return Err(checker.error(
+                                format!("{at}.timeout"),
+                                format!("is {}, not a number", kind(v)),
+                                "use a number of seconds",
+                            ));
+                        }
+                    },
+                };
+                let priority = match handler.get("priority") {
+                    None => plugin_priority,
+                    Some(v) => v.as_i64().ok_or_else(|| {
+                        checker.error(
+                            format!("{at}.priority"),
+                            format!("is {}, not an integer", kind(v)),
+                            "use a whole number; lower runs first",
+                        )
+                    })?,
+                };
+                parsed.push(Handler {
+                    command,
+                    timeout_secs,
+                    is_async: checker.bool_field(
+                        handler.get("async"),
+                        &format!("{at}.async"),
+                        false,
+                    )?,
+                    priority,
+                    enabled: checker.bool_field(
+                        handler.get("enabled"),
+                        &format!("{at}.enabled"),
+                        true,
+                    )?,
+                    description: checker
+                        .string_field(handler.get("description"), &format!("{at}.description"))?,
+                });
+            }
+            groups.push(Group {
+                event: event.clone(),
+                matcher,
+                handlers: parsed,
+            });
+        }
+    }
+    Ok(PluginConfig {
+        description,
+        enabled,
+        groups,
+        skipped,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_configs_name_the_field_and_the_fix() {
+        let cases = [
+            ("{", "line 1, column 1", "not valid JSON"),
+            ("[]", "(top level)", "not an object"),
+            ("{}", "hooks", "is missing"),
+            ("{\"hooks\": []}", "hooks", "not an object"),
+            ("{\"hooks\": {\"Stop\": {}}}", "hooks.Stop", "not an array"),
+            (
+                "{\"hooks\": {\"Stop\": [3]}}",
+                "hooks.Stop[0]",
+                "not an object",
+            ),
+            (
+                "{\"hooks\": {\"Stop\": [{\"matcher\": 1, \"hooks\": []}]}}",
+                "hooks.Stop[0].matcher",
+                "not a string",
+            ),
+            (
+                "{\"hooks\": {\"Stop\": [{}]}}",
+                "hooks.Stop[0].hooks",
+                "missing or not an array",
+            ),
+            (
+                "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\"}]}]}}",
+                "hooks.Stop[0].hooks[0].command",
+                "missing or empty",
+            ),
+            (
+                "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"x\", \"timeout\": 900}]}]}}",
+                "hooks.Stop[0].hooks[0].timeout",
+                "is 900 s",
+            ),
+            (
+                "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"x\", \"timeout\": \"5\"}]}]}}",
+                "hooks.Stop[0].hooks[0].timeout",
+                "not a number",
+            ),
+            (
+                "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"x\", \"async\": \"yes\"}]}]}}",
+                "hooks.Stop[0].hooks[0].async",
+                "not a boolean",
+            ),
+            (
+                "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"x\", \"priority\": 1.5}]}]}}",
+                "hooks.Stop[0].hooks[0].priority",
+                "not an integer",
+            ),
+            (
+                "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"shell\", \"command\": \"x\"}]}]}}",
+                "hooks.Stop[0].hooks[0].type",
+                "not a handler type",
+            ),
+            (
+                "{\"enabled\": 0, \"hooks\": {}}",
+                "enabled",
+                "not a boolean",
+            ),
+        ];
+        for (text, field, problem) in cases {
+            let error = parse(Path::new("/p/hooks.json"), text).expect_err(text);
+            assert_eq!(error.field, field, "{text}");
+            assert!(error.problem.contains(problem), "{text}: {error}");
+            assert!(!error.fix.is_empty());
+            assert!(error.to_string().starts_with("/p/hooks.json: "), "{error}");
+        }
+    }
+
+    #[test]
+    fn valid_config_with_seed_fields() {
+        let text = r#"{"description": "d", "priority": 5, "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "a", "timeout": 2},
+            {"command": "b", "async": true, "priority": -1, "enabled": false, "description": "bee"},
+            {"type": "prompt", "prompt": "is this ok?"}
+        ]}]}}"#;
+        let config = parse(Path::new("/p/hooks.json"), text).expect("valid");
+        let handlers = &config.groups[0].handlers;
+        assert_eq!(handlers.len(), 2);
+        assert_eq!((handlers[0].timeout_secs, handlers[0].priority), (2.0, 5));
+        assert!(handlers[1].is_async && !handlers[1].enabled && handlers[1].priority == -1);
+        assert_eq!(config.skipped.len(), 1);
+    }
+}

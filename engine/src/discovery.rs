@@ -1,0 +1,113 @@
+//! Finding plugins, in a documented, deterministic order:
+//!
+//! 1. the user level, `~/.amplifier/hooks/`, then the project level, `<project>/.amplifier/hooks/`
+//!    (the project is the nearest directory holding `.amplifier`, looking up from
+//!    `CLAUDE_PROJECT_DIR`, `AMPLIFIER_PROJECT_DIR` or the event's `cwd`, below the home directory);
+//! 2. in each level, `hooks.json` itself, then one plugin per subdirectory, in byte order of
+//!    the names: `<name>/hooks.json`, or a Claude Code plugin's `<name>/hooks/hooks.json`.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{self, ConfigError, PluginConfig};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    User,
+    Project,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::User => "user",
+            Level::Project => "project",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Plugin {
+    /// The subdirectory's name, or `hooks.json` for the level's own file.
+    pub name: String,
+    pub level: Level,
+    /// `CLAUDE_PLUGIN_ROOT`: the plugin's directory.
+    pub root: PathBuf,
+    /// `AMPLIFIER_HOOKS_DIR`: the level's hooks directory.
+    pub hooks_dir: PathBuf,
+    pub file: PathBuf,
+    pub config: Result<PluginConfig, ConfigError>,
+}
+
+/// The hooks files of one level, in order, without reading them.
+pub fn plugin_files(hooks_dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
+    let mut found = Vec::new();
+    let own = hooks_dir.join("hooks.json");
+    if own.is_file() {
+        found.push(("hooks.json".to_string(), hooks_dir.to_path_buf(), own));
+    }
+    let mut subdirs: Vec<PathBuf> = match std::fs::read_dir(hooks_dir) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect(),
+        Err(_) => return found,
+    };
+    subdirs.sort();
+    for dir in subdirs {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file = [dir.join("hooks.json"), dir.join("hooks/hooks.json")]
+            .into_iter()
+            .find(|f| f.is_file());
+        if let Some(file) = file {
+            found.push((name, dir, file));
+        }
+    }
+    found
+}
+
+pub fn load_level(hooks_dir: &Path, level: Level) -> Vec<Plugin> {
+    plugin_files(hooks_dir)
+        .into_iter()
+        .map(|(name, root, file)| {
+            let config = match std::fs::read_to_string(&file) {
+                Ok(text) => config::parse(&file, &text),
+                Err(e) => Err(ConfigError {
+                    file: file.clone(),
+                    field: "(file)".into(),
+                    problem: format!("cannot be read: {e}"),
+                    fix: "make it readable".into(),
+                }),
+            };
+            Plugin {
+                name,
+                level,
+                root,
+                hooks_dir: hooks_dir.to_path_buf(),
+                file,
+                config,
+            }
+        })
+        .collect()
+}
+
+/// The project directory holding `.amplifier`, looking up from `start` but not reaching `home`
+/// (whose `.amplifier` is the user level).
+pub fn project_with_hooks(start: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .take_while(|dir| Some(*dir) != home)
+        .find(|dir| dir.join(".amplifier/hooks").is_dir())
+        .map(Path::to_path_buf)
+}
+
+/// Same file system object (so a project that *is* the home directory is one level, not two).
+pub fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}

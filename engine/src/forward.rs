@@ -1,0 +1,589 @@
+//! Forwarding one event to the user's plugins and merging their answers.
+//!
+//! Which plugins: under Claude Code, the user level and the (trusted) project level. Under
+//! Amplifier, whose `hook-shell` bridge already runs the project's `.amplifier/hooks/`, only what
+//! the bridge does not (the user level): each plugin runs exactly once per event under either host.
+//!
+//! How: matching handlers are grouped by priority (lower first); one priority's handlers run in
+//! parallel, the priorities in sequence. A deny ends the event; an `updatedInput` becomes the
+//! `tool_input` the next priority receives. Identical commands run once. `async` handlers start
+//! detached and never delay the answer. amplihack's own registration is never run from here.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use amplihack_protocol::{Decision, EventName, HookEvent, Host, Reply};
+use serde_json::{Value, json};
+
+use crate::answer;
+use crate::audit;
+use crate::commands::runs_amplihack_hooks;
+use crate::discovery::{self, Level, Plugin};
+use crate::execute::{self, Finished, Spawn};
+use crate::matcher;
+use crate::trust;
+
+/// Set in every handler's environment; a hook that calls `amplihack-hooks` again is not forwarded
+/// a second time.
+pub const RECURSION_MARKER: &str = "AMPLIHACK_FORWARDED";
+
+/// Claude Code cuts any one context at 10,000 characters; so do we, across all sources.
+pub const CONTEXT_CAP: usize = 10_000;
+
+pub struct Request<'a> {
+    pub event: &'a HookEvent,
+    /// The event exactly as the host sent it.
+    pub raw: &'a [u8],
+    pub host: Host,
+    pub var: &'a dyn Fn(&str) -> Option<String>,
+    /// Time left for the whole forward.
+    pub budget: Duration,
+}
+
+/// One handler the forward ran (or started, or skipped).
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub plugin: String,
+    pub level: Level,
+    pub command: String,
+    pub priority: i64,
+    pub detached: bool,
+    pub finished: Option<Finished>,
+    pub reply: Reply,
+    pub warning: Option<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub reply: Reply,
+    pub runs: Vec<Run>,
+    /// Problems for one stderr line each (and the failure log): invalid plugins, failed hooks.
+    pub problems: Vec<String>,
+    /// Plugins discovered but not run (untrusted, disabled), as "level:name: why".
+    pub skipped: Vec<String>,
+}
+
+pub fn state_dir(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    var("XDG_STATE_HOME")
+        .map(|d| PathBuf::from(d).join("amplihack"))
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".local/state/amplihack")))
+}
+
+/// The hooks directories to consult, in order, for this host.
+pub fn levels(
+    request_cwd: Option<&str>,
+    host: Host,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Vec<(Level, PathBuf)> {
+    let home = var("HOME").map(PathBuf::from);
+    let mut levels = Vec::new();
+    if let Some(user) = home
+        .as_ref()
+        .map(|h| h.join(".amplifier/hooks"))
+        .filter(|d| d.is_dir())
+    {
+        levels.push((Level::User, user));
+    }
+    let start = var("CLAUDE_PROJECT_DIR")
+        .or_else(|| var("AMPLIFIER_PROJECT_DIR"))
+        .or_else(|| request_cwd.map(str::to_string));
+    let project = start.and_then(|s| discovery::project_with_hooks(Path::new(&s), home.as_deref()));
+    let project_dir = project.map(|p| p.join(".amplifier/hooks"));
+    if let Some(dir) =
+        project_dir.filter(|dir| !levels.iter().any(|(_, d)| discovery::same_dir(d, dir)))
+    {
+        levels.push((Level::Project, dir));
+    }
+    if host == Host::Amplifier {
+        // The bridge runs its own directory (the project's); do not run those plugins twice.
+        let bridge = var("AMPLIFIER_HOOKS_DIR").map(PathBuf::from);
+        levels.retain(|(level, dir)| match &bridge {
+            Some(bridge) => !discovery::same_dir(dir, bridge),
+            None => *level != Level::Project,
+        });
+    }
+    levels
+}
+
+/// The plugin directories disabled with `amplihack hooks disable` (`<state>/plugins.json`).
+pub fn disabled_plugins(state_dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(state_dir.join("plugins.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v.get("disabled").and_then(Value::as_array).cloned())
+        .map(|list| {
+            list.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+struct Candidate<'p> {
+    plugin: &'p Plugin,
+    command: String,
+    timeout: Duration,
+    priority: i64,
+    detached: bool,
+}
+
+fn substitute(command: &str, plugin: &Plugin) -> String {
+    command
+        .replace("${CLAUDE_PLUGIN_ROOT}", &plugin.root.to_string_lossy())
+        .replace(
+            "${AMPLIFIER_HOOKS_DIR}",
+            &plugin.hooks_dir.to_string_lossy(),
+        )
+}
+
+fn session_key(session: Option<&str>) -> String {
+    let id = session.unwrap_or("unknown");
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `export K=V` and `K=V` lines, quotes stripped, no evaluation (as the bridge reads them).
+pub fn parse_env_file(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let line = line.strip_prefix("export ").unwrap_or(line).trim_start();
+            let (key, value) = line.split_once('=')?;
+            let valid = !key.is_empty()
+                && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !key.starts_with(|c: char| c.is_ascii_digit());
+            let value = value.trim();
+            let value = value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(value);
+            valid.then(|| (key.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+pub fn forward(request: &Request<'_>) -> Outcome {
+    let var = request.var;
+    let mut outcome = Outcome::default();
+    if var(RECURSION_MARKER).is_some() {
+        return outcome;
+    }
+    let event = request.event;
+    let levels = levels(event.cwd.as_deref(), request.host, var);
+    if levels.is_empty() {
+        return outcome;
+    }
+    let Some(state) = state_dir(var) else {
+        return outcome;
+    };
+    let disabled = disabled_plugins(&state);
+    let mut plugins: Vec<Plugin> = Vec::new();
+    let mut project_root: Option<PathBuf> = None;
+    for (level, dir) in &levels {
+        let found = discovery::load_level(dir, *level);
+        if *level == Level::Project {
+            let project = dir
+                .parent()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            let files: Vec<PathBuf> = found.iter().map(|p| p.file.clone()).collect();
+            if !found.is_empty() && !trust::is_trusted(&state, &project, &files) {
+                notify_untrusted(
+                    &state,
+                    event.session_id.as_deref(),
+                    &project,
+                    found.len(),
+                    &mut outcome,
+                );
+                outcome.skipped.extend(
+                    found
+                        .iter()
+                        .map(|p| format!("project:{}: not trusted", p.name)),
+                );
+                continue;
+            }
+            project_root = Some(project);
+        }
+        plugins.extend(found);
+    }
+
+    let target = event.matcher_target();
+    let mut candidates: Vec<Candidate<'_>> = Vec::new();
+    for plugin in &plugins {
+        let config = match &plugin.config {
+            Ok(config) => config,
+            Err(error) => {
+                outcome
+                    .problems
+                    .push(format!("skipped invalid hook plugin: {error}"));
+                continue;
+            }
+        };
+        if !config.enabled || disabled.iter().any(|d| Path::new(d) == plugin.root) {
+            outcome.skipped.push(format!(
+                "{}:{}: disabled",
+                plugin.level.as_str(),
+                plugin.name
+            ));
+            continue;
+        }
+        for group in config
+            .groups
+            .iter()
+            .filter(|g| g.event == event.name.as_str())
+        {
+            if !matcher::matches(group.matcher.as_deref(), target.as_deref()) {
+                continue;
+            }
+            for handler in group
+                .handlers
+                .iter()
+                .filter(|h| h.enabled && !runs_amplihack_hooks(&h.command))
+            {
+                let command = substitute(&handler.command, plugin);
+                if candidates.iter().any(|c| c.command == command) {
+                    continue; // identical commands run once
+                }
+                candidates.push(Candidate {
+                    plugin,
+                    command,
+                    timeout: Duration::from_secs_f64(handler.timeout_secs),
+                    priority: handler.priority,
+                    detached: handler.is_async,
+                });
+            }
+        }
+    }
+    if candidates.is_empty() {
+        return outcome;
+    }
+
+    // The environment every handler gets.
+    let project_dir = var("CLAUDE_PROJECT_DIR")
+        .or_else(|| var("AMPLIFIER_PROJECT_DIR"))
+        .map(PathBuf::from)
+        .or(project_root)
+        .or_else(|| event.cwd.as_ref().map(PathBuf::from));
+    let cwd = execute::working_dir(project_dir.as_deref());
+    let session = event
+        .session_id
+        .clone()
+        .or_else(|| var("AMPLIFIER_SESSION_ID"));
+    let env_file = state
+        .join("sessions")
+        .join(format!("{}.env", session_key(session.as_deref())));
+    let mut base_env: Vec<(String, String)> = vec![(RECURSION_MARKER.into(), "1".into())];
+    base_env.push((
+        "CLAUDE_PROJECT_DIR".into(),
+        cwd.to_string_lossy().into_owned(),
+    ));
+    base_env.push((
+        "AMPLIFIER_PROJECT_DIR".into(),
+        cwd.to_string_lossy().into_owned(),
+    ));
+    if let Some(session) = &session {
+        base_env.push(("AMPLIFIER_SESSION_ID".into(), session.clone()));
+    }
+    if let Ok(text) = std::fs::read_to_string(&env_file) {
+        base_env.extend(parse_env_file(&text));
+    }
+    let is_session_start = event.name == EventName::SessionStart;
+    if is_session_start {
+        let _ = std::fs::create_dir_all(env_file.parent().unwrap_or(&state));
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&env_file);
+        for key in ["CLAUDE_ENV_FILE", "AMPLIFIER_ENV_FILE"] {
+            base_env.push((key.into(), env_file.to_string_lossy().into_owned()));
+        }
+    }
+    let env_before = std::fs::read_to_string(&env_file).unwrap_or_default();
+
+    let deadline = Instant::now() + request.budget;
+    let mut stdin: Vec<u8> = request.raw.to_vec();
+    let mut priorities: Vec<i64> = candidates.iter().map(|c| c.priority).collect();
+    priorities.sort_unstable();
+    priorities.dedup();
+
+    // Detached handlers start first: they never wait for anything.
+    for candidate in candidates.iter().filter(|c| c.detached) {
+        let env = handler_env(&base_env, candidate.plugin);
+        let spawn = Spawn {
+            command: &candidate.command,
+            cwd: &cwd,
+            env: &env,
+            stdin: &stdin,
+            timeout: candidate.timeout,
+        };
+        let warning = execute::start_detached(&spawn).err().map(|e| {
+            format!(
+                "async hook from {} could not start: {e}",
+                candidate.plugin.name
+            )
+        });
+        outcome.runs.push(Run {
+            plugin: candidate.plugin.name.clone(),
+            level: candidate.plugin.level,
+            command: candidate.command.clone(),
+            priority: candidate.priority,
+            detached: true,
+            finished: None,
+            reply: Reply::default(),
+            warning,
+        });
+    }
+
+    for priority in priorities {
+        let batch: Vec<&Candidate<'_>> = candidates
+            .iter()
+            .filter(|c| c.priority == priority && !c.detached)
+            .collect();
+        if batch.is_empty() {
+            continue;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let results: Vec<(usize, Finished)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = batch
+                .iter()
+                .enumerate()
+                .map(|(i, candidate)| {
+                    let env = handler_env(&base_env, candidate.plugin);
+                    let stdin = &stdin;
+                    let cwd = &cwd;
+                    scope.spawn(move || {
+                        let timeout = candidate.timeout.min(left);
+                        (
+                            i,
+                            execute::run(&Spawn {
+                                command: &candidate.command,
+                                cwd,
+                                env: &env,
+                                stdin,
+                                timeout,
+                            }),
+                        )
+                    })
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        });
+        let mut merged_here = Reply::default();
+        for (i, finished) in results {
+            let candidate = batch[i];
+            let (mut reply, warning) =
+                answer::interpret(&event.name, &candidate.plugin.name, &finished);
+            let source = format!(
+                "{}:{}",
+                candidate.plugin.level.as_str(),
+                candidate.plugin.name
+            );
+            reply.context = reply
+                .context
+                .into_iter()
+                .map(|c| format!("[hook {source}] {c}"))
+                .collect();
+            if let Some(warning) = &warning {
+                outcome.problems.push(warning.clone());
+            }
+            if finished.truncated {
+                outcome.problems.push(format!(
+                    "output of hook from {} was over {} bytes; the rest was dropped",
+                    candidate.plugin.name,
+                    execute::OUTPUT_CAP
+                ));
+            }
+            merged_here.merge(reply.clone());
+            outcome.runs.push(Run {
+                plugin: candidate.plugin.name.clone(),
+                level: candidate.plugin.level,
+                command: candidate.command.clone(),
+                priority,
+                detached: false,
+                finished: Some(finished),
+                reply,
+                warning,
+            });
+        }
+        let denied = merged_here.decision == Some(Decision::Deny);
+        if let Some(input) = &merged_here.updated_input {
+            stdin = with_tool_input(&event.raw, input);
+        }
+        outcome.reply.merge(merged_here);
+        if denied {
+            break; // a deny ends the event: later priorities do not run
+        }
+    }
+
+    if is_session_start {
+        forward_exports(&env_file, &env_before, var);
+    }
+    audit_runs(
+        &state,
+        event,
+        session.as_deref(),
+        &outcome.runs,
+        &mut outcome.problems,
+    );
+    outcome
+}
+
+fn handler_env(base: &[(String, String)], plugin: &Plugin) -> Vec<(String, String)> {
+    let mut env = base.to_vec();
+    env.push((
+        "CLAUDE_PLUGIN_ROOT".into(),
+        plugin.root.to_string_lossy().into_owned(),
+    ));
+    env.push((
+        "AMPLIFIER_HOOKS_DIR".into(),
+        plugin.hooks_dir.to_string_lossy().into_owned(),
+    ));
+    env
+}
+
+/// The host's event with `tool_input` replaced (keys and their order otherwise kept).
+fn with_tool_input(raw: &serde_json::Map<String, Value>, input: &Value) -> Vec<u8> {
+    let mut map = raw.clone();
+    let key = if map.contains_key("toolInput") && !map.contains_key("tool_input") {
+        "toolInput"
+    } else {
+        "tool_input"
+    };
+    map.insert(key.into(), input.clone());
+    serde_json::to_vec(&Value::Object(map)).unwrap_or_default()
+}
+
+/// What SessionStart plugins exported also reaches the host's own env file (Claude Code sources it
+/// before each Bash command), as it would had the plugin been registered with Claude Code.
+fn forward_exports(env_file: &Path, before: &str, var: &dyn Fn(&str) -> Option<String>) {
+    let after = std::fs::read_to_string(env_file).unwrap_or_default();
+    let added = after.strip_prefix(before).unwrap_or(&after);
+    let Some(host_file) = var("CLAUDE_ENV_FILE").map(PathBuf::from) else {
+        return;
+    };
+    if added.trim().is_empty() || host_file == env_file {
+        return;
+    }
+    let mut text = added.to_string();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&host_file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+}
+
+fn notify_untrusted(
+    state: &Path,
+    session: Option<&str>,
+    project: &Path,
+    count: usize,
+    outcome: &mut Outcome,
+) {
+    let marker = state.join("notified").join(session_key(session));
+    let project_line = project.to_string_lossy().into_owned();
+    let told = std::fs::read_to_string(&marker).unwrap_or_default();
+    if told.lines().any(|l| l == project_line) {
+        return;
+    }
+    let _ = std::fs::create_dir_all(marker.parent().unwrap_or(state));
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&marker)
+        .and_then(|mut f| {
+            std::io::Write::write_all(&mut f, format!("{project_line}\n").as_bytes())
+        });
+    let message = format!(
+        "amplihack: {count} hook plugin(s) in {}/.amplifier/hooks are not trusted and were skipped. Review them, then run `amplihack hooks trust` in {}.",
+        project.display(),
+        project.display()
+    );
+    outcome.problems.push(message.clone());
+    outcome.reply.system_message = Some(message);
+}
+
+fn audit_runs(
+    state: &Path,
+    event: &HookEvent,
+    session: Option<&str>,
+    runs: &[Run],
+    problems: &mut Vec<String>,
+) {
+    for run in runs {
+        let finished = run.finished.as_ref();
+        let record = json!({
+            "time": amplihack_protocol_time(),
+            "session": session,
+            "event": event.name.as_str(),
+            "plugin": format!("{}:{}", run.level.as_str(), run.plugin),
+            "command": run.command,
+            "priority": run.priority,
+            "exit": finished.and_then(|f| f.exit),
+            "duration_ms": finished.map(|f| f.duration.as_secs_f64() * 1000.0),
+            "decision": run.reply.decision.map(|d| d.as_str()),
+            "timed_out": finished.is_some_and(|f| f.timed_out),
+            "output_cut": finished.is_some_and(|f| f.truncated),
+            "async": run.detached,
+        });
+        if let Err(e) = audit::append(state, &record) {
+            problems.push(format!("audit log unavailable: {e}"));
+            return;
+        }
+    }
+}
+
+fn amplihack_protocol_time() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("{}.{:03}", now.as_secs(), now.subsec_millis())
+}
+
+/// Caps the total context at [`CONTEXT_CAP`] characters: past it, the whole text goes to a file
+/// under `<state>/context/` and the reply carries its start and the file's path instead.
+pub fn cap_context(reply: &mut Reply, state: Option<&Path>, session: Option<&str>) {
+    let total: usize = reply
+        .context
+        .iter()
+        .map(|c| c.chars().count())
+        .sum::<usize>()
+        + reply.context.len().saturating_sub(1) * 2;
+    if total <= CONTEXT_CAP {
+        return;
+    }
+    let full = reply.context.join("\n\n");
+    let saved = state.and_then(|state| {
+        let dir = state.join("context");
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        let path = dir.join(format!("{}-{stamp}.md", session_key(session)));
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(&path, &full))
+            .ok()
+            .map(|()| path)
+    });
+    let note = match &saved {
+        Some(path) => format!(
+            "\n\n[context cut at {CONTEXT_CAP} characters; all {total} are in {}]",
+            path.display()
+        ),
+        None => format!("\n\n[context cut at {CONTEXT_CAP} characters of {total}]"),
+    };
+    let keep = CONTEXT_CAP.saturating_sub(note.chars().count());
+    let head: String = full.chars().take(keep).collect();
+    reply.context = vec![format!("{head}{note}")];
+}

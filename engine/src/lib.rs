@@ -1,0 +1,20 @@
+//! The hook engine: runs the user's Claude-Code-compatible hooks from `.amplifier/hooks/` after
+//! amplihack's built-ins, with the semantics a Claude Code plugin author expects, and merges
+//! every answer into one [`amplihack_protocol::Reply`].
+//!
+//! * [`discovery`]: which plugins, in which order; [`config`]: their schema;
+//! * [`matcher`]: Claude Code's matcher rules;
+//! * [`execute`]: one handler as a process group with a timeout and output caps;
+//! * [`answer`]: one handler's output read as Claude Code reads it;
+//! * [`forward`]: priorities, parallelism, merging, trust, the session env file;
+//! * [`trust`], [`audit`], [`commands`].
+
+pub mod answer;
+pub mod audit;
+pub mod commands;
+pub mod config;
+pub mod discovery;
+pub mod execute;
+pub mod forward;
+pub mod matcher;
+pub mod trust;
