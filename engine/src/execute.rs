@@ -154,10 +154,14 @@ pub fn start_detached(spawn: &Spawn<'_>) -> Result<u32, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Where `/bin/sh` would run a handler of `project`.
-pub fn working_dir(project: Option<&Path>) -> PathBuf {
-    project
-        .map(Path::to_path_buf)
+/// Where handlers run: the first candidate that exists (an event's `cwd` may name a directory
+/// that is gone), else our own working directory.
+pub fn working_dir(candidates: &[Option<PathBuf>]) -> PathBuf {
+    candidates
+        .iter()
+        .flatten()
+        .find(|dir| dir.is_dir())
+        .cloned()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"))
 }

@@ -268,12 +268,12 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     }
 
     // The environment every handler gets.
-    let project_dir = var("CLAUDE_PROJECT_DIR")
-        .or_else(|| var("AMPLIFIER_PROJECT_DIR"))
-        .map(PathBuf::from)
-        .or(project_root)
-        .or_else(|| event.cwd.as_ref().map(PathBuf::from));
-    let cwd = execute::working_dir(project_dir.as_deref());
+    let cwd = execute::working_dir(&[
+        var("CLAUDE_PROJECT_DIR").map(PathBuf::from),
+        var("AMPLIFIER_PROJECT_DIR").map(PathBuf::from),
+        project_root,
+        event.cwd.as_ref().map(PathBuf::from),
+    ]);
     let session = event
         .session_id
         .clone()

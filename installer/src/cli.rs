@@ -70,6 +70,106 @@ enum Commands {
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
     },
+    /// Manage your own hook plugins in .amplifier/hooks/
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+}
+
+#[derive(Subcommand)]
+enum HooksCommand {
+    /// List the plugins of the user and project levels, with their state
+    List,
+    /// Validate plugins (all discovered ones, or the files given)
+    Validate { files: Vec<PathBuf> },
+    /// Run the engine on a sample event and show each handler's result and the merged replies
+    Test {
+        /// The event, e.g. PreToolUse
+        event: String,
+        /// Tool name for tool events (default Bash)
+        #[arg(long)]
+        tool: Option<String>,
+        /// Tool input as JSON (default {"command":"true"})
+        #[arg(long)]
+        input: Option<String>,
+        /// A whole event payload from a file instead
+        #[arg(long, conflicts_with_all = ["tool", "input"])]
+        payload: Option<PathBuf>,
+    },
+    /// Enable a plugin disabled with `disable`
+    Enable { name: String },
+    /// Stop running a plugin (its files are left alone)
+    Disable { name: String },
+    /// Trust this project's hook plugins (records a hash of every hooks file)
+    Trust,
+    /// Withdraw trust from this project's hook plugins
+    Untrust,
+    /// Install a plugin from a directory or a git URL
+    Install {
+        source: String,
+        #[arg(long)]
+        name: Option<String>,
+        /// Into the project's .amplifier/hooks/ instead of ~/.amplifier/hooks/
+        #[arg(long)]
+        project: bool,
+        /// Replace an existing plugin of that name
+        #[arg(long)]
+        force: bool,
+    },
+    /// Move your hooks from a Claude Code settings file (or copy a Claude Code plugin) into .amplifier/hooks/
+    ImportClaude {
+        /// Settings file or plugin directory (default ~/.claude/settings.json)
+        #[arg(long)]
+        from: Option<PathBuf>,
+        #[arg(long)]
+        project: bool,
+    },
+}
+
+fn run_hooks_command(
+    command: HooksCommand,
+    project: &std::path::Path,
+) -> Result<Outcome, CommandError> {
+    use crate::user_hooks::{self, InstallArgs, TestArgs};
+    let ctx = user_hooks::Context::new(project)?;
+    match command {
+        HooksCommand::List => user_hooks::list(&ctx),
+        HooksCommand::Validate { files } => user_hooks::validate(&ctx, &files),
+        HooksCommand::Test {
+            event,
+            tool,
+            input,
+            payload,
+        } => user_hooks::test(
+            &ctx,
+            &TestArgs {
+                event,
+                tool,
+                input,
+                payload,
+            },
+        ),
+        HooksCommand::Enable { name } => user_hooks::set_enabled(&ctx, &name, true),
+        HooksCommand::Disable { name } => user_hooks::set_enabled(&ctx, &name, false),
+        HooksCommand::Trust => user_hooks::trust(&ctx, true),
+        HooksCommand::Untrust => user_hooks::trust(&ctx, false),
+        HooksCommand::Install {
+            source,
+            name,
+            project,
+            force,
+        } => user_hooks::install(
+            &ctx,
+            &InstallArgs {
+                source,
+                name,
+                project,
+                force,
+            },
+        ),
+        HooksCommand::ImportClaude { from, project } => {
+            user_hooks::import_claude(&ctx, from.as_deref(), project)
+        }
+    }
 }
 
 /// Runs the command line; returns the exit code.
@@ -113,6 +213,7 @@ pub fn main() -> i32 {
             project,
         }),
         Commands::Status { bin_dir } => commands::status(&project, bin_dir.as_deref()),
+        Commands::Hooks(command) => run_hooks_command(command, &project),
     };
     match result {
         Ok(outcome) => {

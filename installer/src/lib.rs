@@ -7,6 +7,7 @@
 //! * [`scopes`]: where each scope's files are, for each host;
 //! * [`deploy`]: copying the binaries into the bin directory;
 //! * [`commands`]: `install`, `uninstall`, `doctor`, `status`;
+//! * [`user_hooks`]: `amplihack hooks …`, the user's own hook plugins;
 //! * [`cli`]: the command line.
 
 pub mod cli;
@@ -16,3 +17,4 @@ pub mod json_text;
 pub mod registration;
 pub mod safe_file;
 pub mod scopes;
+pub mod user_hooks;

@@ -283,3 +283,84 @@ pub fn stdout(output: &Output) -> String {
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+impl TestEnv {
+    pub fn user_hooks_dir(&self) -> PathBuf {
+        self.home.join(".amplifier/hooks")
+    }
+
+    pub fn project_hooks_dir(&self) -> PathBuf {
+        self.project.join(".amplifier/hooks")
+    }
+
+    /// Writes `<hooks_dir>/<name>/hooks.json`.
+    pub fn plugin(&self, hooks_dir: &Path, name: &str, config: &Value) -> PathBuf {
+        let file = hooks_dir.join(name).join("hooks.json");
+        self.write(&file, &serde_json::to_string_pretty(config).expect("json"));
+        file
+    }
+
+    /// Writes an executable script.
+    pub fn script(&self, path: &Path, body: &str) -> PathBuf {
+        self.write(path, &format!("#!/bin/sh\n{body}\n"));
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path.to_path_buf()
+    }
+
+    /// Runs `amplihack-hooks <args>` on `payload` with the test's environment plus `extra`.
+    pub fn run_hooks(
+        &self,
+        args: &[&str],
+        payload: &Value,
+        extra: &[(&str, &str)],
+    ) -> (Output, Duration) {
+        let mut command = self.hooks(args);
+        command.env("CLAUDE_PROJECT_DIR", &self.project);
+        for (k, v) in extra {
+            command.env(k, v);
+        }
+        run_with_timeout(
+            command,
+            payload.to_string().as_bytes(),
+            Duration::from_secs(60),
+        )
+    }
+
+    /// Lines of a marker file the test's hooks append to (empty when it does not exist).
+    pub fn marks(&self, name: &str) -> Vec<String> {
+        std::fs::read_to_string(self.root().join("marks").join(name))
+            .map(|t| t.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// A command that appends `text` to marker `name`.
+    pub fn mark(&self, name: &str, text: &str) -> String {
+        let dir = self.root().join("marks");
+        std::fs::create_dir_all(&dir).expect("marks");
+        format!("echo {text} >> '{}'", dir.join(name).display())
+    }
+
+    pub fn audit_log(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.home.join(".local/state/amplihack/audit.jsonl"))
+            .map(|t| {
+                t.lines()
+                    .map(|l| serde_json::from_str(l).expect("audit line"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// A plugin config with one group.
+pub fn one_group(event: &str, matcher: Option<&str>, handlers: Vec<Value>) -> Value {
+    let mut group = serde_json::json!({"hooks": handlers});
+    if let Some(m) = matcher {
+        group["matcher"] = serde_json::json!(m);
+    }
+    serde_json::json!({"hooks": {event: [group]}})
+}
+
+pub fn command(cmd: &str) -> Value {
+    serde_json::json!({"type": "command", "command": cmd})
+}

@@ -1,0 +1,671 @@
+//! Forwarding to the user's plugins in `.amplifier/hooks/`, through the real binary.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{TestEnv, command, one_group, stderr};
+
+fn bash_event(env: &TestEnv, cmd: &str) -> Value {
+    json!({"hook_event_name": "PreToolUse", "session_id": "sess-1", "cwd": env.project, "tool_name": "Bash", "tool_input": {"command": cmd}, "tool_use_id": "t1"})
+}
+
+fn reply_of(output: &std::process::Output) -> Value {
+    if output.stdout.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&output.stdout).expect("stdout is JSON")
+    }
+}
+
+#[test]
+fn matchers_select_by_each_events_own_field() {
+    let env = TestEnv::new();
+    let dir = env.user_hooks_dir();
+    for (name, event, matcher) in [
+        ("all", "PreToolUse", None),
+        ("star", "PreToolUse", Some("*")),
+        ("bash", "PreToolUse", Some("Bash")),
+        ("alternatives", "PreToolUse", Some("Edit|Bash")),
+        ("regex", "PreToolUse", Some("^Ba.*")),
+        ("write-only", "PreToolUse", Some("Write")),
+        ("lowercase", "PreToolUse", Some("bash")),
+        ("bad-regex", "PreToolUse", Some("(Bash")),
+        ("other-event", "PostToolUse", None),
+    ] {
+        env.plugin(
+            &dir,
+            name,
+            &one_group(event, matcher, vec![command(&env.mark("ran", name))]),
+        );
+    }
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut ran = env.marks("ran");
+    ran.sort();
+    assert_eq!(ran, ["all", "alternatives", "bash", "regex", "star"]);
+
+    // Amplifier's tool names are matched as Claude Code's: `bash` is `Bash`.
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "bash",
+        &one_group(
+            "PreToolUse",
+            Some("Bash"),
+            vec![command(&env.mark("ran", "bash"))],
+        ),
+    );
+    let payload = json!({"tool_name": "bash", "tool_input": {"command": "ls"}});
+    env.run_hooks(&["pre-tool-use", "--host", "amplifier"], &payload, &[]);
+    assert_eq!(env.marks("ran"), ["bash"]);
+
+    // SessionStart matches on its source.
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "resume-only",
+        &one_group(
+            "SessionStart",
+            Some("resume"),
+            vec![command(&env.mark("ran", "resume"))],
+        ),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "startup-only",
+        &one_group(
+            "SessionStart",
+            Some("startup"),
+            vec![command(&env.mark("ran", "startup"))],
+        ),
+    );
+    env.run_hooks(
+        &["session-start"],
+        &json!({"hook_event_name": "SessionStart", "session_id": "s", "source": "startup"}),
+        &[],
+    );
+    assert_eq!(env.marks("ran"), ["startup"]);
+}
+
+#[test]
+fn answers_merge_deny_over_ask_over_allow_with_contexts_named() {
+    let env = TestEnv::new();
+    let dir = env.user_hooks_dir();
+    let emit = |value: Value| format!("echo '{value}'");
+    env.plugin(&dir, "a-allow", &one_group("PreToolUse", None, vec![command(&emit(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "additionalContext": "ctx from a"}})))]));
+    env.plugin(&dir, "b-ask", &one_group("PreToolUse", None, vec![command(&emit(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "check"}})))]));
+    env.plugin(
+        &dir,
+        "c-context",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command(&emit(json!({"contextInjection": "ctx from c"})))],
+        ),
+    );
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    let reply = reply_of(&output);
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "ask",
+        "{reply}"
+    );
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecisionReason"],
+        "check"
+    );
+    let context = reply["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context");
+    assert!(
+        context.contains("[hook user:a-allow] ctx from a")
+            && context.contains("[hook user:c-context] ctx from c"),
+        "{context}"
+    );
+    assert!(
+        context.find("ctx from a") < context.find("ctx from c"),
+        "in order"
+    );
+
+    env.plugin(
+        &dir,
+        "d-deny",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command("echo 'not today' >&2; exit 2")],
+        ),
+    );
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    let reply = reply_of(&output);
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecisionReason"],
+        "not today"
+    );
+
+    // Under Amplifier the same merge is rendered in the bridge's forms.
+    let (output, _) = env.run_hooks(
+        &["pre-tool-use", "--host", "amplifier"],
+        &json!({"tool_name": "bash", "tool_input": {"command": "ls"}}),
+        &[],
+    );
+    assert_eq!(reply_of(&output)["decision"], "block");
+
+    // continue:false wins on any event.
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "halt",
+        &one_group(
+            "Stop",
+            None,
+            vec![command(&format!(
+                "echo '{}'",
+                json!({"continue": false, "stopReason": "enough"})
+            ))],
+        ),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "block",
+        &one_group(
+            "Stop",
+            None,
+            vec![command(&format!(
+                "echo '{}'",
+                json!({"decision": "block", "reason": "go on"})
+            ))],
+        ),
+    );
+    let (output, _) = env.run_hooks(
+        &["stop"],
+        &json!({"hook_event_name": "Stop", "session_id": "s", "stop_hook_active": false}),
+        &[],
+    );
+    let reply = reply_of(&output);
+    assert_eq!(
+        (
+            reply["continue"].clone(),
+            reply["stopReason"].clone(),
+            reply["decision"].clone()
+        ),
+        (json!(false), json!("enough"), json!("block")),
+        "{reply}"
+    );
+
+    // Plain text on exit 0 is context for UserPromptSubmit, ignored for PreToolUse.
+    let env = TestEnv::new();
+    env.plugin(&env.user_hooks_dir(), "text", &json!({"hooks": {"UserPromptSubmit": [{"hooks": [command("echo remember the milk")]}], "PreToolUse": [{"hooks": [command("echo ignored text")]}]}}));
+    let (output, _) = env.run_hooks(
+        &["user-prompt-submit"],
+        &json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "hi"}),
+        &[],
+    );
+    assert!(
+        reply_of(&output)["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .is_some_and(|c| c.contains("remember the milk"))
+    );
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert!(output.stdout.is_empty());
+
+    // Other exit codes are non-blocking warnings: reported, nothing decided.
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "broken",
+        &one_group("PreToolUse", None, vec![command("echo kaput >&2; exit 3")]),
+    );
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty());
+    assert!(
+        stderr(&output).contains("hook from broken failed with exit 3: kaput"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn priorities_run_in_sequence_pass_updated_input_on_and_a_deny_stops_the_rest() {
+    let env = TestEnv::new();
+    let dir = env.user_hooks_dir();
+    let seen = env.root().join("seen-by-second.json");
+    let update = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"command": "ls -la"}}});
+    env.plugin(&dir, "first", &json!({"priority": 0, "hooks": {"PreToolUse": [{"hooks": [command(&format!("echo '{update}'"))]}]}}));
+    env.plugin(&dir, "second", &json!({"priority": 10, "hooks": {"PreToolUse": [{"hooks": [command(&format!("cat > '{}'", seen.display()))]}]}}));
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    let received: Value = serde_json::from_str(&env.read(&seen)).expect("second got JSON");
+    assert_eq!(
+        received["tool_input"],
+        json!({"command": "ls -la"}),
+        "the next priority sees the update"
+    );
+    assert_eq!(
+        received["tool_use_id"], "t1",
+        "the rest of the event is unchanged"
+    );
+    assert_eq!(
+        reply_of(&output)["hookSpecificOutput"]["updatedInput"],
+        json!({"command": "ls -la"})
+    );
+
+    let env = TestEnv::new();
+    env.plugin(&env.user_hooks_dir(), "denier", &json!({"priority": -5, "hooks": {"PreToolUse": [{"hooks": [command("echo no >&2; exit 2")]}]}}));
+    env.plugin(&env.user_hooks_dir(), "later", &json!({"priority": 5, "hooks": {"PreToolUse": [{"hooks": [command(&env.mark("ran", "later"))]}]}}));
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(
+        reply_of(&output)["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    assert!(env.marks("ran").is_empty(), "a deny stops later priorities");
+
+    // Unchanged, the host's bytes are passed on exactly.
+    let env = TestEnv::new();
+    let got = env.root().join("got.json");
+    env.plugin(
+        &env.user_hooks_dir(),
+        "copy",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command(&format!("cat > '{}'", got.display()))],
+        ),
+    );
+    let payload = support::fixture("claude-code-2.1.328/PreToolUse-Bash.json");
+    let (output, _) = support::run_with_timeout(
+        env.hooks(&["pre-tool-use"]),
+        &payload,
+        Duration::from_secs(20),
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read(&got).expect("copied"),
+        payload,
+        "byte for byte"
+    );
+}
+
+#[test]
+fn one_prioritys_handlers_run_in_parallel_and_identical_commands_once() {
+    let env = TestEnv::new();
+    for i in 0..8 {
+        env.plugin(
+            &env.user_hooks_dir(),
+            &format!("sleeper-{i}"),
+            &one_group(
+                "PreToolUse",
+                None,
+                vec![command(&format!(
+                    "sleep 0.2; {}",
+                    env.mark("ran", &i.to_string())
+                ))],
+            ),
+        );
+    }
+    let same = env.mark("dup", "once");
+    env.plugin(
+        &env.user_hooks_dir(),
+        "dup-a",
+        &one_group("PreToolUse", None, vec![command(&same)]),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "dup-b",
+        &one_group("PreToolUse", Some("Bash"), vec![command(&same)]),
+    );
+    let (output, elapsed) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(env.marks("ran").len(), 8);
+    assert!(
+        elapsed < Duration::from_millis(600),
+        "8 × 200 ms took {elapsed:?}: not parallel"
+    );
+    assert_eq!(env.marks("dup"), ["once"]);
+}
+
+#[test]
+fn a_hook_that_hangs_and_forks_is_killed_with_its_children_at_its_timeout() {
+    let env = TestEnv::new();
+    let pids = env.root().join("pids");
+    let body = format!(
+        "sleep 300 & echo $! >> '{0}'; (sleep 300 & echo $! >> '{0}'; wait) & sleep 300",
+        pids.display()
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "hang",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![json!({"type": "command", "command": body, "timeout": 1})],
+        ),
+    );
+    let (output, elapsed) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
+    assert!(
+        stderr(&output).contains("timed out after"),
+        "{}",
+        stderr(&output)
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    for pid in env.read(&pids).lines() {
+        let alive = std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ");
+        assert!(!alive, "child {pid} survived the timeout");
+    }
+    assert_eq!(
+        env.audit_log().last().map(|r| r["timed_out"].clone()),
+        Some(json!(true))
+    );
+}
+
+#[test]
+fn floods_and_hooks_that_ignore_stdin_do_not_block() {
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "flood",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command("head -c 30000000 /dev/zero; echo done")],
+        ),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "deaf",
+        &one_group("PreToolUse", None, vec![command("exit 0")]),
+    );
+    // A payload far bigger than a pipe buffer, which the hooks never read.
+    let mut event = bash_event(&env, "ls");
+    event["padding"] = json!("x".repeat(2_000_000));
+    let (output, elapsed) = env.run_hooks(&["pre-tool-use"], &event, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+    assert!(
+        stderr(&output)
+            .contains("output of hook from flood was over 1048576 bytes; the rest was dropped"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(env.audit_log().iter().any(|r| r["output_cut"] == true));
+}
+
+#[test]
+fn invalid_plugins_are_skipped_with_file_field_and_fix_and_the_others_run() {
+    let env = TestEnv::new();
+    let bad = env.plugin(&env.user_hooks_dir(), "bad", &json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "timeout": "soon"}]}]}}));
+    env.plugin(
+        &env.user_hooks_dir(),
+        "good",
+        &one_group("PreToolUse", None, vec![command(&env.mark("ran", "good"))]),
+    );
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(env.marks("ran"), ["good"]);
+    let err = stderr(&output);
+    assert!(
+        err.contains(&bad.display().to_string())
+            && err.contains("hooks.PreToolUse[0].hooks[0].timeout")
+            && err.contains("fix: use a number of seconds"),
+        "{err}"
+    );
+}
+
+#[test]
+fn amplihacks_own_registration_is_never_forwarded_and_recursion_is_cut() {
+    let env = TestEnv::new();
+    let hooks = support::hooks_bin().display().to_string();
+    // A plugin that registers amplihack itself (as `amplihack install` does for Amplifier).
+    env.plugin(
+        &env.user_hooks_dir(),
+        "amplihack",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command(&format!(
+                "\"{hooks}\" pre-tool-use --host amplifier"
+            ))],
+        ),
+    );
+    // A wrapper script that calls amplihack-hooks again, which would recurse without the marker.
+    let wrapper = env.script(
+        &env.root().join("wrap.sh"),
+        &format!(
+            "{}\nexec \"{hooks}\" pre-tool-use",
+            env.mark("ran", "wrapper")
+        ),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "wrapper",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command(&wrapper.display().to_string())],
+        ),
+    );
+    let (output, elapsed) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(env.marks("ran"), ["wrapper"], "ran exactly once");
+    assert!(elapsed < Duration::from_secs(5));
+    assert!(env.audit_log().iter().all(|r| {
+        !r["plugin"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with(":amplihack")
+    }));
+}
+
+#[test]
+fn handlers_get_the_environment_and_substitutions_plugins_expect() {
+    let env = TestEnv::new();
+    let plugin_dir = env.user_hooks_dir().join("envy");
+    env.script(&plugin_dir.join("scripts/show.sh"), "printf 'root=%s\\nhooks=%s\\nproject=%s\\namp_project=%s\\nsession=%s\\n' \"$CLAUDE_PLUGIN_ROOT\" \"$AMPLIFIER_HOOKS_DIR\" \"$CLAUDE_PROJECT_DIR\" \"$AMPLIFIER_PROJECT_DIR\" \"$AMPLIFIER_SESSION_ID\" > \"$OUT\"; pwd >> \"$OUT\"");
+    let out = env.root().join("env.txt");
+    env.plugin(
+        &env.user_hooks_dir(),
+        "envy",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command(&format!(
+                "OUT='{}' ${{CLAUDE_PLUGIN_ROOT}}/scripts/show.sh",
+                out.display()
+            ))],
+        ),
+    );
+    env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    let shown = env.read(&out);
+    let project = env.project.display().to_string();
+    for line in [
+        format!("root={}", plugin_dir.display()),
+        format!("hooks={}", env.user_hooks_dir().display()),
+        format!("project={project}"),
+        format!("amp_project={project}"),
+        "session=sess-1".to_string(),
+        project.clone(),
+    ] {
+        assert!(shown.lines().any(|l| l == line), "missing {line}:\n{shown}");
+    }
+}
+
+#[test]
+fn session_start_exports_reach_later_hooks_and_the_hosts_env_file() {
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "exporter",
+        &one_group(
+            "SessionStart",
+            None,
+            vec![command(
+                "echo 'export GREETING=\"hello there\"' >> \"$CLAUDE_ENV_FILE\"",
+            )],
+        ),
+    );
+    let out = env.root().join("greeting");
+    env.plugin(
+        &env.user_hooks_dir(),
+        "reader",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command(&format!(
+                "echo \"$GREETING\" > '{}'",
+                out.display()
+            ))],
+        ),
+    );
+    let host_env_file = env.root().join("claude-session.sh");
+    env.run_hooks(
+        &["session-start"],
+        &json!({"hook_event_name": "SessionStart", "session_id": "sess-1", "source": "startup"}),
+        &[("CLAUDE_ENV_FILE", &host_env_file.display().to_string())],
+    );
+    env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(env.read(&out).trim(), "hello there");
+    assert!(
+        env.read(&host_env_file)
+            .contains("export GREETING=\"hello there\""),
+        "the host's own env file gets the exports"
+    );
+}
+
+#[test]
+fn project_plugins_run_only_when_trusted_and_again_after_any_change() {
+    let env = TestEnv::new();
+    let file = env.plugin(
+        &env.project_hooks_dir(),
+        "repo-hook",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command(&env.mark("ran", "project"))],
+        ),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "mine",
+        &one_group("PreToolUse", None, vec![command(&env.mark("ran", "user"))]),
+    );
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(
+        env.marks("ran"),
+        ["user"],
+        "untrusted project plugins are skipped; user plugins are trusted"
+    );
+    let told = reply_of(&output)["systemMessage"]
+        .as_str()
+        .map(str::to_string)
+        .expect("the user is told");
+    assert!(told.contains("amplihack hooks trust"), "{told}");
+    let (again, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert!(again.stdout.is_empty(), "told once per session");
+
+    let trust = env.run_amplihack(&["hooks", "trust"]);
+    assert!(trust.status.success(), "{}", stderr(&trust));
+    env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(
+        env.marks("ran").iter().filter(|m| *m == "project").count(),
+        1,
+        "trusted now"
+    );
+
+    std::fs::write(&file, env.read(&file).replace("project", "changed")).expect("edit");
+    env.run_hooks(&["pre-tool-use"], &json!({"hook_event_name": "PreToolUse", "session_id": "sess-2", "tool_name": "Bash", "tool_input": {"command": "ls"}}), &[]);
+    assert!(
+        !env.marks("ran").contains(&"changed".to_string()),
+        "a changed file needs trust again"
+    );
+
+    assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+    assert!(env.run_amplihack(&["hooks", "untrust"]).status.success());
+    env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert!(
+        !env.marks("ran").contains(&"changed".to_string()),
+        "untrusted again"
+    );
+}
+
+#[test]
+fn async_handlers_never_delay_the_answer() {
+    let env = TestEnv::new();
+    let handler = json!({"type": "command", "command": format!("sleep 1; {}", env.mark("ran", "async")), "async": true});
+    env.plugin(
+        &env.user_hooks_dir(),
+        "slow",
+        &one_group("PostToolUse", None, vec![handler]),
+    );
+    let payload = json!({"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}});
+    let (output, elapsed) = env.run_hooks(&["post-tool-use"], &payload, &[]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(elapsed < Duration::from_millis(500), "{elapsed:?}");
+    assert!(env.marks("ran").is_empty());
+    let started = std::time::Instant::now();
+    while env.marks("ran").is_empty() && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(env.marks("ran"), ["async"], "it did run, detached");
+}
+
+#[test]
+fn context_is_capped_at_10000_characters_with_the_rest_in_a_file() {
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "chatty",
+        &one_group(
+            "UserPromptSubmit",
+            None,
+            vec![command("head -c 15000 /dev/zero | tr '\\0' 'y'")],
+        ),
+    );
+    let (output, _) = env.run_hooks(
+        &["user-prompt-submit"],
+        &json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "hi"}),
+        &[],
+    );
+    let context = reply_of(&output)["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .map(str::to_string)
+        .expect("context");
+    assert!(
+        context.chars().count() <= 10_000,
+        "{}",
+        context.chars().count()
+    );
+    let path = context
+        .rsplit(" are in ")
+        .next()
+        .and_then(|p| p.strip_suffix(']'))
+        .expect("path named");
+    assert!(
+        env.read(std::path::Path::new(path))
+            .contains(&"y".repeat(15_000))
+    );
+}
+
+#[test]
+fn every_run_is_audited() {
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "denier",
+        &one_group("PreToolUse", None, vec![command("echo no >&2; exit 2")]),
+    );
+    env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    let record = env.audit_log().pop().expect("one line");
+    assert_eq!(record["event"], "PreToolUse");
+    assert_eq!(record["plugin"], "user:denier");
+    assert_eq!(record["exit"], 2);
+    assert_eq!(record["decision"], "deny");
+    assert_eq!(record["session"], "sess-1");
+    assert!(record["duration_ms"].as_f64().is_some() && record["time"].is_string());
+}
