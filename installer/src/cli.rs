@@ -108,9 +108,9 @@ enum HooksCommand {
         source: String,
         #[arg(long)]
         name: Option<String>,
-        /// Into the project's .amplifier/hooks/ instead of ~/.amplifier/hooks/
-        #[arg(long)]
-        project: bool,
+        /// Which hooks directory: ~/.amplifier/hooks/ (user) or the project's
+        #[arg(long, value_enum, default_value = "user")]
+        level: HooksLevel,
         /// Replace an existing plugin of that name
         #[arg(long)]
         force: bool,
@@ -120,9 +120,15 @@ enum HooksCommand {
         /// Settings file or plugin directory (default ~/.claude/settings.json)
         #[arg(long)]
         from: Option<PathBuf>,
-        #[arg(long)]
-        project: bool,
+        #[arg(long, value_enum, default_value = "user")]
+        level: HooksLevel,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum HooksLevel {
+    User,
+    Project,
 }
 
 fn run_hooks_command(
@@ -152,22 +158,11 @@ fn run_hooks_command(
         HooksCommand::Disable { name } => user_hooks::set_enabled(&ctx, &name, false),
         HooksCommand::Trust => user_hooks::trust(&ctx, true),
         HooksCommand::Untrust => user_hooks::trust(&ctx, false),
-        HooksCommand::Install {
-            source,
-            name,
-            project,
-            force,
-        } => user_hooks::install(
-            &ctx,
-            &InstallArgs {
-                source,
-                name,
-                project,
-                force,
-            },
-        ),
-        HooksCommand::ImportClaude { from, project } => {
-            user_hooks::import_claude(&ctx, from.as_deref(), project)
+        HooksCommand::Install { source, name, level, force } => {
+            user_hooks::install(&ctx, &InstallArgs { source, name, project: level == HooksLevel::Project, force })
+        }
+        HooksCommand::ImportClaude { from, level } => {
+            user_hooks::import_claude(&ctx, from.as_deref(), level == HooksLevel::Project)
         }
     }
 }
