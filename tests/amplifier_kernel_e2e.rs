@@ -124,3 +124,44 @@ fn the_installed_registration_injects_context_and_denies_through_the_real_kernel
         std::fs::read_to_string(env.root().join("logs/hooks.log"))
     );
 }
+
+/// The whole Amplifier picture: the bridge runs the project's plugins (amplihack's registration
+/// among them), and amplihack forwards only the user-level ones. Each runs exactly once.
+#[test]
+fn under_amplifier_each_plugin_runs_exactly_once() {
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install", "--scope", "project", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    env.plugin(
+        &env.user_hooks_dir(),
+        "user-plugin",
+        &support::one_group(
+            "UserPromptSubmit",
+            None,
+            vec![support::command(&env.mark("ran", "user-plugin"))],
+        ),
+    );
+    env.plugin(
+        &env.project_hooks_dir(),
+        "project-plugin",
+        &support::one_group(
+            "UserPromptSubmit",
+            None,
+            vec![support::command(&env.mark("ran", "project-plugin"))],
+        ),
+    );
+    // Trusted or not, project plugins are the bridge's to run under Amplifier.
+    let mut command = env.command(&kernel_python());
+    command
+        .arg(repo_root().join("tests/amplifier/bridge_harness.py"))
+        .arg(&env.project);
+    let (output, _) = run_with_timeout(command, b"", Duration::from_secs(120));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let mut ran = env.marks("ran");
+    ran.sort();
+    assert_eq!(
+        ran,
+        ["project-plugin", "user-plugin"],
+        "each exactly once for the one prompt:submit"
+    );
+}

@@ -669,3 +669,56 @@ fn every_run_is_audited() {
     assert_eq!(record["session"], "sess-1");
     assert!(record["duration_ms"].as_f64().is_some() && record["time"].is_string());
 }
+
+/// Under Claude Code the forwarder runs the user and project levels; under Amplifier the bridge
+/// already runs the project's directory, so the forwarder runs only the user level. Either way each
+/// plugin runs once. (The real composition with the bridge is in amplifier_kernel_e2e.)
+#[test]
+fn each_plugin_runs_once_per_event_under_either_host() {
+    for (host_args, bridge_env, want) in [
+        (&["user-prompt-submit"][..], false, vec!["project", "user"]),
+        (
+            &["user-prompt-submit", "--host", "amplifier"][..],
+            true,
+            vec!["user"],
+        ),
+    ] {
+        let env = TestEnv::new();
+        env.plugin(
+            &env.user_hooks_dir(),
+            "u",
+            &one_group(
+                "UserPromptSubmit",
+                None,
+                vec![command(&env.mark("ran", "user"))],
+            ),
+        );
+        env.plugin(
+            &env.project_hooks_dir(),
+            "p",
+            &one_group(
+                "UserPromptSubmit",
+                None,
+                vec![command(&env.mark("ran", "project"))],
+            ),
+        );
+        assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+        let hooks_dir = env.project_hooks_dir().display().to_string();
+        let project = env.project.display().to_string();
+        let extra: Vec<(&str, &str)> = if bridge_env {
+            vec![
+                ("AMPLIFIER_HOOKS_DIR", &hooks_dir),
+                ("AMPLIFIER_PROJECT_DIR", &project),
+                ("AMPLIFIER_SESSION_ID", "S"),
+            ]
+        } else {
+            vec![]
+        };
+        let payload =
+            json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "hi"});
+        env.run_hooks(host_args, &payload, &extra);
+        let mut ran = env.marks("ran");
+        ran.sort();
+        assert_eq!(ran, want, "{host_args:?}");
+    }
+}

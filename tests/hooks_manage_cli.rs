@@ -6,25 +6,44 @@ use serde_json::{Value, json};
 use support::{TestEnv, command, one_group, stderr, stdout};
 
 fn json_out(output: &std::process::Output) -> Value {
-    serde_json::from_str(&stdout(output)).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(output), stderr(output)))
+    serde_json::from_str(&stdout(output))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(output), stderr(output)))
 }
 
 #[test]
 fn list_shows_each_plugin_with_its_state() {
     let env = TestEnv::new();
-    env.plugin(&env.user_hooks_dir(), "mine", &one_group("PreToolUse", Some("Bash"), vec![command("true")]));
+    env.plugin(
+        &env.user_hooks_dir(),
+        "mine",
+        &one_group("PreToolUse", Some("Bash"), vec![command("true")]),
+    );
     env.plugin(&env.user_hooks_dir(), "broken", &json!({"hooks": []}));
-    env.plugin(&env.project_hooks_dir(), "theirs", &one_group("Stop", None, vec![command("true")]));
+    env.plugin(
+        &env.project_hooks_dir(),
+        "theirs",
+        &one_group("Stop", None, vec![command("true")]),
+    );
     let report = json_out(&env.run_amplihack(&["hooks", "list", "--json"]));
     let states: Vec<(String, String, String)> = report["plugins"]
         .as_array()
         .expect("plugins")
         .iter()
-        .map(|p| (p["level"].as_str().unwrap_or_default().into(), p["name"].as_str().unwrap_or_default().into(), p["state"].as_str().unwrap_or_default().into()))
+        .map(|p| {
+            (
+                p["level"].as_str().unwrap_or_default().into(),
+                p["name"].as_str().unwrap_or_default().into(),
+                p["state"].as_str().unwrap_or_default().into(),
+            )
+        })
         .collect();
     assert_eq!(
         states,
-        [("user".into(), "broken".into(), "invalid".into()), ("user".into(), "mine".into(), "active".into()), ("project".into(), "theirs".into(), "untrusted".into())]
+        [
+            ("user".into(), "broken".into(), "invalid".into()),
+            ("user".into(), "mine".into(), "active".into()),
+            ("project".into(), "theirs".into(), "untrusted".into())
+        ]
     );
     let text = stdout(&env.run_amplihack(&["hooks", "list"]));
     assert!(text.contains("PreToolUse(Bash)"), "{text}");
@@ -34,12 +53,19 @@ fn list_shows_each_plugin_with_its_state() {
 fn validate_reports_file_field_and_fix_and_exits_1() {
     let env = TestEnv::new();
     env.plugin(&env.user_hooks_dir(), "ok", &json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}, {"type": "prompt", "prompt": "?"}]}]}}));
-    let bad = env.plugin(&env.user_hooks_dir(), "bad", &json!({"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}}));
+    let bad = env.plugin(
+        &env.user_hooks_dir(),
+        "bad",
+        &json!({"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}}),
+    );
     let output = env.run_amplihack(&["hooks", "validate"]);
     assert_eq!(output.status.code(), Some(1));
     let text = stdout(&output);
     assert!(text.contains(&format!("invalid: {}: `hooks.Stop[0].hooks[0].command`: is missing or empty; fix: give the shell command to run", bad.display())), "{text}");
-    assert!(text.contains("type `prompt` is not run by amplihack"), "{text}");
+    assert!(
+        text.contains("type `prompt` is not run by amplihack"),
+        "{text}"
+    );
     std::fs::remove_dir_all(bad.parent().expect("dir")).expect("rm");
     assert!(env.run_amplihack(&["hooks", "validate"]).status.success());
 }
@@ -47,18 +73,66 @@ fn validate_reports_file_field_and_fix_and_exits_1() {
 #[test]
 fn test_runs_the_engine_and_shows_each_handler_and_both_replies() {
     let env = TestEnv::new();
-    env.plugin(&env.user_hooks_dir(), "guard", &one_group("PreToolUse", Some("Write"), vec![command("echo 'no writes' >&2; exit 2")]));
-    env.plugin(&env.user_hooks_dir(), "note", &one_group("PreToolUse", None, vec![command("echo '{\"contextInjection\": \"noted\"}'")]));
-    let report = json_out(&env.run_amplihack(&["hooks", "test", "PreToolUse", "--tool", "Write", "--input", "{\"file_path\": \"/x\"}", "--json"]));
+    env.plugin(
+        &env.user_hooks_dir(),
+        "guard",
+        &one_group(
+            "PreToolUse",
+            Some("Write"),
+            vec![command("echo 'no writes' >&2; exit 2")],
+        ),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "note",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command("echo '{\"contextInjection\": \"noted\"}'")],
+        ),
+    );
+    let report = json_out(&env.run_amplihack(&[
+        "hooks",
+        "test",
+        "PreToolUse",
+        "--tool",
+        "Write",
+        "--input",
+        "{\"file_path\": \"/x\"}",
+        "--json",
+    ]));
     assert_eq!(report["runs"].as_array().map(Vec::len), Some(2), "{report}");
-    assert_eq!(report["reply"]["claude"]["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        report["reply"]["claude"]["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
     assert_eq!(report["reply"]["amplifier"]["decision"], "block");
-    assert!(report["reply"]["claude"]["hookSpecificOutput"]["additionalContext"].as_str().is_some_and(|c| c.contains("noted")));
+    assert!(
+        report["reply"]["claude"]["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .is_some_and(|c| c.contains("noted"))
+    );
     let text = stdout(&env.run_amplihack(&["hooks", "test", "PreToolUse", "--tool", "Bash"]));
-    assert!(text.contains("1 handler(s) ran") && text.contains("reply to Claude Code:") && text.contains("reply to Amplifier:"), "{text}");
+    assert!(
+        text.contains("1 handler(s) ran")
+            && text.contains("reply to Claude Code:")
+            && text.contains("reply to Amplifier:"),
+        "{text}"
+    );
     let payload = env.root().join("event.json");
-    env.write(&payload, &json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "p"}).to_string());
-    let report = json_out(&env.run_amplihack(&["hooks", "test", "UserPromptSubmit", "--payload", &payload.display().to_string(), "--json"]));
+    env.write(
+        &payload,
+        &json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "p"})
+            .to_string(),
+    );
+    let report = json_out(&env.run_amplihack(&[
+        "hooks",
+        "test",
+        "UserPromptSubmit",
+        "--payload",
+        &payload.display().to_string(),
+        "--json",
+    ]));
     assert_eq!(report["runs"].as_array().map(Vec::len), Some(0));
     let bad = env.run_amplihack(&["hooks", "test", "Tuesday"]);
     assert_eq!(bad.status.code(), Some(1));
@@ -68,14 +142,26 @@ fn test_runs_the_engine_and_shows_each_handler_and_both_replies() {
 #[test]
 fn disable_and_enable_a_plugin_without_touching_its_files() {
     let env = TestEnv::new();
-    let file = env.plugin(&env.user_hooks_dir(), "noisy", &one_group("PreToolUse", None, vec![command(&env.mark("ran", "noisy"))]));
+    let file = env.plugin(
+        &env.user_hooks_dir(),
+        "noisy",
+        &one_group("PreToolUse", None, vec![command(&env.mark("ran", "noisy"))]),
+    );
     let before = env.read(&file);
     let payload = json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}});
-    assert!(env.run_amplihack(&["hooks", "disable", "noisy"]).status.success());
+    assert!(
+        env.run_amplihack(&["hooks", "disable", "noisy"])
+            .status
+            .success()
+    );
     env.run_hooks(&["pre-tool-use"], &payload, &[]);
     assert!(env.marks("ran").is_empty());
     assert_eq!(env.read(&file), before);
-    assert!(env.run_amplihack(&["hooks", "enable", "noisy"]).status.success());
+    assert!(
+        env.run_amplihack(&["hooks", "enable", "noisy"])
+            .status
+            .success()
+    );
     env.run_hooks(&["pre-tool-use"], &payload, &[]);
     assert_eq!(env.marks("ran"), ["noisy"]);
     let missing = env.run_amplihack(&["hooks", "disable", "nope"]);
@@ -89,58 +175,122 @@ fn install_from_a_directory_or_a_git_repository() {
     // A Claude Code plugin layout: hooks/hooks.json and a script under the plugin root.
     let source = env.root().join("src/guard-plugin");
     env.script(&source.join("scripts/guard.sh"), "exit 0");
-    env.write(&source.join("hooks/hooks.json"), &one_group("PreToolUse", None, vec![command("${CLAUDE_PLUGIN_ROOT}/scripts/guard.sh")]).to_string());
+    env.write(
+        &source.join("hooks/hooks.json"),
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command("${CLAUDE_PLUGIN_ROOT}/scripts/guard.sh")],
+        )
+        .to_string(),
+    );
     let output = env.run_amplihack(&["hooks", "install", &source.display().to_string()]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(env.user_hooks_dir().join("guard-plugin/hooks/hooks.json").is_file());
-    assert!(env.user_hooks_dir().join("guard-plugin/scripts/guard.sh").is_file());
+    assert!(
+        env.user_hooks_dir()
+            .join("guard-plugin/hooks/hooks.json")
+            .is_file()
+    );
+    assert!(
+        env.user_hooks_dir()
+            .join("guard-plugin/scripts/guard.sh")
+            .is_file()
+    );
     let again = env.run_amplihack(&["hooks", "install", &source.display().to_string()]);
     assert_eq!(again.status.code(), Some(1));
     assert!(stderr(&again).contains("already exists; pass --force"));
 
     // From git, into the project, which then stays trusted (it had no other plugins).
     let git = |args: &[&str]| {
-        let out = std::process::Command::new("git").args(args).current_dir(&source).env("HOME", &env.home).output().expect("git");
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&source)
+            .env("HOME", &env.home)
+            .output()
+            .expect("git");
         assert!(out.status.success(), "{}", stderr(&out));
     };
     git(&["init", "-q"]);
     git(&["add", "."]);
-    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "plugin"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "plugin",
+    ]);
     let url = format!("file://{}", source.display());
-    let output = env.run_amplihack(&["hooks", "install", &url, "--level", "project", "--name", "from-git"]);
+    let output = env.run_amplihack(&[
+        "hooks", "install", &url, "--level", "project", "--name", "from-git",
+    ]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(env.project_hooks_dir().join("from-git/hooks/hooks.json").is_file());
+    assert!(
+        env.project_hooks_dir()
+            .join("from-git/hooks/hooks.json")
+            .is_file()
+    );
     assert!(!env.project_hooks_dir().join("from-git/.git").exists());
     let list = json_out(&env.run_amplihack(&["hooks", "list", "--json"]));
-    assert!(list["plugins"].as_array().expect("plugins").iter().any(|p| p["name"] == "from-git" && p["state"] == "active"), "{list}");
+    assert!(
+        list["plugins"]
+            .as_array()
+            .expect("plugins")
+            .iter()
+            .any(|p| p["name"] == "from-git" && p["state"] == "active"),
+        "{list}"
+    );
 
     // Invalid plugins are refused.
     let bad = env.root().join("src/bad");
     env.write(&bad.join("hooks.json"), "{\"hooks\": 1}");
     let output = env.run_amplihack(&["hooks", "install", &bad.display().to_string()]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("`hooks`: is a number, not an object"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`hooks`: is a number, not an object"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
 fn import_claude_moves_the_users_hooks_and_leaves_amplihacks() {
     let env = TestEnv::new();
-    assert!(env.run_amplihack(&["install", "--host", "claude"]).status.success());
+    assert!(
+        env.run_amplihack(&["install", "--host", "claude"])
+            .status
+            .success()
+    );
     let mut settings = env.read_json(&env.claude_settings_path());
     settings["hooks"]["PreToolUse"].as_array_mut().expect("array").push(json!({"matcher": "Bash", "hooks": [{"type": "command", "command": env.mark("ran", "imported")}]}));
-    settings["hooks"]["Notification"] = json!([{"hooks": [{"type": "command", "command": "notify-send hi"}]}]);
-    env.write(&env.claude_settings_path(), &serde_json::to_string_pretty(&settings).expect("json"));
+    settings["hooks"]["Notification"] =
+        json!([{"hooks": [{"type": "command", "command": "notify-send hi"}]}]);
+    env.write(
+        &env.claude_settings_path(),
+        &serde_json::to_string_pretty(&settings).expect("json"),
+    );
 
     let output = env.run_amplihack(&["hooks", "import-claude"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("moved 2 matcher group(s)"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("moved 2 matcher group(s)"),
+        "{}",
+        stdout(&output)
+    );
     let after = env.read_json(&env.claude_settings_path());
     let remaining = support::hook_commands(&after);
-    assert!(remaining.iter().all(|(_, c)| c.contains("amplihack-hooks")), "{remaining:?}");
+    assert!(
+        remaining.iter().all(|(_, c)| c.contains("amplihack-hooks")),
+        "{remaining:?}"
+    );
     assert_eq!(remaining.len(), 7);
     let plugin = env.read_json(&env.user_hooks_dir().join("claude-import/hooks.json"));
     assert_eq!(plugin["hooks"]["PreToolUse"][0]["matcher"], "Bash");
-    assert_eq!(plugin["hooks"]["Notification"][0]["hooks"][0]["command"], "notify-send hi");
+    assert_eq!(
+        plugin["hooks"]["Notification"][0]["hooks"][0]["command"],
+        "notify-send hi"
+    );
     // The imported hook now runs through amplihack, once.
     env.run_hooks(&["pre-tool-use"], &json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}), &[]);
     assert_eq!(env.marks("ran"), ["imported"]);

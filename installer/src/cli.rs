@@ -158,9 +158,20 @@ fn run_hooks_command(
         HooksCommand::Disable { name } => user_hooks::set_enabled(&ctx, &name, false),
         HooksCommand::Trust => user_hooks::trust(&ctx, true),
         HooksCommand::Untrust => user_hooks::trust(&ctx, false),
-        HooksCommand::Install { source, name, level, force } => {
-            user_hooks::install(&ctx, &InstallArgs { source, name, project: level == HooksLevel::Project, force })
-        }
+        HooksCommand::Install {
+            source,
+            name,
+            level,
+            force,
+        } => user_hooks::install(
+            &ctx,
+            &InstallArgs {
+                source,
+                name,
+                project: level == HooksLevel::Project,
+                force,
+            },
+        ),
         HooksCommand::ImportClaude { from, level } => {
             user_hooks::import_claude(&ctx, from.as_deref(), level == HooksLevel::Project)
         }

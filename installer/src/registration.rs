@@ -409,4 +409,23 @@ mod tests {
             );
         }
     }
+
+    /// Each plugin must run once per event: of the subcommands registered on one event, exactly
+    /// one forwards to the user's plugins.
+    #[test]
+    fn exactly_one_registered_subcommand_per_event_forwards() {
+        let mut events: Vec<&str> = CANONICAL.iter().map(|s| s.event).collect();
+        events.dedup();
+        for event in events {
+            let forwarding = CANONICAL
+                .iter()
+                .filter(|s| s.event == event)
+                .filter(|s| {
+                    amplihack_runtime::subcommand::find(s.subcommand)
+                        .is_some_and(|sub| sub.forwards)
+                })
+                .count();
+            assert_eq!(forwarding, 1, "{event}");
+        }
+    }
 }

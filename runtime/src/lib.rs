@@ -247,7 +247,7 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
         .run(&event, &ctx)
         .map_err(Failure::Internal)?;
     // The user's hooks, unless the built-in already denied (a deny ends the event).
-    if reply.decision != Some(Decision::Deny) {
+    if invocation.subcommand.forwards && reply.decision != Some(Decision::Deny) {
         let var = |name: &str| ctx.var(name);
         let forwarded = forward::forward(&forward::Request {
             event: &event,

@@ -15,6 +15,10 @@ pub struct Subcommand {
     pub event: Option<EventName>,
     pub builtin: Builtin,
     pub deadline: Duration,
+    /// Whether it forwards the event to the user's plugins. The canonical table registers two
+    /// subcommands on UserPromptSubmit; only `user-prompt-submit` forwards, so each plugin runs
+    /// once per prompt.
+    pub forwards: bool,
     pub about: &'static str,
 }
 
@@ -32,6 +36,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         event: Some(EventName::SessionStart),
         builtin: Builtin::ProjectContext,
         deadline: seconds(8),
+        forwards: true,
         about: "SessionStart: inject .claude/context/PROJECT.md (registered timeout 10 s)",
     },
     Subcommand {
@@ -39,6 +44,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         event: Some(EventName::Stop),
         builtin: Builtin::None,
         deadline: seconds(110),
+        forwards: true,
         about: "Stop (registered timeout 120 s)",
     },
     Subcommand {
@@ -46,6 +52,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         event: Some(EventName::PreToolUse),
         builtin: Builtin::BashGuard,
         deadline: UNREGISTERED_DEADLINE,
+        forwards: true,
         about: "PreToolUse: deny --no-verify and recursive deletion of protected directories",
     },
     Subcommand {
@@ -53,6 +60,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         event: Some(EventName::PostToolUse),
         builtin: Builtin::None,
         deadline: UNREGISTERED_DEADLINE,
+        forwards: true,
         about: "PostToolUse",
     },
     Subcommand {
@@ -60,13 +68,15 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         event: Some(EventName::UserPromptSubmit),
         builtin: Builtin::None,
         deadline: seconds(4),
-        about: "UserPromptSubmit (registered timeout 5 s)",
+        forwards: false,
+        about: "UserPromptSubmit, built-in only; user hooks are forwarded once, by user-prompt-submit (registered timeout 5 s)",
     },
     Subcommand {
         name: "user-prompt-submit",
         event: Some(EventName::UserPromptSubmit),
         builtin: Builtin::None,
         deadline: seconds(8),
+        forwards: true,
         about: "UserPromptSubmit (registered timeout 10 s)",
     },
     Subcommand {
@@ -74,6 +84,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         event: Some(EventName::PreCompact),
         builtin: Builtin::None,
         deadline: seconds(25),
+        forwards: true,
         about: "PreCompact (registered timeout 30 s)",
     },
     Subcommand {
@@ -82,6 +93,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         builtin: Builtin::None,
         // Claude Code gives all SessionEnd hooks 1.5 s together unless configured otherwise.
         deadline: Duration::from_millis(1_200),
+        forwards: true,
         about: "SessionEnd",
     },
     Subcommand {
@@ -89,6 +101,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         event: Some(EventName::SubagentStop),
         builtin: Builtin::None,
         deadline: UNREGISTERED_DEADLINE,
+        forwards: true,
         about: "SubagentStop",
     },
     Subcommand {
@@ -96,6 +109,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         event: Some(EventName::Notification),
         builtin: Builtin::None,
         deadline: UNREGISTERED_DEADLINE,
+        forwards: true,
         about: "Notification",
     },
     Subcommand {
@@ -103,6 +117,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         event: None,
         builtin: Builtin::None,
         deadline: UNREGISTERED_DEADLINE,
+        forwards: true,
         about: "any event: taken from the payload's hook_event_name",
     },
 ];
