@@ -37,8 +37,8 @@ test_log=$(mktemp)
 trap 'rm -f "$test_log"' EXIT
 cargo test --workspace --locked 2>&1 | tee "$test_log"
 
-step "startup benchmark (cargo bench --bench startup)"
-cargo bench --bench startup --locked
+step "benchmarks (cargo bench --bench startup --bench forwarding)"
+cargo bench --locked --bench startup --bench forwarding
 
 # One closing line for the whole run.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }

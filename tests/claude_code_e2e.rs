@@ -250,3 +250,89 @@ fn hooks_registered_by_amplihack_install_fire_inside_claude_code() {
         run.hook_complaints().join("\n")
     );
 }
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// The user's plugins, forwarded by amplihack inside the real Claude Code: a Claude Code plugin
+/// copied unchanged blocks a tool call and its reason reaches the model; contexts from two plugins
+/// (user level, and a trusted project) both reach the model, once each.
+#[test]
+fn user_plugins_forwarded_by_amplihack_are_honoured_by_claude_code() {
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install"]);
+    assert!(install.status.success(), "{}", support::stderr(&install));
+    copy_dir(
+        &support::repo_root().join("tests/fixtures/plugins/freeze-deploys"),
+        &env.user_hooks_dir().join("freeze-deploys"),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "team-notes",
+        &support::one_group(
+            "UserPromptSubmit",
+            None,
+            vec![support::command(
+                "echo 'Team note: the staging DB is read-only today.'",
+            )],
+        ),
+    );
+    let context_json = json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "Repo note: run make lint before committing."}});
+    env.plugin(
+        &env.project_hooks_dir(),
+        "repo-notes",
+        &support::one_group(
+            "UserPromptSubmit",
+            None,
+            vec![support::command(&format!("echo '{context_json}'"))],
+        ),
+    );
+    let trust = env.run_amplihack(&["hooks", "trust"]);
+    assert!(trust.status.success(), "{}", support::stderr(&trust));
+
+    let fake = FakeAnthropic::start(vec![
+        Turn::bash("make deploy"),
+        Turn::text("ok, not deploying"),
+    ]);
+    let run = env.claude(&fake.url, "deploy it");
+
+    let denials = run.result["permission_denials"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(denials.len(), 1, "{}", run.result);
+    let results = tool_results(&fake);
+    assert!(
+        results[0].contains("Deploys are frozen until Monday"),
+        "the plugin's reason did not reach the model: {results:?}"
+    );
+    let first_request = fake
+        .main_requests()
+        .first()
+        .map(Value::to_string)
+        .unwrap_or_default();
+    for note in [
+        "Team note: the staging DB is read-only today.",
+        "Repo note: run make lint before committing.",
+    ] {
+        assert_eq!(
+            first_request.matches(note).count(),
+            1,
+            "{note} should reach the model exactly once: {first_request}"
+        );
+    }
+    assert!(
+        run.hook_complaints().is_empty(),
+        "{}",
+        run.hook_complaints().join("\n")
+    );
+}
