@@ -4,6 +4,7 @@
 //! * 8 handlers that each sleep 200 ms answer in under 250 ms in total (they run in parallel);
 //! * 100 plugins that do not match the event add under 2 ms;
 //! * each spawned handler adds under 1 ms over starting `sh -c true` itself.
+//!
 //! Medians of interleaved runs, so both sides of a comparison see the same machine load.
 
 use std::path::{Path, PathBuf};
