@@ -722,3 +722,40 @@ fn each_plugin_runs_once_per_event_under_either_host() {
         assert_eq!(ran, want, "{host_args:?}");
     }
 }
+
+/// Several sessions at once: every audit line stays whole.
+#[test]
+fn the_audit_log_is_safe_under_concurrent_sessions() {
+    let env = TestEnv::new();
+    for i in 0..4 {
+        env.plugin(
+            &env.user_hooks_dir(),
+            &format!("p{i}"),
+            &one_group(
+                "PreToolUse",
+                None,
+                vec![command(&format!("echo {i} >/dev/null"))],
+            ),
+        );
+    }
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let mut cmd = env.hooks(&["pre-tool-use"]);
+            cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+            let mut child = cmd.spawn().expect("spawn");
+            let event = json!({"hook_event_name": "PreToolUse", "session_id": format!("s{i}"), "tool_name": "Bash", "tool_input": {"command": "ls"}});
+            std::io::Write::write_all(child.stdin.as_mut().expect("stdin"), event.to_string().as_bytes()).expect("write");
+            drop(child.stdin.take());
+            child
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().expect("wait").success());
+    }
+    let lines = env.audit_log();
+    assert_eq!(
+        lines.len(),
+        32,
+        "8 sessions × 4 plugins, each line whole JSON"
+    );
+}

@@ -94,6 +94,16 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
         // Allow is the default everywhere else, and ask has no meaning off the permission path.
         _ => {}
     }
+    // A block where none is possible (SessionStart, SessionEnd, Notification, ...): Claude Code
+    // shows such a hook's exit-2 stderr to the user, so the reason goes to the user.
+    let unblockable = reply.decision == Some(Decision::Deny)
+        && !matches!(event, EventName::PreToolUse | EventName::PermissionRequest)
+        && !takes_top_level_block(event);
+    let system_message = match (unblockable, &reply.reason, &reply.system_message) {
+        (true, Some(reason), Some(message)) => Some(format!("{reason}\n{message}")),
+        (true, Some(reason), None) => Some(reason.clone()),
+        (_, _, message) => message.clone(),
+    };
 
     if !reply.context.is_empty() && takes_additional_context(event) {
         specific.insert(
@@ -101,7 +111,7 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
             json!(reply.context.join("\n\n")),
         );
     }
-    if let Some(message) = &reply.system_message {
+    if let Some(message) = system_message {
         out.insert("systemMessage".into(), json!(message));
     }
     if let Some(reason) = &reply.halt {

@@ -77,7 +77,13 @@ fn claude_code_dialect() {
         ),
         // Events that cannot take context or a block get nothing rather than something invalid.
         (E::SessionEnd, Reply::context("ctx"), Value::Null),
-        (E::SessionEnd, deny("x"), Value::Null),
+        // A block where none is possible reaches the user, as Claude Code shows exit-2 stderr there.
+        (E::SessionEnd, deny("x"), json!({"systemMessage": "x"})),
+        (
+            E::SessionStart,
+            deny("careful"),
+            json!({"systemMessage": "careful"}),
+        ),
         (E::Notification, Reply::context("ctx"), Value::Null),
         (
             E::Stop,
