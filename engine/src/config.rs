@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use amplihack_protocol::event::json_kind as kind;
 use serde_json::Value;
 
 /// Handler timeout when none is configured, and the most that may be configured (seconds).
@@ -56,17 +57,6 @@ impl std::fmt::Display for ConfigError {
             self.problem,
             self.fix
         )
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -72,6 +72,21 @@ fn starting_value(host: Host) -> Value {
     }
 }
 
+/// Writes (or repairs) the canonical registration in one file.
+fn register(
+    target: &Target,
+    hooks_binary: &Path,
+    options: &EditOptions,
+) -> Result<EditReport, CommandError> {
+    Ok(safe_file::edit_json(&target.path, options, |current| {
+        let mut value = current
+            .cloned()
+            .unwrap_or_else(|| starting_value(target.host));
+        registration::install(&mut value, hooks_binary, target.host)?;
+        Ok(NewContent::Value(value))
+    })?)
+}
+
 pub struct InstallArgs {
     pub scope: Scope,
     pub host: HostChoice,
@@ -107,13 +122,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
     for target in &targets {
-        let report = safe_file::edit_json(&target.path, &options, |current| {
-            let mut value = current
-                .cloned()
-                .unwrap_or_else(|| starting_value(target.host));
-            registration::install(&mut value, &hooks_binary, target.host)?;
-            Ok(NewContent::Value(value))
-        })?;
+        let report = register(target, &hooks_binary, &options)?;
         if report.action != Action::Unchanged && git_tracked(&target.path) {
             warnings.push(format!(
                 "{} is tracked by git and now holds this machine's absolute path {}; teammates' machines differ: prefer --scope local, or keep the change out of commits",
@@ -765,13 +774,7 @@ pub fn doctor(args: &DoctorArgs) -> Result<Outcome, CommandError> {
             );
         }
         for target in &diagnosis.repairable {
-            let report = safe_file::edit_json(&target.path, &EditOptions::default(), |current| {
-                let mut value = current
-                    .cloned()
-                    .unwrap_or_else(|| starting_value(target.host));
-                registration::install(&mut value, &hooks_binary, target.host)?;
-                Ok(NewContent::Value(value))
-            })?;
+            let report = register(target, &hooks_binary, &EditOptions::default())?;
             if report.action != Action::Unchanged {
                 repaired.push(target.path.clone());
             }

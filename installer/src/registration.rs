@@ -187,16 +187,7 @@ impl ShapeError {
     }
 }
 
-pub fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub use amplihack_protocol::event::json_kind as kind_of;
 
 fn hooks_object(
     settings: &mut Value,

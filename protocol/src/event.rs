@@ -249,7 +249,8 @@ impl fmt::Display for InvalidInput {
 
 impl std::error::Error for InvalidInput {}
 
-fn kind_of(value: &Value) -> &'static str {
+/// How a JSON value's type is named in error messages ("a string", "an object").
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -278,7 +279,7 @@ impl<'a> Fields<'a> {
             event: self.event.to_string(),
             field: field.to_string(),
             expected,
-            found: kind_of(found),
+            found: json_kind(found),
         }
     }
 
@@ -340,7 +341,7 @@ fn tool_call_in(entry: &Value, event: &EventName, index: usize) -> Result<ToolCa
             event: event.to_string(),
             field: format!("tool_calls[{index}]"),
             expected: "an object",
-            found: kind_of(entry),
+            found: json_kind(entry),
         });
     };
     Fields { map, event }.tool_call()
@@ -365,7 +366,7 @@ impl HookEvent {
         })?;
         let Value::Object(raw) = value else {
             return Err(InvalidInput::NotAnObject {
-                found: kind_of(&value),
+                found: json_kind(&value),
             });
         };
         Self::from_map(raw, implied)
@@ -388,7 +389,7 @@ impl HookEvent {
                         .map_or("hook".to_string(), ToString::to_string),
                     field: "hook_event_name".into(),
                     expected: "a string",
-                    found: kind_of(other),
+                    found: json_kind(other),
                 });
             }
         };
