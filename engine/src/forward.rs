@@ -128,25 +128,76 @@ struct Candidate<'p> {
 }
 
 fn substitute(command: &str, plugin: &Plugin) -> String {
-    command
-        .replace("${CLAUDE_PLUGIN_ROOT}", &plugin.root.to_string_lossy())
-        .replace(
-            "${AMPLIFIER_HOOKS_DIR}",
-            &plugin.hooks_dir.to_string_lossy(),
-        )
+    let root = plugin.root.to_string_lossy();
+    let hooks_dir = plugin.hooks_dir.to_string_lossy();
+    substitute_quoted(
+        command,
+        &[
+            ("${CLAUDE_PLUGIN_ROOT}", &root),
+            ("${AMPLIFIER_HOOKS_DIR}", &hooks_dir),
+        ],
+    )
 }
 
-fn session_key(session: Option<&str>) -> String {
-    let id = session.unwrap_or("unknown");
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
+/// Replaces each placeholder with its value escaped for the `sh` quoting context it appears in, so
+/// `${CLAUDE_PLUGIN_ROOT}/x.sh` and `"${CLAUDE_PLUGIN_ROOT}/x.sh"` both survive a path with spaces
+/// or quotes (a plain text replacement, as Claude Code does, breaks the unquoted form).
+pub fn substitute_quoted(command: &str, placeholders: &[(&str, &str)]) -> String {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Quote {
+        None,
+        Single,
+        Double,
+    }
+    let mut out = String::with_capacity(command.len());
+    let mut quote = Quote::None;
+    let mut rest = command;
+    'scan: while let Some(c) = rest.chars().next() {
+        if quote != Quote::Single {
+            for (placeholder, value) in placeholders {
+                if let Some(after) = rest.strip_prefix(placeholder) {
+                    for v in value.chars() {
+                        let special = match quote {
+                            Quote::Double => matches!(v, '"' | '\\' | '$' | '`'),
+                            _ => !(v.is_ascii_alphanumeric() || "/._-+,:@%=".contains(v)),
+                        };
+                        if special {
+                            out.push('\\');
+                        }
+                        out.push(v);
+                    }
+                    rest = after;
+                    continue 'scan;
+                }
             }
-        })
-        .collect()
+        } else if let Some((placeholder, value)) =
+            placeholders.iter().find(|(p, _)| rest.starts_with(*p))
+        {
+            out.push_str(&value.replace('\'', "'\\''"));
+            rest = &rest[placeholder.len()..];
+            continue;
+        }
+        match (quote, c) {
+            (Quote::None, '\'') => quote = Quote::Single,
+            (Quote::Single, '\'') => quote = Quote::None,
+            (Quote::None, '"') => quote = Quote::Double,
+            (Quote::Double, '"') => quote = Quote::None,
+            (Quote::None | Quote::Double, '\\') => {
+                // An escaped character is copied as is, with its backslash.
+                out.push(c);
+                rest = &rest[1..];
+                if let Some(next) = rest.chars().next() {
+                    out.push(next);
+                    rest = &rest[next.len_utf8()..];
+                }
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 /// `export K=V` and `K=V` lines, quotes stripped, no evaluation (as the bridge reads them).
@@ -586,4 +637,48 @@ pub fn cap_context(reply: &mut Reply, state: Option<&Path>, session: Option<&str
     let keep = CONTEXT_CAP.saturating_sub(note.chars().count());
     let head: String = full.chars().take(keep).collect();
     reply.context = vec![format!("{head}{note}")];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::substitute_quoted;
+
+    #[test]
+    fn placeholders_are_escaped_for_their_quoting_context() {
+        let path = "/home/a user/it's \"here\"/$x";
+        for command in [
+            "python3 ${CLAUDE_PLUGIN_ROOT}/run.py",
+            "python3 \"${CLAUDE_PLUGIN_ROOT}/run.py\"",
+            "python3 '${CLAUDE_PLUGIN_ROOT}/run.py'",
+            "python3 pre\\ ${CLAUDE_PLUGIN_ROOT}/run.py",
+        ] {
+            let substituted = substitute_quoted(command, &[("${CLAUDE_PLUGIN_ROOT}", path)]);
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(format!(
+                    "printf '%s\\n' {}",
+                    substituted.trim_start_matches("python3 ")
+                ))
+                .output()
+                .expect("sh");
+            let printed = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                printed.trim_end().ends_with(&format!("{path}/run.py")),
+                "{command} → {substituted} → {printed}"
+            );
+        }
+    }
+}
+
+fn session_key(session: Option<&str>) -> String {
+    let id = session.unwrap_or("unknown");
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

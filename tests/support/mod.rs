@@ -40,7 +40,8 @@ impl TestEnv {
             .prefix("amplihack-test")
             .tempdir()
             .expect("tempdir");
-        let home = root.path().join("home");
+        // A space in the home directory: every path amplihack writes or runs must survive it.
+        let home = root.path().join("home dir");
         let project = root.path().join("project");
         std::fs::create_dir_all(&home).expect("home");
         std::fs::create_dir_all(&project).expect("project");
