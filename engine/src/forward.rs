@@ -639,6 +639,19 @@ pub fn cap_context(reply: &mut Reply, state: Option<&Path>, session: Option<&str
     reply.context = vec![format!("{head}{note}")];
 }
 
+fn session_key(session: Option<&str>) -> String {
+    let id = session.unwrap_or("unknown");
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::substitute_quoted;
@@ -668,17 +681,4 @@ mod tests {
             );
         }
     }
-}
-
-fn session_key(session: Option<&str>) -> String {
-    let id = session.unwrap_or("unknown");
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
