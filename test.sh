@@ -37,6 +37,14 @@ test_log=$(mktemp)
 trap 'rm -f "$test_log"' EXIT
 cargo test --workspace --locked 2>&1 | tee "$test_log"
 
+step "the README's install command, into a throwaway HOME"
+# Keep cargo's and rustup's own homes: only where amplihack installs to is throwaway.
+export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+scratch_home=$(mktemp -d)
+HOME="$scratch_home" ./install.sh > "$scratch_home/install.log"
+HOME="$scratch_home" "$scratch_home/.local/bin/amplihack" doctor
+rm -rf "$scratch_home"
+
 step "benchmarks (cargo bench --bench startup --bench forwarding)"
 cargo bench --locked --bench startup --bench forwarding
 

@@ -744,3 +744,35 @@ fn an_install_killed_at_any_point_leaves_the_old_or_the_new_file() {
         "old {seen_old}, new {seen_new} (full install took {full:?})"
     );
 }
+
+#[test]
+fn a_held_lock_makes_install_wait_then_refuse_without_touching_the_file() {
+    let env = TestEnv::new();
+    env.write(&env.claude_settings_path(), "{\"mine\": true}");
+    let lock_path = env.home.join(".claude/.settings.json.amplihack.lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .expect("lock file");
+    lock.lock().expect("hold the lock");
+    let mut command = env.amplihack(&["install", "--host", "claude"]);
+    command.env("AMPLIHACK_LOCK_TIMEOUT_MS", "300");
+    let started = std::time::Instant::now();
+    let (output, _) = support::run_with_timeout(command, b"", std::time::Duration::from_secs(30));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(
+        stderr(&output).contains("another amplihack has held the lock"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stderr(&output).contains(&lock_path.display().to_string()),
+        "names the lock file"
+    );
+    assert_eq!(env.read(&env.claude_settings_path()), "{\"mine\": true}");
+    lock.unlock().expect("unlock");
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+}

@@ -79,10 +79,10 @@ impl std::fmt::Display for FileError {
             } => write!(f, "{}: cannot {action}: {source}", path.display()),
             FileError::LockTimeout { path, lock, waited } => write!(
                 f,
-                "{}: another amplihack has held the lock {} for {} s; wait for it to finish and run the command again",
+                "{}: another amplihack has held the lock {} for {:.1} s; wait for it to finish and run the command again",
                 path.display(),
                 lock.display(),
-                waited.as_secs()
+                waited.as_secs_f64()
             ),
             FileError::Contended { path } => write!(
                 f,
@@ -150,9 +150,14 @@ pub struct EditOptions {
 
 impl Default for EditOptions {
     fn default() -> Self {
+        // `AMPLIHACK_LOCK_TIMEOUT_MS` shortens or lengthens the wait for another amplihack.
+        let lock_timeout = std::env::var("AMPLIHACK_LOCK_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(Duration::from_secs(10), Duration::from_millis);
         EditOptions {
             dry_run: false,
-            lock_timeout: Duration::from_secs(10),
+            lock_timeout,
         }
     }
 }
@@ -492,5 +497,44 @@ fn prune_backups(dir: &Path, name: &str) {
         for old in &all[..all.len() - KEEP_BACKUPS] {
             let _ = fs::remove_file(old);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Claude Code writes settings.json without our lock. A write between our read and our rename
+    /// is seen on the re-read; the edit starts over from that version and keeps its change.
+    #[test]
+    fn a_writer_that_ignores_the_lock_is_detected_and_its_change_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, "{\"a\": 1}").expect("write");
+        let mut calls = 0;
+        let report = edit_json(&path, &EditOptions::default(), |current| {
+            calls += 1;
+            // Call 1 is the unlocked preview; call 2 is the first locked attempt, after its read.
+            if calls == 2 {
+                std::fs::write(&path, "{\"a\": 1, \"theirs\": true}").expect("concurrent write");
+            }
+            let mut value = current.cloned().unwrap_or_else(|| json!({}));
+            value["ours"] = json!(true);
+            Ok(NewContent::Value(value))
+        })
+        .expect("edit");
+        assert_eq!(calls, 3, "started over once");
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+        assert_eq!(written, json!({"a": 1, "theirs": true, "ours": true}));
+        assert_eq!(report.action, Action::Updated);
+        // The backup of the abandoned attempt was removed; the kept one holds what we replaced.
+        let kept = backups(dir.path(), "settings.json");
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(&kept[0]).expect("backup"),
+            "{\"a\": 1, \"theirs\": true}"
+        );
     }
 }
