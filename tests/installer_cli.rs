@@ -784,11 +784,18 @@ fn the_deployed_amplihack_reinstalls_itself_in_place() {
     assert_success(&env.run_amplihack(&["install"]));
     let before = env.read(&env.claude_settings_path());
     let mut command = env.command(&env.bin_dir().join("amplihack"));
-    command.args(["install", "--json"]).env("AMPLIHACK_BIN_DIR", env.bin_dir());
+    command
+        .args(["install", "--json"])
+        .env("AMPLIHACK_BIN_DIR", env.bin_dir());
     let (output, _) = support::run_with_timeout(command, b"", std::time::Duration::from_secs(30));
     assert_success(&output);
     let report: Value = serde_json::from_str(&stdout(&output)).expect("json");
-    let actions: Vec<&str> = report["binaries"]["copies"].as_array().expect("copies").iter().filter_map(|c| c["action"].as_str()).collect();
+    let actions: Vec<&str> = report["binaries"]["copies"]
+        .as_array()
+        .expect("copies")
+        .iter()
+        .filter_map(|c| c["action"].as_str())
+        .collect();
     assert_eq!(actions, ["in place", "in place"]);
     assert_eq!(env.read(&env.claude_settings_path()), before);
 }
