@@ -13,6 +13,16 @@ fn assert_cmd(env: &TestEnv, args: &[&str]) -> AssertCommand {
     AssertCommand::from_std(env.hooks(args))
 }
 
+/// Runs `amplihack-hooks ARGS` on `stdin` and asserts its exit code.
+fn run(env: &TestEnv, args: &[&str], stdin: impl Into<Vec<u8>>, code: i32) -> std::process::Output {
+    assert_cmd(env, args)
+        .write_stdin(stdin.into())
+        .assert()
+        .code(code)
+        .get_output()
+        .clone()
+}
+
 fn stdout_json(output: &std::process::Output) -> Value {
     if output.stdout.is_empty() {
         return Value::Null;
@@ -159,12 +169,7 @@ fn other_subcommands_accept_their_events() {
             json!({"hook_event_name":"SubagentStart","session_id":"s","agent_id":"a","agent_type":"Plan"}),
         ),
     ] {
-        let output = assert_cmd(&env, &[sub])
-            .write_stdin(payload.to_string())
-            .assert()
-            .code(0)
-            .get_output()
-            .clone();
+        let output = run(&env, &[sub], payload.to_string(), 0);
         assert!(
             output.stdout.is_empty() && output.stderr.is_empty(),
             "{sub}: {output:?}"
@@ -178,12 +183,12 @@ fn pre_tool_use_denies_in_claude_codes_shape_and_allows_the_rest() {
     let event = |command: &str| {
         json!({"hook_event_name":"PreToolUse","session_id":"s","cwd":env.project,"tool_name":"Bash","tool_input":{"command":command}}).to_string()
     };
-    let output = assert_cmd(&env, &["pre-tool-use"])
-        .write_stdin(event("git commit --no-verify -m x"))
-        .assert()
-        .code(0)
-        .get_output()
-        .clone();
+    let output = run(
+        &env,
+        &["pre-tool-use"],
+        event("git commit --no-verify -m x"),
+        0,
+    );
     let reply = stdout_json(&output);
     assert_eq!(reply["hookSpecificOutput"]["hookEventName"], "PreToolUse");
     assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny");
@@ -194,23 +199,13 @@ fn pre_tool_use_denies_in_claude_codes_shape_and_allows_the_rest() {
     );
     assert!(output.stderr.is_empty());
 
-    let output = assert_cmd(&env, &["pre-tool-use"])
-        .write_stdin(event("rm -rf ~"))
-        .assert()
-        .code(0)
-        .get_output()
-        .clone();
+    let output = run(&env, &["pre-tool-use"], event("rm -rf ~"), 0);
     assert_eq!(
         stdout_json(&output)["hookSpecificOutput"]["permissionDecision"],
         "deny"
     );
 
-    let output = assert_cmd(&env, &["pre-tool-use"])
-        .write_stdin(event("cargo test"))
-        .assert()
-        .code(0)
-        .get_output()
-        .clone();
+    let output = run(&env, &["pre-tool-use"], event("cargo test"), 0);
     assert!(output.stdout.is_empty() && output.stderr.is_empty());
 }
 
@@ -221,12 +216,12 @@ fn amplifier_host_gets_the_bridge_dialect_by_flag_or_by_environment() {
     let payload =
         json!({"tool_name":"bash","tool_input":{"command":"git push --no-verify"},"timestamp":"t"})
             .to_string();
-    let by_flag = assert_cmd(&env, &["pre-tool-use", "--host", "amplifier"])
-        .write_stdin(payload.clone())
-        .assert()
-        .code(0)
-        .get_output()
-        .clone();
+    let by_flag = run(
+        &env,
+        &["pre-tool-use", "--host", "amplifier"],
+        payload.clone(),
+        0,
+    );
     let mut detected = env.hooks(&["pre-tool-use"]);
     detected
         .env("AMPLIFIER_SESSION_ID", "S")
@@ -252,12 +247,12 @@ fn amplifier_host_gets_the_bridge_dialect_by_flag_or_by_environment() {
         &env.project.join(".claude/context/PROJECT.md"),
         "amplifier context",
     );
-    let output = assert_cmd(&env, &["--host=amplifier", "session-start"])
-        .write_stdin(json!({"session_id":"S","trigger":"startup","timestamp":"t"}).to_string())
-        .assert()
-        .code(0)
-        .get_output()
-        .clone();
+    let output = run(
+        &env,
+        &["--host=amplifier", "session-start"],
+        json!({"session_id":"S","trigger":"startup","timestamp":"t"}).to_string(),
+        0,
+    );
     assert!(
         stdout_json(&output)["contextInjection"]
             .as_str()
@@ -325,12 +320,7 @@ fn invalid_input_exits_1_names_the_problem_and_logs_it() {
         ),
     ];
     for (input, message) in cases {
-        let output = assert_cmd(&env, &["pre-tool-use"])
-            .write_stdin(input)
-            .assert()
-            .code(1)
-            .get_output()
-            .clone();
+        let output = run(&env, &["pre-tool-use"], input, 1);
         assert!(output.stdout.is_empty());
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
@@ -347,14 +337,12 @@ fn invalid_input_exits_1_names_the_problem_and_logs_it() {
 #[test]
 fn an_unknown_event_passes_through() {
     let env = TestEnv::new();
-    let output = assert_cmd(&env, &["dispatch"])
-        .write_stdin(
-            json!({"hook_event_name":"HoloDeck","session_id":"s","anything":[1,2]}).to_string(),
-        )
-        .assert()
-        .code(0)
-        .get_output()
-        .clone();
+    let output = run(
+        &env,
+        &["dispatch"],
+        json!({"hook_event_name":"HoloDeck","session_id":"s","anything":[1,2]}).to_string(),
+        0,
+    );
     assert!(output.stdout.is_empty() && output.stderr.is_empty());
 }
 
