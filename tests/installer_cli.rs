@@ -799,3 +799,37 @@ fn the_deployed_amplihack_reinstalls_itself_in_place() {
     assert_eq!(actions, ["in place", "in place"]);
     assert_eq!(env.read(&env.claude_settings_path()), before);
 }
+
+/// A project registered once and deleted since is not recreated by `doctor --fix`: the record is
+/// forgotten. State files (the manifest) get no backups; the user's settings do.
+#[test]
+fn doctor_forgets_registrations_of_deleted_projects_instead_of_recreating_them() {
+    let env = TestEnv::new();
+    let other = env.root().join("scratch-project");
+    std::fs::create_dir_all(&other).expect("mkdir");
+    assert_success(&env.run_amplihack(&["install"]));
+    assert_success(&env.run_amplihack(&[
+        "install",
+        "--scope",
+        "project",
+        "--project",
+        &other.display().to_string(),
+    ]));
+    std::fs::remove_dir_all(&other).expect("delete the project");
+    let output = env.run_amplihack(&["doctor"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).contains("no longer exists"),
+        "{}",
+        stdout(&output)
+    );
+    let fixed = env.run_amplihack(&["doctor", "--fix"]);
+    assert_success(&fixed);
+    assert!(!other.exists(), "the deleted project was recreated");
+    assert_success(&env.run_amplihack(&["doctor"]));
+    let state = env.home.join(".local/state/amplihack");
+    assert!(
+        env.backups_of(&state.join("install.json")).is_empty(),
+        "no backups of amplihack's own state"
+    );
+}

@@ -501,7 +501,7 @@ fn record_registrations(
 ) -> Result<(), CommandError> {
     safe_file::edit_json(
         &manifest_path(locations),
-        &EditOptions::default(),
+        &EditOptions::state(),
         |current| {
             let mut manifest = current
                 .cloned()
@@ -653,6 +653,19 @@ struct Diagnosis {
     repairable: Vec<Target>,
     /// The deployed binaries are missing, not executable or of another version.
     binaries_bad: bool,
+    /// Recorded registrations whose project directory is gone: `--fix` forgets them rather than
+    /// recreating a deleted project.
+    vanished: Vec<Target>,
+}
+
+/// The project directory a project- or local-scope registration file belongs to.
+fn project_of(target: &Target) -> Option<PathBuf> {
+    let levels = match (target.scope, target.host) {
+        (Scope::User, _) => return None,
+        (_, Host::Claude) => 2,    // <project>/.claude/settings.json
+        (_, Host::Amplifier) => 4, // <project>/.amplifier/hooks/amplihack/hooks.json
+    };
+    target.path.ancestors().nth(levels).map(Path::to_path_buf)
 }
 
 fn diagnose(locations: &Locations, manifest: &Value, bin_dir: &Path) -> Diagnosis {
@@ -715,7 +728,20 @@ fn diagnose(locations: &Locations, manifest: &Value, bin_dir: &Path) -> Diagnosi
         ));
     }
     let mut repairable = Vec::new();
+    let mut vanished = Vec::new();
     for target in &checked {
+        if let Some(project) = project_of(target).filter(|p| !p.is_dir()) {
+            findings.push(Finding::problem(
+                format!(
+                    "{}: recorded, but its project {} no longer exists",
+                    target.path.display(),
+                    project.display()
+                ),
+                "amplihack doctor --fix (forgets the record)".into(),
+            ));
+            vanished.push(target.clone());
+            continue;
+        }
         let found = check_target(target, &hooks_binary);
         if found.iter().any(|f| f.problem) {
             repairable.push(target.clone());
@@ -747,6 +773,7 @@ fn diagnose(locations: &Locations, manifest: &Value, bin_dir: &Path) -> Diagnosi
         findings,
         repairable,
         binaries_bad,
+        vanished,
     }
 }
 
@@ -779,7 +806,12 @@ pub fn doctor(args: &DoctorArgs) -> Result<Outcome, CommandError> {
                 repaired.push(target.path.clone());
             }
         }
+        if !diagnosis.vanished.is_empty() {
+            record_registrations(&locations, &bin_dir, &diagnosis.vanished, false)?;
+            repaired.push(manifest_path(&locations));
+        }
         // Judge the result, not the attempt.
+        let manifest = read_manifest(&locations);
         diagnosis = diagnose(&locations, &manifest, &bin_dir);
     }
 

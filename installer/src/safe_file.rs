@@ -146,6 +146,19 @@ pub struct EditReport {
 pub struct EditOptions {
     pub dry_run: bool,
     pub lock_timeout: Duration,
+    /// Back the old file up first. On for the user's files; off for amplihack's own state files.
+    pub backup: bool,
+}
+
+impl EditOptions {
+    /// For amplihack's own state (install manifest, trust store, disabled plugins): locked and
+    /// atomic like every edit, without backups nobody would read.
+    pub fn state() -> EditOptions {
+        EditOptions {
+            backup: false,
+            ..EditOptions::default()
+        }
+    }
 }
 
 impl Default for EditOptions {
@@ -158,6 +171,7 @@ impl Default for EditOptions {
         EditOptions {
             dry_run: false,
             lock_timeout,
+            backup: true,
         }
     }
 }
@@ -303,9 +317,9 @@ pub fn edit_json(
         if report.action == Action::Unchanged {
             return Ok(report);
         }
-        let backup = match &report.before_text {
-            Some(text) => Some(write_backup(&dir, &name, text)?),
-            None => None,
+        let backup = match (&report.before_text, options.backup) {
+            (Some(text), true) => Some(write_backup(&dir, &name, text)?),
+            _ => None,
         };
         let staged = match &report.after_text {
             Some(text) => Some(stage(&dir, &name, &target, text)?),

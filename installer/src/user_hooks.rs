@@ -324,7 +324,7 @@ pub fn set_enabled(ctx: &Context, name: &str, enabled: bool) -> Result<Outcome, 
     }
     safe_file::edit_json(
         &ctx.state().join("plugins.json"),
-        &EditOptions::default(),
+        &EditOptions::state(),
         |current| {
             let mut value = current
                 .cloned()
@@ -368,7 +368,7 @@ fn record_trust(
     let project = ctx.locations.project.to_string_lossy().into_owned();
     safe_file::edit_json(
         &trust::store_path(&ctx.state()),
-        &EditOptions::default(),
+        &EditOptions::state(),
         |current| {
             let mut store = current
                 .cloned()
