@@ -759,3 +759,48 @@ fn the_audit_log_is_safe_under_concurrent_sessions() {
         "8 sessions × 4 plugins, each line whole JSON"
     );
 }
+
+/// A plugin that blocks every Stop cannot trap the session: after the cap of consecutive blocks
+/// (`stop_hook_active` true) the stop goes through and the user is told why.
+#[test]
+fn the_stop_loop_guard_lets_the_stop_through_after_the_cap() {
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "nag",
+        &one_group(
+            "Stop",
+            None,
+            vec![command(&format!(
+                "echo '{}'",
+                json!({"decision": "block", "reason": "one more thing"})
+            ))],
+        ),
+    );
+    let stop = |active: bool| json!({"hook_event_name": "Stop", "session_id": "loop", "stop_hook_active": active});
+    let cap = [("AMPLIHACK_STOP_BLOCK_CAP", "3")];
+    let mut decisions = Vec::new();
+    for active in [false, true, true, true, false] {
+        let (output, _) = env.run_hooks(&["stop"], &stop(active), &cap);
+        let reply = reply_of(&output);
+        decisions.push(
+            reply["decision"]
+                .as_str()
+                .unwrap_or("let through")
+                .to_string(),
+        );
+        if decisions.len() == 4 {
+            assert!(
+                reply["systemMessage"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("blocked Stop 3 times in a row")),
+                "{reply}"
+            );
+        }
+    }
+    // Blocks 1–3 pass, the 4th consecutive one is let through, a fresh stop starts a new streak.
+    assert_eq!(
+        decisions,
+        ["block", "block", "block", "let through", "block"]
+    );
+}

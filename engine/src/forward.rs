@@ -639,7 +639,7 @@ pub fn cap_context(reply: &mut Reply, state: Option<&Path>, session: Option<&str
     reply.context = vec![format!("{head}{note}")];
 }
 
-fn session_key(session: Option<&str>) -> String {
+pub fn session_key(session: Option<&str>) -> String {
     let id = session.unwrap_or("unknown");
     id.chars()
         .map(|c| {

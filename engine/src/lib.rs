@@ -7,6 +7,7 @@
 //! * [`execute`]: one handler as a process group with a timeout and output caps;
 //! * [`answer`]: one handler's output read as Claude Code reads it;
 //! * [`forward`]: priorities, parallelism, merging, trust, the session env file;
+//! * [`stop_guard`]: no endless Stop blocks;
 //! * [`trust`], [`audit`], [`commands`].
 
 pub mod answer;
@@ -17,4 +18,5 @@ pub mod discovery;
 pub mod execute;
 pub mod forward;
 pub mod matcher;
+pub mod stop_guard;
 pub mod trust;

@@ -22,7 +22,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use amplihack_engine::forward;
+use amplihack_engine::{forward, stop_guard};
 use amplihack_protocol::{
     Decision, HookEvent, Host, InvalidInput, Rendered, Reply, amplifier, claude,
 };
@@ -262,11 +262,14 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
             report(invocation.subcommand.name, "hook plugins", problem);
         }
         reply.merge(forwarded.reply);
-        forward::cap_context(
-            &mut reply,
-            forward::state_dir(&var).as_deref(),
-            event.session_id.as_deref(),
-        );
+        let state = forward::state_dir(&var);
+        forward::cap_context(&mut reply, state.as_deref(), event.session_id.as_deref());
+        let cap = ctx
+            .var("AMPLIHACK_STOP_BLOCK_CAP")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(stop_guard::DEFAULT_CAP);
+        let session = forward::session_key(event.session_id.as_deref());
+        stop_guard::apply(&mut reply, &event, state.as_deref(), &session, cap);
     }
     Ok(match host {
         Host::ClaudeCode => claude::render(&event.name, &reply),
