@@ -25,7 +25,14 @@ fn register_everything(env: &TestEnv) {
             "PostToolBatch": [group("dispatch")],
             "UserPromptSubmit": [group("workflow-classification-reminder"), group("user-prompt-submit")],
             "PreCompact": [group("pre-compact")],
-            "SessionEnd": [group("session-end")],
+            // SessionEnd fires after Claude Code closes its debug log: a thin wrapper records
+            // amplihack's exit status and stderr instead.
+            "SessionEnd": [{"hooks": [{"type": "command", "command": format!(
+                "\"{}\" session-end 2>> '{}'; echo \"exit=$?\" >> '{}'",
+                bin.display(),
+                env.root().join("session-end.err").display(),
+                env.root().join("session-end.status").display()
+            )}]}],
             "SubagentStop": [group("subagent-stop")],
             "Notification": [group("notification")]
         }
@@ -156,6 +163,12 @@ fn allowed_command_runs_and_project_context_reaches_the_model() {
     assert!(
         !stderr.contains("amplihack-hooks"),
         "amplihack complained: {stderr}"
+    );
+    let ended = std::fs::read_to_string(env.root().join("session-end.status")).unwrap_or_default();
+    assert_eq!(ended.trim(), "exit=0", "SessionEnd did not run cleanly");
+    assert_eq!(
+        std::fs::read_to_string(env.root().join("session-end.err")).unwrap_or_default(),
+        ""
     );
     assert!(
         !env.root().join("logs/hooks.log").exists(),

@@ -804,3 +804,39 @@ fn the_stop_loop_guard_lets_the_stop_through_after_the_cap() {
         ["block", "block", "block", "let through", "block"]
     );
 }
+
+/// Under Amplifier the payload has no session id (on tool events) and the bridge puts it in
+/// `AMPLIFIER_SESSION_ID`: that is the session amplihack uses, for handlers and the audit log.
+#[test]
+fn under_amplifier_the_session_comes_from_the_environment() {
+    let env = TestEnv::new();
+    let out = env.root().join("session.txt");
+    env.plugin(
+        &env.user_hooks_dir(),
+        "who",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command(&format!(
+                "echo \"$AMPLIFIER_SESSION_ID\" > '{}'",
+                out.display()
+            ))],
+        ),
+    );
+    let bridge_dir = env.project_hooks_dir().display().to_string();
+    let payload = json!({"tool_name": "", "tool_input": {}, "timestamp": "t"});
+    let (output, _) = env.run_hooks(
+        &["pre-tool-use"],
+        &payload,
+        &[
+            ("AMPLIFIER_SESSION_ID", "amp-session-7"),
+            ("AMPLIFIER_HOOKS_DIR", &bridge_dir),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(env.read(&out).trim(), "amp-session-7");
+    assert_eq!(
+        env.audit_log().last().map(|r| r["session"].clone()),
+        Some(json!("amp-session-7"))
+    );
+}
