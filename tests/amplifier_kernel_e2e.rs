@@ -4,24 +4,10 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{TestEnv, repo_root, run_with_timeout, stderr, stdout};
-
-fn kernel_python() -> PathBuf {
-    if let Some(path) = std::env::var_os("AMPLIHACK_AMPLIFIER_PYTHON") {
-        return PathBuf::from(path);
-    }
-    let path = repo_root().join("tests/amplifier/.venv/bin/python");
-    assert!(
-        path.exists(),
-        "amplifier-core is not installed at {}: run ./test.sh",
-        path.display()
-    );
-    path
-}
+use support::{TestEnv, kernel_python, repo_root, run_with_timeout, stderr, stdout};
 
 #[test]
 fn the_installed_registration_injects_context_and_denies_through_the_real_kernel() {

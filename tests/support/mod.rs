@@ -114,19 +114,35 @@ pub fn run_with_timeout(mut command: Command, stdin: &[u8], limit: Duration) -> 
     (child.wait_with_output().expect("output"), elapsed)
 }
 
-/// The real Claude Code: `AMPLIHACK_CLAUDE_BIN`, else the copy `./test.sh` installs from npm into
-/// `tests/claude-code/node_modules`.
-pub fn claude_bin() -> PathBuf {
-    if let Some(path) = std::env::var_os("AMPLIHACK_CLAUDE_BIN") {
+/// A real host program the tests drive: `$override_var`, else the copy `./test.sh` installs into
+/// the repository at `relative`.
+pub fn test_host(override_var: &str, relative: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(override_var) {
         return PathBuf::from(path);
     }
-    let path = repo_root().join("tests/claude-code/node_modules/.bin/claude");
+    let path = repo_root().join(relative);
     assert!(
         path.exists(),
-        "the real Claude Code is not installed at {}: run ./test.sh (or `npm install --prefix tests/claude-code`)",
+        "{} is not installed: run ./test.sh, which installs the test hosts (or set {override_var})",
         path.display()
     );
     path
+}
+
+/// The real Claude Code (npm `@anthropic-ai/claude-code`, pinned in tests/claude-code/package.json).
+pub fn claude_bin() -> PathBuf {
+    test_host(
+        "AMPLIHACK_CLAUDE_BIN",
+        "tests/claude-code/node_modules/.bin/claude",
+    )
+}
+
+/// Python with the real `amplifier-core` kernel (pinned in tests/amplifier/requirements.txt).
+pub fn kernel_python() -> PathBuf {
+    test_host(
+        "AMPLIHACK_AMPLIFIER_PYTHON",
+        "tests/amplifier/.venv/bin/python",
+    )
 }
 
 pub struct ClaudeRun {
