@@ -63,10 +63,14 @@ pub struct Outcome {
     pub skipped: Vec<String>,
 }
 
+/// amplihack's state directory, for every crate: `$XDG_STATE_HOME/amplihack`, else
+/// `~/.local/state/amplihack`. Empty variables count as unset.
 pub fn state_dir(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    var("XDG_STATE_HOME")
-        .map(|d| PathBuf::from(d).join("amplihack"))
-        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".local/state/amplihack")))
+    let var = |name: &str| var(name).filter(|v| !v.is_empty());
+    let base = var("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
+    Some(base.join("amplihack"))
 }
 
 /// The hooks directories to consult, in order, for this host.
@@ -110,13 +114,18 @@ pub fn disabled_plugins(state_dir: &Path) -> Vec<String> {
     std::fs::read_to_string(state_dir.join("plugins.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|v| v.get("disabled").and_then(Value::as_array).cloned())
-        .map(|list| {
-            list.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
+        .map(|v| disabled_in(&v))
         .unwrap_or_default()
+}
+
+/// The `disabled` list of a `plugins.json` value.
+pub fn disabled_in(plugins: &Value) -> Vec<String> {
+    plugins["disabled"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect()
 }
 
 struct Candidate<'p> {
@@ -575,7 +584,7 @@ fn audit_runs(
     for run in runs {
         let finished = run.finished.as_ref();
         let record = json!({
-            "time": amplihack_protocol_time(),
+            "time": unix_time_millis(),
             "session": session,
             "event": event.name.as_str(),
             "plugin": format!("{}:{}", run.level.as_str(), run.plugin),
@@ -595,7 +604,8 @@ fn audit_runs(
     }
 }
 
-fn amplihack_protocol_time() -> String {
+/// Seconds since the epoch, with milliseconds: `1763819420.123`.
+fn unix_time_millis() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();

@@ -90,10 +90,16 @@ impl Locations {
     }
 
     pub fn state_dir(&self) -> PathBuf {
-        std::env::var_os("XDG_STATE_HOME")
-            .filter(|d| !d.is_empty())
-            .map(|d| PathBuf::from(d).join("amplihack"))
-            .unwrap_or_else(|| self.home.join(".local/state/amplihack"))
+        let home = self.home.to_string_lossy().into_owned();
+        let var = |name: &str| {
+            if name == "HOME" {
+                Some(home.clone())
+            } else {
+                std::env::var(name).ok()
+            }
+        };
+        // HOME is always given here, so the engine always finds a directory.
+        amplihack_engine::forward::state_dir(&var).unwrap_or_default()
     }
 }
 

@@ -330,7 +330,7 @@ pub fn set_enabled(ctx: &Context, name: &str, enabled: bool) -> Result<Outcome, 
                 .cloned()
                 .filter(Value::is_object)
                 .unwrap_or_else(|| json!({}));
-            let mut list: Vec<String> = forward_list(&value);
+            let mut list: Vec<String> = forward::disabled_in(&value);
             list.retain(|d| !roots.iter().any(|r| Path::new(d) == r));
             if !enabled {
                 list.extend(roots.iter().map(|r| r.to_string_lossy().into_owned()));
@@ -350,15 +350,6 @@ pub fn set_enabled(ctx: &Context, name: &str, enabled: bool) -> Result<Outcome, 
         json!({"plugins": roots, "enabled": enabled}),
         0,
     ))
-}
-
-fn forward_list(value: &Value) -> Vec<String> {
-    value["disabled"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect()
 }
 
 fn record_trust(

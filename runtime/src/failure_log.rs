@@ -12,14 +12,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 const ROTATE_AT: u64 = 1024 * 1024;
 
 pub fn log_dir() -> Option<PathBuf> {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    var("AMPLIHACK_LOG_DIR")
-        .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("amplihack")))
-        .or_else(|| var("HOME").map(|h| h.join(".local/state/amplihack")))
+    std::env::var_os("AMPLIHACK_LOG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| amplihack_engine::forward::state_dir(&|name| std::env::var(name).ok()))
 }
 
 /// Appends one line; returns where it went.
