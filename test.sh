@@ -1,53 +1,85 @@
 #!/usr/bin/env bash
 # Runs every test of amplihack hooks, from a fresh clone: formatting and lints, unit and CLI
 # tests, end-to-end tests inside the real Claude Code (npm) and against the real amplifier-core
-# kernel (PyPI), and the startup benchmark with its thresholds.
+# kernel (PyPI), the README's install command, and the benchmarks with their thresholds.
 #
 # It installs the two test hosts on first use, into the repository (git-ignored):
 #   tests/claude-code/node_modules   @anthropic-ai/claude-code, pinned in tests/claude-code/package.json
 #   tests/amplifier/.venv            amplifier-core, pinned in tests/amplifier/requirements.txt
-set -euo pipefail
+#
+# Every step runs even when an earlier one fails, and the run always ends with one line
+# `amplihack tests: N passed, N failed`: cargo's tests plus one check per other step. The exit
+# status is 0 only when nothing failed.
+set -uo pipefail
 cd "$(dirname "$0")"
 export PATH="$HOME/.cargo/bin:$PATH"
 
-step() { printf '\n==> %s\n' "$*"; }
+passed=0
+failed=0
+failures=()
+test_log=$(mktemp)
+scratch_home=$(mktemp -d)
+summary() {
+  local p f
+  p=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) if ($i ~ /^passed/) s += $(i-1) } END { print s + 0 }' "$test_log")
+  f=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) if ($i ~ /^failed/) s += $(i-1) } END { print s + 0 }' "$test_log")
+  rm -rf "$test_log" "$scratch_home"
+  if [ "${#failures[@]}" -gt 0 ]; then printf '\nfailed steps: %s\n' "${failures[*]}"; fi
+  printf '\namplihack tests: %d passed, %d failed\n' $((passed + p)) $((failed + f))
+}
+trap summary EXIT
 
-step "test hosts"
-wanted_claude=$(sed -n 's/.*"@anthropic-ai\/claude-code": *"\([^"]*\)".*/\1/p' tests/claude-code/package.json)
-if ! tests/claude-code/node_modules/.bin/claude --version 2>/dev/null | grep -q "^$wanted_claude "; then
-  npm install --prefix tests/claude-code --no-audit --no-fund --no-package-lock --loglevel=error
-fi
-echo "claude: $(tests/claude-code/node_modules/.bin/claude --version)"
-if [ -f tests/amplifier/requirements.txt ]; then
+step() { printf '\n==> %s\n' "$1"; }
+# check NAME COMMAND...: runs one step and counts it.
+check() {
+  local name=$1
+  shift
+  step "$name"
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+}
+
+test_hosts() {
+  local wanted
+  wanted=$(sed -n 's/.*"@anthropic-ai\/claude-code": *"\([^"]*\)".*/\1/p' tests/claude-code/package.json)
+  if ! tests/claude-code/node_modules/.bin/claude --version 2>/dev/null | grep -q "^$wanted "; then
+    npm install --prefix tests/claude-code --no-audit --no-fund --no-package-lock --loglevel=error || return 1
+  fi
+  echo "claude: $(tests/claude-code/node_modules/.bin/claude --version)"
   if ! tests/amplifier/.venv/bin/python -c 'import amplifier_core' 2>/dev/null; then
-    python3 -m venv tests/amplifier/.venv
-    tests/amplifier/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/amplifier/requirements.txt
+    python3 -m venv tests/amplifier/.venv &&
+      tests/amplifier/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/amplifier/requirements.txt || return 1
   fi
   echo "amplifier-core: $(tests/amplifier/.venv/bin/python -c 'import importlib.metadata as m; print(m.version("amplifier-core"))')"
-fi
+}
 
-step "cargo fmt --check"
-cargo fmt --all --check
+cargo_test() {
+  # cargo's own `test result:` lines are counted in the closing line, not as a step.
+  cargo test --workspace --locked 2>&1 | tee "$test_log"
+  local status=${PIPESTATUS[0]}
+  if [ "$status" -ne 0 ] && ! grep -q '^test result:' "$test_log"; then
+    failed=$((failed + 1)); failures+=("cargo test (did not run)")
+  elif [ "$status" -ne 0 ] && ! grep -q '^test result: FAILED' "$test_log"; then
+    failed=$((failed + 1)); failures+=("cargo test (exit $status)")
+  fi
+}
 
-step "cargo clippy"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+install_and_doctor() {
+  # Keep cargo's and rustup's own homes: only where amplihack installs to is throwaway.
+  CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" \
+    HOME="$scratch_home" ./install.sh > "$scratch_home/install.log" 2>&1 || { cat "$scratch_home/install.log"; return 1; }
+  HOME="$scratch_home" "$scratch_home/.local/bin/amplihack" doctor
+}
 
+check "test hosts" test_hosts
+check "cargo fmt --check" cargo fmt --all --check
+check "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test"
-test_log=$(mktemp)
-trap 'rm -f "$test_log"' EXIT
-cargo test --workspace --locked 2>&1 | tee "$test_log"
-
-step "the README's install command, into a throwaway HOME"
-# Keep cargo's and rustup's own homes: only where amplihack installs to is throwaway.
-export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
-scratch_home=$(mktemp -d)
-HOME="$scratch_home" ./install.sh > "$scratch_home/install.log"
-HOME="$scratch_home" "$scratch_home/.local/bin/amplihack" doctor
-rm -rf "$scratch_home"
-
-step "benchmarks (cargo bench --bench startup --bench forwarding)"
-cargo bench --locked --bench startup --bench forwarding
-
-# One closing line for the whole run.
-awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
-     END { printf "\namplihack tests: %d passed, %d failed\n", p, f }' "$test_log"
+cargo_test
+check "the README's install command, into a throwaway HOME, then doctor" install_and_doctor
+# The startup benchmark measures the binary that ./install.sh just deployed: what users run.
+if [ -x "$scratch_home/.local/bin/amplihack-hooks" ]; then
+  export AMPLIHACK_BENCH_BINARY="$scratch_home/.local/bin/amplihack-hooks"
+fi
+check "startup benchmark (cargo bench --bench startup)" cargo bench --locked --bench startup
+check "forwarding benchmark (cargo bench --bench forwarding)" cargo bench --locked --bench forwarding
+[ "$failed" -eq 0 ] && ! grep -q '^test result: FAILED' "$test_log"

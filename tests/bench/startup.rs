@@ -1,10 +1,17 @@
 //! Startup and dispatch cost of `amplihack-hooks`, measured against starting `/bin/true` with the
 //! same stdin, interleaved in one run so both see the same machine load.
 //!
-//! Run: `cargo bench --bench startup` (release build). Prints the median and p90 wall time of
-//! each, the median ratio, the peak resident set size of amplihack-hooks and the binary's size,
-//! and exits non-zero when the ratio exceeds `AMPLIHACK_BENCH_MAX_RATIO` (default 1.5) or the
-//! peak RSS exceeds `AMPLIHACK_BENCH_MAX_RSS_KIB` (default 8192).
+//! It measures the binary a user gets: `$AMPLIHACK_BENCH_BINARY` (`./test.sh` passes the one
+//! `./install.sh` deployed), else the static release build of `packaging/build`.
+//!
+//! Run: `cargo bench --bench startup`. Prints the median and p90 wall time of each, the median
+//! ratio, the peak resident set size of amplihack-hooks and the binary's size, and exits non-zero
+//! when the ratio exceeds `AMPLIHACK_BENCH_MAX_RATIO` (default 1.15) or the peak RSS exceeds
+//! `AMPLIHACK_BENCH_MAX_RSS_KIB` (default 4096).
+//!
+//! A shared 2-core machine has bursts of noise that can move one median by 10%; a measurement
+//! that falls short is taken again, up to three times in all, and the best one counts. A slower
+//! binary fails all three; a noisy minute does not fail the build.
 
 use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
@@ -65,20 +72,73 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
+/// The binary under test: `$AMPLIHACK_BENCH_BINARY`, else the static release build.
+fn binary_under_test() -> PathBuf {
+    if let Some(path) = std::env::var_os("AMPLIHACK_BENCH_BINARY") {
+        return PathBuf::from(path);
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(root.join("packaging/build"))
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run packaging/build");
+    assert!(out.status.success(), "packaging/build failed");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("amplihack-hooks")
+}
+
+struct Measured {
+    base: Vec<Duration>,
+    ours: Vec<Duration>,
+    rss: i64,
+}
+
+impl Measured {
+    fn ratio(&self) -> f64 {
+        ms(percentile(&self.ours, 0.5)) / ms(percentile(&self.base, 0.5))
+    }
+}
+
+fn measure(truth: &Path, hooks: &Path, stdin: &Path, runs: usize) -> Measured {
+    let (mut base, mut ours, mut rss) = (Vec::new(), Vec::new(), 0i64);
+    for _ in 0..10 {
+        run_once(truth, &[], stdin);
+        run_once(hooks, &["pre-tool-use"], stdin);
+    }
+    for _ in 0..runs {
+        base.push(run_once(truth, &[], stdin).wall);
+        let sample = run_once(hooks, &["pre-tool-use"], stdin);
+        ours.push(sample.wall);
+        rss = rss.max(sample.max_rss_kib);
+    }
+    base.sort();
+    ours.sort();
+    Measured { base, ours, rss }
+}
+
+const ATTEMPTS: usize = 3;
+
 fn main() {
     // `cargo bench` passes `--bench`; there is nothing to filter.
-    let hooks = PathBuf::from(env!("CARGO_BIN_EXE_amplihack-hooks"));
+    let hooks = binary_under_test();
     let truth = ["/bin/true", "/usr/bin/true"]
         .iter()
         .map(PathBuf::from)
         .find(|p| p.exists())
         .expect("/bin/true");
     let runs: usize = env_or("AMPLIHACK_BENCH_RUNS", 400);
-    let max_ratio: f64 = env_or("AMPLIHACK_BENCH_MAX_RATIO", 1.5);
-    let max_rss: i64 = env_or("AMPLIHACK_BENCH_MAX_RSS_KIB", 8192);
+    let max_ratio: f64 = env_or("AMPLIHACK_BENCH_MAX_RATIO", 1.15);
+    let max_rss: i64 = env_or("AMPLIHACK_BENCH_MAX_RSS_KIB", 4096);
     let fixtures =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-2.1.328");
-    let log_dir = tempfile::tempdir().expect("tempdir");
+    let sandbox = tempfile::tempdir().expect("tempdir");
+    // SAFETY (set_var): single-threaded at this point; the children inherit a throwaway home, so
+    // nothing the benchmark runs reads or writes the developer's own state.
+    unsafe {
+        std::env::set_var("HOME", sandbox.path());
+        std::env::set_var("AMPLIHACK_LOG_DIR", sandbox.path().join("logs"));
+        std::env::remove_var("XDG_STATE_HOME");
+        std::env::remove_var("CLAUDE_PROJECT_DIR");
+    }
 
     let mut failed = false;
     println!("amplihack-hooks startup benchmark: {runs} interleaved runs each, stdin from a file");
@@ -92,35 +152,41 @@ fn main() {
         ("pre-tool-use, Write", "PreToolUse-Write.json"),
     ] {
         let stdin = fixtures.join(payload);
-        let (mut base, mut ours, mut rss) = (Vec::new(), Vec::new(), 0i64);
-        // SAFETY (set_var): single-threaded at this point; the children inherit the log directory.
-        unsafe { std::env::set_var("AMPLIHACK_LOG_DIR", log_dir.path()) };
-        for _ in 0..10 {
-            run_once(&truth, &[], &stdin);
-            run_once(&hooks, &["pre-tool-use"], &stdin);
+        let mut best: Option<Measured> = None;
+        for attempt in 1..=ATTEMPTS {
+            let m = measure(&truth, &hooks, &stdin, runs);
+            println!(
+                "{label:<28} /bin/true median {:.3} ms (p90 {:.3}) | amplihack-hooks median {:.3} ms (p90 {:.3}) | ratio {:.2} | peak RSS {} KiB{}",
+                ms(percentile(&m.base, 0.5)),
+                ms(percentile(&m.base, 0.9)),
+                ms(percentile(&m.ours, 0.5)),
+                ms(percentile(&m.ours, 0.9)),
+                m.ratio(),
+                m.rss,
+                if attempt > 1 {
+                    format!(" (attempt {attempt})")
+                } else {
+                    String::new()
+                },
+            );
+            let better = best.as_ref().is_none_or(|b| m.ratio() < b.ratio());
+            if better {
+                best = Some(m);
+            }
+            if best.as_ref().is_some_and(|b| b.ratio() <= max_ratio) {
+                break;
+            }
         }
-        for _ in 0..runs {
-            base.push(run_once(&truth, &[], &stdin).wall);
-            let sample = run_once(&hooks, &["pre-tool-use"], &stdin);
-            ours.push(sample.wall);
-            rss = rss.max(sample.max_rss_kib);
-        }
-        base.sort();
-        ours.sort();
-        let ratio = ms(percentile(&ours, 0.5)) / ms(percentile(&base, 0.5));
-        println!(
-            "{label:<28} /bin/true median {:.3} ms (p90 {:.3}) | amplihack-hooks median {:.3} ms (p90 {:.3}) | ratio {ratio:.2} | peak RSS {rss} KiB",
-            ms(percentile(&base, 0.5)),
-            ms(percentile(&base, 0.9)),
-            ms(percentile(&ours, 0.5)),
-            ms(percentile(&ours, 0.9)),
-        );
-        if ratio > max_ratio {
-            println!("  FAIL: median ratio {ratio:.2} exceeds {max_ratio}");
+        let Some(best) = best else { continue };
+        if best.ratio() > max_ratio {
+            println!(
+                "  FAIL: median ratio {:.2} exceeds {max_ratio} in {ATTEMPTS} attempts",
+                best.ratio()
+            );
             failed = true;
         }
-        if rss > max_rss {
-            println!("  FAIL: peak RSS {rss} KiB exceeds {max_rss} KiB");
+        if best.rss > max_rss {
+            println!("  FAIL: peak RSS {} KiB exceeds {max_rss} KiB", best.rss);
             failed = true;
         }
     }
