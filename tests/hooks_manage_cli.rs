@@ -71,7 +71,7 @@ fn validate_reports_file_field_and_fix_and_exits_1() {
 }
 
 #[test]
-fn test_runs_the_engine_and_shows_each_handler_and_both_replies() {
+fn test_runs_the_pipeline_and_answers_as_the_binary_would_for_the_chosen_host() {
     let env = TestEnv::new();
     env.plugin(
         &env.user_hooks_dir(),
@@ -91,52 +91,65 @@ fn test_runs_the_engine_and_shows_each_handler_and_both_replies() {
             vec![command("echo '{\"contextInjection\": \"noted\"}'")],
         ),
     );
-    let report = json_out(&env.run_amplihack(&[
-        "hooks",
-        "test",
-        "PreToolUse",
-        "--tool",
-        "Write",
-        "--input",
-        "{\"file_path\": \"/x\"}",
-        "--json",
-    ]));
-    assert_eq!(report["runs"].as_array().map(Vec::len), Some(2), "{report}");
+    let args = |host: &'static str| {
+        vec![
+            "hooks",
+            "test",
+            "PreToolUse",
+            "--tool",
+            "Write",
+            "--input",
+            "{\"file_path\": \"/x\"}",
+            "--host",
+            host,
+            "--json",
+        ]
+    };
+    let claude = json_out(&env.run_amplihack(&args("claude")));
+    assert_eq!(claude["runs"].as_array().map(Vec::len), Some(2), "{claude}");
     assert_eq!(
-        report["reply"]["claude"]["hookSpecificOutput"]["permissionDecision"],
+        claude["reply"]["hookSpecificOutput"]["permissionDecision"],
         "deny"
     );
-    assert_eq!(report["reply"]["amplifier"]["decision"], "block");
     assert!(
-        report["reply"]["claude"]["hookSpecificOutput"]["additionalContext"]
+        claude["reply"]["hookSpecificOutput"]["additionalContext"]
             .as_str()
             .is_some_and(|c| c.contains("noted"))
     );
+    let amplifier = json_out(&env.run_amplihack(&args("amplifier")));
+    assert_eq!(amplifier["reply"]["decision"], "block", "{amplifier}");
+
+    // The built-in guard answers through the same pipeline as the binary: same bytes.
+    let input = "{\"command\":\"git push --no-verify\"}";
+    for host in ["claude", "amplifier"] {
+        let shown = json_out(&env.run_amplihack(&[
+            "hooks",
+            "test",
+            "PreToolUse",
+            "--tool",
+            "Bash",
+            "--input",
+            input,
+            "--host",
+            host,
+            "--json",
+        ]));
+        assert_eq!(shown["builtins"], json!(["bash-guard"]), "{shown}");
+        let payload = shown["payload"].clone();
+        let (binary, _) = env.run_hooks(&["--host", host, "pre-tool-use"], &payload, &[]);
+        let answered: Value = serde_json::from_slice(&binary.stdout).expect("binary reply");
+        assert_eq!(shown["reply"], answered, "{host}");
+        assert!(answered.to_string().contains("--no-verify"), "{answered}");
+    }
     let text = stdout(&env.run_amplihack(&["hooks", "test", "PreToolUse", "--tool", "Bash"]));
     assert!(
         text.contains("1 handler(s) ran")
-            && text.contains("reply to Claude Code:")
-            && text.contains("reply to Amplifier:"),
+            && text.contains("built-ins: bash-guard")
+            && text.contains("reply to Claude Code:"),
         "{text}"
     );
-    let payload = env.root().join("event.json");
-    env.write(
-        &payload,
-        &json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "p"})
-            .to_string(),
-    );
-    let report = json_out(&env.run_amplihack(&[
-        "hooks",
-        "test",
-        "UserPromptSubmit",
-        "--payload",
-        &payload.display().to_string(),
-        "--json",
-    ]));
-    assert_eq!(report["runs"].as_array().map(Vec::len), Some(0));
-    let bad = env.run_amplihack(&["hooks", "test", "Tuesday"]);
-    assert_eq!(bad.status.code(), Some(1));
-    assert!(stderr(&bad).contains("unknown event `Tuesday`"));
+    let text = stdout(&env.run_amplihack(&["hooks", "test", "Stop", "--host", "amplifier"]));
+    assert!(text.contains("reply to Amplifier:"), "{text}");
 }
 
 #[test]
@@ -284,7 +297,7 @@ fn import_claude_moves_the_users_hooks_and_leaves_amplihacks() {
         remaining.iter().all(|(_, c)| c.contains("amplihack-hooks")),
         "{remaining:?}"
     );
-    assert_eq!(remaining.len(), 7);
+    assert_eq!(remaining.len(), 8);
     let plugin = env.read_json(&env.user_hooks_dir().join("claude-import/hooks.json"));
     assert_eq!(plugin["hooks"]["PreToolUse"][0]["matcher"], "Bash");
     assert_eq!(

@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 use amplihack_protocol::{Decision, EventName, HookEvent, Host, Reply};
 use serde_json::{Value, json};
 
+use amplihack_protocol::command::runs_amplihack_hooks;
+use amplihack_state::{StateDir, audit, files, plugins, session, session_key, trust};
+
 use crate::answer;
-use crate::audit;
-use crate::commands::runs_amplihack_hooks;
 use crate::discovery::{self, Level, Plugin};
 use crate::execute::{self, Finished, Spawn};
 use crate::matcher;
-use crate::trust;
 
 /// Set in every handler's environment; a hook that calls `amplihack-hooks` again is not forwarded
 /// a second time.
@@ -63,16 +63,6 @@ pub struct Outcome {
     pub skipped: Vec<String>,
 }
 
-/// amplihack's state directory, for every crate: `$XDG_STATE_HOME/amplihack`, else
-/// `~/.local/state/amplihack`. Empty variables count as unset.
-pub fn state_dir(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let var = |name: &str| var(name).filter(|v| !v.is_empty());
-    let base = var("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
-    Some(base.join("amplihack"))
-}
-
 /// The hooks directories to consult, in order, for this host.
 pub fn levels(
     request_cwd: Option<&str>,
@@ -107,25 +97,6 @@ pub fn levels(
         });
     }
     levels
-}
-
-/// The plugin directories disabled with `amplihack hooks disable` (`<state>/plugins.json`).
-pub fn disabled_plugins(state_dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(state_dir.join("plugins.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .map(|v| disabled_in(&v))
-        .unwrap_or_default()
-}
-
-/// The `disabled` list of a `plugins.json` value.
-pub fn disabled_in(plugins: &Value) -> Vec<String> {
-    plugins["disabled"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect()
 }
 
 struct Candidate<'p> {
@@ -241,10 +212,10 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     if levels.is_empty() {
         return outcome;
     }
-    let Some(state) = state_dir(var) else {
+    let Some(state) = StateDir::locate(var) else {
         return outcome;
     };
-    let disabled = disabled_plugins(&state);
+    let disabled = plugins::disabled(&state);
     let mut plugins: Vec<Plugin> = Vec::new();
     let mut project_root: Option<PathBuf> = None;
     for (level, dir) in &levels {
@@ -288,7 +259,7 @@ pub fn forward(request: &Request<'_>) -> Outcome {
                 continue;
             }
         };
-        if !config.enabled || disabled.iter().any(|d| Path::new(d) == plugin.root) {
+        if !config.enabled || disabled.contains(&plugin.root) {
             outcome.skipped.push(format!(
                 "{}:{}: disabled",
                 plugin.level.as_str(),
@@ -338,9 +309,7 @@ pub fn forward(request: &Request<'_>) -> Outcome {
         .session_id
         .clone()
         .or_else(|| var("AMPLIFIER_SESSION_ID"));
-    let env_file = state
-        .join("sessions")
-        .join(format!("{}.env", session_key(session.as_deref())));
+    let env_file = session::env_file(&state, session.as_deref());
     let mut base_env: Vec<(String, String)> = vec![(RECURSION_MARKER.into(), "1".into())];
     base_env.push((
         "CLAUDE_PROJECT_DIR".into(),
@@ -358,11 +327,8 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     }
     let is_session_start = event.name == EventName::SessionStart;
     if is_session_start {
-        let _ = std::fs::create_dir_all(env_file.parent().unwrap_or(&state));
-        let _ = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&env_file);
+        // Private: what plugins export may be secret.
+        let _ = files::open_append(&env_file);
         for key in ["CLAUDE_ENV_FILE", "AMPLIFIER_ENV_FILE"] {
             base_env.push((key.into(), env_file.to_string_lossy().into_owned()));
         }
@@ -545,26 +511,17 @@ fn forward_exports(env_file: &Path, before: &str, var: &dyn Fn(&str) -> Option<S
 }
 
 fn notify_untrusted(
-    state: &Path,
+    state: &StateDir,
     session: Option<&str>,
     project: &Path,
     count: usize,
     outcome: &mut Outcome,
 ) {
-    let marker = state.join("notified").join(session_key(session));
-    let project_line = project.to_string_lossy().into_owned();
-    let told = std::fs::read_to_string(&marker).unwrap_or_default();
-    if told.lines().any(|l| l == project_line) {
+    let key = format!("untrusted:{}", project.display());
+    let first = session::update(state, session, |s| s.first_notice(&key)).unwrap_or(true);
+    if !first {
         return;
     }
-    let _ = std::fs::create_dir_all(marker.parent().unwrap_or(state));
-    let _ = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&marker)
-        .and_then(|mut f| {
-            std::io::Write::write_all(&mut f, format!("{project_line}\n").as_bytes())
-        });
     let message = format!(
         "amplihack: {count} hook plugin(s) in {}/.amplifier/hooks are not trusted and were skipped. Review them, then run `amplihack hooks trust` in {}.",
         project.display(),
@@ -575,32 +532,34 @@ fn notify_untrusted(
 }
 
 fn audit_runs(
-    state: &Path,
+    state: &StateDir,
     event: &HookEvent,
     session: Option<&str>,
     runs: &[Run],
     problems: &mut Vec<String>,
 ) {
-    for run in runs {
-        let finished = run.finished.as_ref();
-        let record = json!({
-            "time": unix_time_millis(),
-            "session": session,
-            "event": event.name.as_str(),
-            "plugin": format!("{}:{}", run.level.as_str(), run.plugin),
-            "command": run.command,
-            "priority": run.priority,
-            "exit": finished.and_then(|f| f.exit),
-            "duration_ms": finished.map(|f| f.duration.as_secs_f64() * 1000.0),
-            "decision": run.reply.decision.map(|d| d.as_str()),
-            "timed_out": finished.is_some_and(|f| f.timed_out),
-            "output_cut": finished.is_some_and(|f| f.truncated),
-            "async": run.detached,
-        });
-        if let Err(e) = audit::append(state, &record) {
-            problems.push(format!("audit log unavailable: {e}"));
-            return;
-        }
+    let records: Vec<Value> = runs
+        .iter()
+        .map(|run| {
+            let finished = run.finished.as_ref();
+            json!({
+                "time": unix_time_millis(),
+                "session": session,
+                "event": event.name.as_str(),
+                "plugin": format!("{}:{}", run.level.as_str(), run.plugin),
+                "command": run.command,
+                "priority": run.priority,
+                "exit": finished.and_then(|f| f.exit),
+                "duration_ms": finished.map(|f| f.duration.as_secs_f64() * 1000.0),
+                "decision": run.reply.decision.map(|d| d.as_str()),
+                "timed_out": finished.is_some_and(|f| f.timed_out),
+                "output_cut": finished.is_some_and(|f| f.truncated),
+                "async": run.detached,
+            })
+        })
+        .collect();
+    if let Err(e) = audit::append(state, &records) {
+        problems.push(format!("audit log unavailable: {e}"));
     }
 }
 
@@ -614,7 +573,7 @@ fn unix_time_millis() -> String {
 
 /// Caps the total context at [`CONTEXT_CAP`] characters: past it, the whole text goes to a file
 /// under `<state>/context/` and the reply carries its start and the file's path instead.
-pub fn cap_context(reply: &mut Reply, state: Option<&Path>, session: Option<&str>) {
+pub fn cap_context(reply: &mut Reply, state: Option<&StateDir>, session: Option<&str>) {
     let total: usize = reply
         .context
         .iter()
@@ -626,16 +585,11 @@ pub fn cap_context(reply: &mut Reply, state: Option<&Path>, session: Option<&str
     }
     let full = reply.context.join("\n\n");
     let saved = state.and_then(|state| {
-        let dir = state.join("context");
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos();
-        let path = dir.join(format!("{}-{stamp}.md", session_key(session)));
-        std::fs::create_dir_all(&dir)
-            .and_then(|()| std::fs::write(&path, &full))
-            .ok()
-            .map(|()| path)
+        let stamp = amplihack_state::time::now_unix().as_nanos();
+        let path = state
+            .context_dir()
+            .join(format!("{}-{stamp}.md", session_key(session)));
+        files::replace(&path, full.as_bytes()).ok().map(|()| path)
     });
     let note = match &saved {
         Some(path) => format!(
@@ -647,19 +601,6 @@ pub fn cap_context(reply: &mut Reply, state: Option<&Path>, session: Option<&str
     let keep = CONTEXT_CAP.saturating_sub(note.chars().count());
     let head: String = full.chars().take(keep).collect();
     reply.context = vec![format!("{head}{note}")];
-}
-
-pub fn session_key(session: Option<&str>) -> String {
-    let id = session.unwrap_or("unknown");
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

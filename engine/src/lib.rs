@@ -8,15 +8,13 @@
 //! * [`answer`]: one handler's output read as Claude Code reads it;
 //! * [`forward`]: priorities, parallelism, merging, trust, the session env file;
 //! * [`stop_guard`]: no endless Stop blocks;
-//! * [`trust`], [`audit`], [`commands`].
+//!
+//! Trust, disabled plugins, the audit log and session files are [`amplihack_state`]'s.
 
 pub mod answer;
-pub mod audit;
-pub mod commands;
 pub mod config;
 pub mod discovery;
 pub mod execute;
 pub mod forward;
 pub mod matcher;
 pub mod stop_guard;
-pub mod trust;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::commands::{self, CommandError, DoctorArgs, InstallArgs, Outcome, UninstallArgs};
-use crate::scopes::{HostChoice, Scope};
+use crate::scopes::{HostChoice, Locations, Scope};
 
 #[derive(Parser)]
 #[command(
@@ -73,6 +73,70 @@ enum Commands {
     /// Manage your own hook plugins in .amplifier/hooks/
     #[command(subcommand)]
     Hooks(HooksCommand),
+    /// Turn lock mode on: at each stop the agent is told to keep working (see --status)
+    Lock {
+        /// What the agent is told at each stop (default: keep working on the task)
+        #[arg(long, value_name = "TEXT", conflicts_with = "status")]
+        message: Option<String>,
+        /// Only show whether lock mode is on, and what the agent is told
+        #[arg(long)]
+        status: bool,
+    },
+    /// Turn lock mode off
+    Unlock,
+    /// The project's memory: session records and your notes
+    #[command(subcommand)]
+    Memory(MemoryCommand),
+}
+
+#[derive(Subcommand)]
+enum MemoryCommand {
+    /// List the entries, oldest first
+    List {
+        /// Only this agent's entries
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only entries of this kind (session, note, ...)
+        #[arg(long)]
+        kind: Option<String>,
+    },
+    /// Show one entry in full
+    Show {
+        /// The entry's id (or a unique start of it)
+        id: String,
+    },
+    /// Remember something for this project (or for one agent)
+    Add {
+        /// What to remember
+        text: String,
+        /// The agent it is for; it is injected when a prompt names the agent
+        #[arg(long)]
+        agent: Option<String>,
+        /// The kind of entry
+        #[arg(long, default_value = "note")]
+        kind: String,
+    },
+    /// Remove one entry
+    Forget {
+        /// The entry's id (or a unique start of it)
+        id: String,
+    },
+}
+
+/// The host whose dialect a reply is shown in.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum HostArg {
+    Claude,
+    Amplifier,
+}
+
+impl From<HostArg> for amplihack_protocol::Host {
+    fn from(host: HostArg) -> Self {
+        match host {
+            HostArg::Claude => amplihack_protocol::Host::ClaudeCode,
+            HostArg::Amplifier => amplihack_protocol::Host::Amplifier,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -94,6 +158,9 @@ enum HooksCommand {
         /// A whole event payload from a file instead
         #[arg(long, conflicts_with_all = ["tool", "input"])]
         payload: Option<PathBuf>,
+        /// Answer as the binary would to this host
+        #[arg(long, value_enum, default_value = "claude")]
+        host: HostArg,
     },
     /// Enable a plugin disabled with `disable`
     Enable { name: String },
@@ -145,6 +212,7 @@ fn run_hooks_command(
             tool,
             input,
             payload,
+            host,
         } => user_hooks::test(
             &ctx,
             &TestArgs {
@@ -152,6 +220,7 @@ fn run_hooks_command(
                 tool,
                 input,
                 payload,
+                host: host.into(),
             },
         ),
         HooksCommand::Enable { name } => user_hooks::set_enabled(&ctx, &name, true),
@@ -220,6 +289,30 @@ pub fn main() -> i32 {
         }),
         Commands::Status { bin_dir } => commands::status(&project, bin_dir.as_deref()),
         Commands::Hooks(command) => run_hooks_command(command, &project),
+        Commands::Lock { message, status } => Locations::from_env(&project)
+            .map_err(CommandError)
+            .and_then(|l| {
+                if status {
+                    Ok(crate::lock::status(&l))
+                } else {
+                    crate::lock::lock(&l, message.as_deref())
+                }
+            }),
+        Commands::Unlock => Locations::from_env(&project)
+            .map_err(CommandError)
+            .and_then(|l| crate::lock::unlock(&l)),
+        Commands::Memory(command) => Locations::from_env(&project)
+            .map_err(CommandError)
+            .and_then(|l| match command {
+                MemoryCommand::List { agent, kind } => {
+                    crate::memory::list(&l, agent.as_deref(), kind.as_deref())
+                }
+                MemoryCommand::Show { id } => crate::memory::show(&l, &id),
+                MemoryCommand::Add { text, agent, kind } => {
+                    crate::memory::add(&l, &text, agent.as_deref(), &kind)
+                }
+                MemoryCommand::Forget { id } => crate::memory::forget(&l, &id),
+            }),
     };
     match result {
         Ok(outcome) => {

@@ -7,7 +7,9 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::deploy::{self, BINARIES};
-use crate::registration::{self, CANONICAL, Host};
+use amplihack_state::manifest::{self, Manifest, Registration};
+
+use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions, EditReport, NewContent};
 use crate::scopes::{HostChoice, Locations, Scope};
 
@@ -38,17 +40,14 @@ pub struct Target {
 }
 
 fn host_name(host: Host) -> &'static str {
-    match host {
-        Host::Claude => "claude",
-        Host::Amplifier => "amplifier",
-    }
+    host.name()
 }
 
 fn targets(locations: &Locations, scope: Scope, hosts: HostChoice) -> Vec<Target> {
     let mut targets = Vec::new();
     if hosts.claude() {
         targets.push(Target {
-            host: Host::Claude,
+            host: Host::ClaudeCode,
             scope,
             path: locations.claude_settings(scope),
         });
@@ -67,7 +66,7 @@ const AMPLIFIER_DESCRIPTION: &str = "amplihack hooks for Amplifier's hook-shell 
 
 fn starting_value(host: Host) -> Value {
     match host {
-        Host::Claude => json!({}),
+        Host::ClaudeCode => json!({}),
         Host::Amplifier => json!({"description": AMPLIFIER_DESCRIPTION}),
     }
 }
@@ -184,7 +183,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
         // Every file a past install recorded, in whichever project it was.
         for target in manifest_targets(&manifest) {
             let wanted = match target.host {
-                Host::Claude => args.host.claude(),
+                Host::ClaudeCode => args.host.claude(),
                 Host::Amplifier => args.host.amplifier(),
             };
             if wanted && !all.iter().any(|t| t.path == target.path) {
@@ -241,7 +240,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
     let bin_dir = args
         .bin_dir
         .clone()
-        .or_else(|| manifest["bin_dir"].as_str().map(PathBuf::from))
+        .or_else(|| manifest.bin_dir.clone())
         .unwrap_or_else(|| deploy::bin_dir(None, &locations.home));
     let mut removed = Vec::new();
     if !args.keep_binaries {
@@ -461,33 +460,19 @@ fn exclude_from_git(project: &Path, pattern: &str) -> Option<String> {
 // The install manifest: which files amplihack registered, so `uninstall` and `doctor` find them
 // even in other projects.
 
-fn manifest_path(locations: &Locations) -> PathBuf {
-    locations.state_dir().join("install.json")
+fn read_manifest(locations: &Locations) -> Manifest {
+    manifest::load(&locations.state()).unwrap_or_default()
 }
 
-fn read_manifest(locations: &Locations) -> Value {
-    safe_file::read_json(&manifest_path(locations))
-        .ok()
-        .flatten()
-        .map_or_else(|| json!({}), |(_, v)| v)
-}
-
-fn manifest_targets(manifest: &Value) -> Vec<Target> {
-    manifest["registrations"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn manifest_targets(manifest: &Manifest) -> Vec<Target> {
+    manifest
+        .registrations
+        .iter()
         .filter_map(|r| {
-            let host = match r["host"].as_str()? {
-                "claude" => Host::Claude,
-                "amplifier" => Host::Amplifier,
-                _ => return None,
-            };
-            let scope = serde_json::from_value(r["scope"].clone()).ok()?;
             Some(Target {
-                host,
-                scope,
-                path: PathBuf::from(r["path"].as_str()?),
+                host: Host::from_flag(&r.host)?,
+                scope: Scope::from_name(&r.scope)?,
+                path: r.path.clone(),
             })
         })
         .collect()
@@ -499,27 +484,28 @@ fn record_registrations(
     targets: &[Target],
     add: bool,
 ) -> Result<(), CommandError> {
-    safe_file::edit_json(
-        &manifest_path(locations),
-        &EditOptions::state(),
-        |current| {
-            let mut manifest = current
-                .cloned()
-                .filter(Value::is_object)
-                .unwrap_or_else(|| json!({}));
-            let mut list = manifest_targets(&manifest);
-            list.retain(|t| !targets.iter().any(|n| n.path == t.path && n.host == t.host));
-            if add {
-                list.extend(targets.iter().cloned());
-                manifest["bin_dir"] = json!(bin_dir);
-            }
-            manifest["registrations"] = list
-            .iter()
-            .map(|t| json!({"host": host_name(t.host), "scope": t.scope.as_str(), "path": t.path}))
-            .collect();
-            Ok(NewContent::Value(manifest))
-        },
-    )?;
+    manifest::update(&locations.state(), |manifest| {
+        manifest.registrations.retain(|r| {
+            !targets
+                .iter()
+                .any(|t| t.path == r.path && t.host.name() == r.host)
+        });
+        if add {
+            manifest
+                .registrations
+                .extend(targets.iter().map(|t| Registration {
+                    host: t.host.name().into(),
+                    scope: t.scope.as_str().into(),
+                    path: t.path.clone(),
+                }));
+            manifest.bin_dir = Some(bin_dir.to_path_buf());
+            manifest.version = Some(VERSION.to_string());
+        }
+        if manifest.registrations.is_empty() {
+            manifest.bin_dir = None;
+            manifest.version = None;
+        }
+    })?;
     Ok(())
 }
 
@@ -583,7 +569,7 @@ fn check_target(target: &Target, hooks_binary: &Path) -> Vec<Finding> {
     if expected == value {
         return vec![Finding::ok(format!(
             "{place}: {} hooks, canonical",
-            CANONICAL.len()
+            registration::canonical(target.host).len()
         ))];
     }
     let ours = registration::find_ours(&value);
@@ -609,7 +595,7 @@ fn check_target(target: &Target, hooks_binary: &Path) -> Vec<Finding> {
             Some(_) => {}
         }
     }
-    for spec in CANONICAL {
+    for spec in registration::canonical(target.host) {
         let count = ours
             .iter()
             .filter(|(e, _, h)| e == spec.event && h.subcommand.as_deref() == Some(spec.subcommand))
@@ -662,13 +648,13 @@ struct Diagnosis {
 fn project_of(target: &Target) -> Option<PathBuf> {
     let levels = match (target.scope, target.host) {
         (Scope::User, _) => return None,
-        (_, Host::Claude) => 2,    // <project>/.claude/settings.json
-        (_, Host::Amplifier) => 4, // <project>/.amplifier/hooks/amplihack/hooks.json
+        (_, Host::ClaudeCode) => 2, // <project>/.claude/settings.json
+        (_, Host::Amplifier) => 4,  // <project>/.amplifier/hooks/amplihack/hooks.json
     };
     target.path.ancestors().nth(levels).map(Path::to_path_buf)
 }
 
-fn diagnose(locations: &Locations, manifest: &Value, bin_dir: &Path) -> Diagnosis {
+fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagnosis {
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
     let mut findings = Vec::new();
     let mut binaries_bad = false;
@@ -714,7 +700,7 @@ fn diagnose(locations: &Locations, manifest: &Value, bin_dir: &Path) -> Diagnosi
             }
         }
     }
-    if !checked.iter().any(|t| t.host == Host::Claude) {
+    if !checked.iter().any(|t| t.host == Host::ClaudeCode) {
         findings.push(Finding::problem(
             "Claude Code: amplihack is not registered in any scope".into(),
             "amplihack install".into(),
@@ -752,7 +738,7 @@ fn diagnose(locations: &Locations, manifest: &Value, bin_dir: &Path) -> Diagnosi
     let claude_scopes: Vec<&Target> = checked
         .iter()
         .filter(|t| {
-            t.host == Host::Claude
+            t.host == Host::ClaudeCode
                 && (t.scope == Scope::User || t.path.starts_with(&locations.project))
         })
         .filter(|t| {
@@ -783,7 +769,7 @@ pub fn doctor(args: &DoctorArgs) -> Result<Outcome, CommandError> {
     let bin_dir = args
         .bin_dir
         .clone()
-        .or_else(|| manifest["bin_dir"].as_str().map(PathBuf::from))
+        .or_else(|| manifest.bin_dir.clone())
         .unwrap_or_else(|| deploy::bin_dir(None, &locations.home));
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
     let mut diagnosis = diagnose(&locations, &manifest, &bin_dir);
@@ -808,7 +794,7 @@ pub fn doctor(args: &DoctorArgs) -> Result<Outcome, CommandError> {
         }
         if !diagnosis.vanished.is_empty() {
             record_registrations(&locations, &bin_dir, &diagnosis.vanished, false)?;
-            repaired.push(manifest_path(&locations));
+            repaired.push(manifest::path(&locations.state()));
         }
         // Judge the result, not the attempt.
         let manifest = read_manifest(&locations);
@@ -853,7 +839,7 @@ pub fn status(project: &Path, bin_dir: Option<&Path>) -> Result<Outcome, Command
     let manifest = read_manifest(&locations);
     let bin_dir = bin_dir
         .map(Path::to_path_buf)
-        .or_else(|| manifest["bin_dir"].as_str().map(PathBuf::from))
+        .or_else(|| manifest.bin_dir.clone())
         .unwrap_or_else(|| deploy::bin_dir(None, &locations.home));
     let mut text = format!(
         "amplihack {VERSION}\n  bin dir    {}{}\n",

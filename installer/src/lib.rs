@@ -8,13 +8,15 @@
 //! * [`deploy`]: copying the binaries into the bin directory;
 //! * [`commands`]: `install`, `uninstall`, `doctor`, `status`;
 //! * [`user_hooks`]: `amplihack hooks …`, the user's own hook plugins;
+//! * [`lock`]: `amplihack lock|unlock`; [`memory`]: `amplihack memory …`;
 //! * [`cli`]: the command line.
 
 pub mod cli;
 pub mod commands;
 pub mod deploy;
-pub mod json_text;
-pub mod registration;
-pub mod safe_file;
+pub mod lock;
+pub mod memory;
 pub mod scopes;
 pub mod user_hooks;
+
+pub use amplihack_settings::{json_text, registration, safe_file};

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use amplihack_state::StateDir;
 use clap::ValueEnum;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
@@ -17,6 +18,10 @@ pub enum Scope {
 
 impl Scope {
     pub const ALL: [Scope; 3] = [Scope::User, Scope::Project, Scope::Local];
+
+    pub fn from_name(name: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|s| s.as_str() == name)
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -89,17 +94,17 @@ impl Locations {
         }
     }
 
-    pub fn state_dir(&self) -> PathBuf {
+    /// amplihack's state directory for this home.
+    pub fn state(&self) -> StateDir {
         let home = self.home.to_string_lossy().into_owned();
-        let var = |name: &str| {
+        StateDir::locate(&|name| {
             if name == "HOME" {
                 Some(home.clone())
             } else {
                 std::env::var(name).ok()
             }
-        };
-        // HOME is always given here, so the engine always finds a directory.
-        amplihack_engine::forward::state_dir(&var).unwrap_or_default()
+        })
+        .unwrap_or_else(|| StateDir::at(self.home.join(".local/state/amplihack")))
     }
 }
 

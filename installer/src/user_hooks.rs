@@ -1,14 +1,16 @@
 //! `amplihack hooks …`: managing the user's own hook plugins in `.amplifier/hooks/`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use amplihack_engine::config;
 use amplihack_engine::discovery::{self, Level, Plugin};
-use amplihack_engine::forward;
-use amplihack_engine::trust;
-use amplihack_protocol::{EventName, HookEvent, Host, amplifier, claude};
+use amplihack_protocol::{EventName, HookEvent, Host, table};
+use amplihack_runtime::context::Context as RuntimeContext;
+use amplihack_runtime::pipeline;
+use amplihack_state::{StateDir, plugins, trust};
 use serde_json::{Value, json};
 
 use crate::commands::{CommandError, Outcome};
@@ -50,8 +52,8 @@ impl Context {
             .collect()
     }
 
-    fn state(&self) -> PathBuf {
-        self.locations.state_dir()
+    fn state(&self) -> StateDir {
+        self.locations.state()
     }
 
     fn project_files(&self) -> Vec<PathBuf> {
@@ -70,14 +72,14 @@ impl Context {
     }
 }
 
-fn outcome(command: &str, text: String, json: Value, code: i32) -> Outcome {
+fn outcome_of(command: &str, text: String, json: Value, code: i32) -> Outcome {
     let mut json = json;
     json["command"] = json!(format!("hooks {command}"));
     Outcome { text, json, code }
 }
 
 pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
-    let disabled = forward::disabled_plugins(&ctx.state());
+    let disabled = plugins::disabled(&ctx.state());
     let trusted = ctx.project_trusted();
     let mut text = String::new();
     let mut items = Vec::new();
@@ -88,8 +90,8 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
             text.push_str("  (no plugins)\n");
         }
         for plugin in plugins {
-            let is_disabled = disabled.iter().any(|d| Path::new(d) == plugin.root)
-                || plugin.config.as_ref().is_ok_and(|c| !c.enabled);
+            let is_disabled =
+                disabled.contains(&plugin.root) || plugin.config.as_ref().is_ok_and(|c| !c.enabled);
             let state = match (&plugin.config, level, trusted, is_disabled) {
                 (Err(_), ..) => "invalid",
                 (_, _, _, true) => "disabled",
@@ -122,7 +124,7 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
             items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events}));
         }
     }
-    Ok(outcome("list", text, json!({"plugins": items}), 0))
+    Ok(outcome_of("list", text, json!({"plugins": items}), 0))
 }
 
 pub fn validate(ctx: &Context, files: &[PathBuf]) -> Result<Outcome, CommandError> {
@@ -156,7 +158,7 @@ pub fn validate(ctx: &Context, files: &[PathBuf]) -> Result<Outcome, CommandErro
     if targets.is_empty() {
         text.push_str("no hook plugins found\n");
     }
-    Ok(outcome(
+    Ok(outcome_of(
         "validate",
         text,
         json!({"files": results, "invalid": invalid}),
@@ -169,6 +171,7 @@ pub struct TestArgs {
     pub tool: Option<String>,
     pub input: Option<String>,
     pub payload: Option<PathBuf>,
+    pub host: Host,
 }
 
 pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
@@ -189,22 +192,38 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
         None => sample_event(&name, ctx, args)?,
     };
     let raw = serde_json::to_vec(&payload).unwrap_or_default();
-    let event = HookEvent::parse(&raw, Some(name.clone()))
+    let mut event = HookEvent::parse(&raw, Some(name.clone()))
         .map_err(|e| format!("the sample event is invalid: {e}"))?;
-    let var = |key: &str| -> Option<String> {
-        match key {
-            "CLAUDE_PROJECT_DIR" => Some(ctx.locations.project.to_string_lossy().into_owned()),
-            "HOME" => Some(ctx.locations.home.to_string_lossy().into_owned()),
-            _ => std::env::var(key).ok().filter(|v| !v.is_empty()),
-        }
-    };
-    let result = forward::forward(&forward::Request {
+    let host = args.host;
+    let overrides = HashMap::from([
+        (
+            "CLAUDE_PROJECT_DIR".to_string(),
+            ctx.locations.project.to_string_lossy().into_owned(),
+        ),
+        (
+            "HOME".to_string(),
+            ctx.locations.home.to_string_lossy().into_owned(),
+        ),
+    ]);
+    let runtime_ctx = RuntimeContext::with_overrides(host, overrides, &ctx.locations.project);
+    if event.session_id.is_none() && host == Host::Amplifier {
+        event.session_id = runtime_ctx.var("AMPLIFIER_SESSION_ID");
+    }
+    // The event's registered built-ins and its plugins, exactly as the binary runs them.
+    let hook = table::find("dispatch").ok_or("the hook table has no `dispatch` row")?;
+    let outcome = pipeline::run(&pipeline::Call {
+        hook,
         event: &event,
         raw: &raw,
-        host: Host::ClaudeCode,
-        var: &var,
-        budget: Duration::from_secs(60),
+        ctx: &runtime_ctx,
+        deadline: Instant::now() + Duration::from_secs(60),
     });
+    let builtins: Vec<&str> = hook
+        .builtins_for(&event.name, host)
+        .iter()
+        .map(|b| b.name())
+        .collect();
+    let result = outcome.forwarded.unwrap_or_default();
     let mut text = format!(
         "event {}: {} handler(s) ran\n",
         event.name,
@@ -246,28 +265,31 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
     for skipped in &result.skipped {
         text.push_str(&format!("  skipped {skipped}\n"));
     }
-    for problem in &result.problems {
+    for problem in &outcome.problems {
         text.push_str(&format!("  problem: {problem}\n"));
     }
-    let for_claude = claude::render(&event.name, &result.reply).stdout;
-    let for_amplifier = amplifier::render(&event.name, &result.reply).stdout;
+    let rendered = pipeline::render(host, &event, &outcome.reply).stdout;
     text.push_str(&format!(
-        "reply to Claude Code: {}\n",
-        for_claude.as_deref().unwrap_or("(nothing)")
+        "built-ins: {}\nreply to {}: {}\n",
+        if builtins.is_empty() {
+            "none".to_string()
+        } else {
+            builtins.join(", ")
+        },
+        match host {
+            Host::ClaudeCode => "Claude Code",
+            Host::Amplifier => "Amplifier",
+        },
+        rendered.as_deref().unwrap_or("(nothing)")
     ));
-    text.push_str(&format!(
-        "reply to Amplifier:   {}\n",
-        for_amplifier.as_deref().unwrap_or("(nothing)")
-    ));
-    let parse = |s: Option<String>| {
-        s.and_then(|s| serde_json::from_str::<Value>(&s).ok())
-            .unwrap_or(Value::Null)
-    };
-    Ok(outcome(
+    let reply = rendered
+        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+        .unwrap_or(Value::Null);
+    Ok(outcome_of(
         "test",
         text,
-        json!({"event": event.name.as_str(), "payload": payload, "runs": runs, "skipped": result.skipped, "problems": result.problems,
-               "reply": {"claude": parse(for_claude), "amplifier": parse(for_amplifier)}}),
+        json!({"event": event.name.as_str(), "host": host.name(), "payload": payload, "builtins": builtins, "runs": runs, "skipped": result.skipped, "problems": outcome.problems,
+               "reply": reply}),
         0,
     ))
 }
@@ -322,29 +344,14 @@ pub fn set_enabled(ctx: &Context, name: &str, enabled: bool) -> Result<Outcome, 
             "no hook plugin named `{name}` (see `amplihack hooks list`)"
         )));
     }
-    safe_file::edit_json(
-        &ctx.state().join("plugins.json"),
-        &EditOptions::state(),
-        |current| {
-            let mut value = current
-                .cloned()
-                .filter(Value::is_object)
-                .unwrap_or_else(|| json!({}));
-            let mut list: Vec<String> = forward::disabled_in(&value);
-            list.retain(|d| !roots.iter().any(|r| Path::new(d) == r));
-            if !enabled {
-                list.extend(roots.iter().map(|r| r.to_string_lossy().into_owned()));
-            }
-            value["disabled"] = json!(list);
-            Ok(NewContent::Value(value))
-        },
-    )?;
+    let refs: Vec<&Path> = roots.iter().map(PathBuf::as_path).collect();
+    plugins::set_disabled(&ctx.state(), &refs, !enabled)?;
     let verb = if enabled { "enabled" } else { "disabled" };
     let text = roots
         .iter()
         .map(|r| format!("{verb}: {}\n", r.display()))
         .collect();
-    Ok(outcome(
+    Ok(outcome_of(
         if enabled { "enable" } else { "disable" },
         text,
         json!({"plugins": roots, "enabled": enabled}),
@@ -356,29 +363,7 @@ fn record_trust(
     ctx: &Context,
     fingerprint: Option<trust::Fingerprint>,
 ) -> Result<(), CommandError> {
-    let project = ctx.locations.project.to_string_lossy().into_owned();
-    safe_file::edit_json(
-        &trust::store_path(&ctx.state()),
-        &EditOptions::state(),
-        |current| {
-            let mut store = current
-                .cloned()
-                .filter(Value::is_object)
-                .unwrap_or_else(|| json!({}));
-            if !store["projects"].is_object() {
-                store["projects"] = json!({});
-            }
-            match &fingerprint {
-                Some(f) => store["projects"][&project] = json!(f),
-                None => {
-                    if let Some(projects) = store["projects"].as_object_mut() {
-                        projects.remove(&project);
-                    }
-                }
-            }
-            Ok(NewContent::Value(store))
-        },
-    )?;
+    trust::set(&ctx.state(), &ctx.locations.project, fingerprint)?;
     Ok(())
 }
 
@@ -402,7 +387,7 @@ pub fn trust(ctx: &Context, trusted: bool) -> Result<Outcome, CommandError> {
     if trusted {
         text.push_str("These files' hooks now run in this project; any change to them needs `amplihack hooks trust` again.\n");
     }
-    Ok(outcome(
+    Ok(outcome_of(
         if trusted { "trust" } else { "untrust" },
         text,
         json!({"project": ctx.locations.project, "files": files, "trusted": trusted}),
@@ -524,7 +509,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
     copy_dir(&source, &target).map_err(|e| e.to_string())?;
     let mut text = format!("installed {name} into {}\n", target.display());
     retrust_after(ctx, was_trusted, args.project, &mut text)?;
-    Ok(outcome(
+    Ok(outcome_of(
         "install",
         text,
         json!({"name": name, "path": target}),
@@ -581,7 +566,7 @@ pub fn import_claude(
         }
     }
     if imported.is_empty() {
-        return Ok(outcome(
+        return Ok(outcome_of(
             "import-claude",
             format!("{}: no hooks of yours to import\n", from.display()),
             json!({"imported": 0}),
@@ -645,7 +630,7 @@ pub fn import_claude(
         target.display()
     );
     retrust_after(ctx, was_trusted, project, &mut text)?;
-    Ok(outcome(
+    Ok(outcome_of(
         "import-claude",
         text,
         json!({"imported": count, "from": from, "to": target}),

@@ -24,6 +24,14 @@ macro_rules! event_names {
             /// All known events, in the order of the contract.
             pub const KNOWN: &'static [EventName] = &[$(EventName::$variant,)*];
 
+            /// The name of a known event; `""` for an unknown one.
+            pub const fn static_name(&self) -> &'static str {
+                match self {
+                    $(EventName::$variant => stringify!($variant),)*
+                    EventName::Unknown(_) => "",
+                }
+            }
+
             /// The name as Claude Code spells it (`hook_event_name`, `hookSpecificOutput.hookEventName`).
             pub fn as_str(&self) -> &str {
                 match self {

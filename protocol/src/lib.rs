@@ -8,15 +8,20 @@
 //!   Claude Code reads `hookSpecificOutput`/`decision`; Amplifier's `hook-shell` bridge honours
 //!   only a top-level `decision: "block"` and `contextInjection` (see `README.md`, "Amplifier").
 //!
+//! * [`table`]: every subcommand, its event, registration, deadline and built-ins.
+//!
 //! Nothing here does I/O: the runtime crate owns stdin, stdout, the clock and the file system.
 
 pub mod amplifier;
 pub mod claude;
+pub mod command;
 pub mod event;
 pub mod host;
 pub mod reply;
+pub mod table;
 pub mod tool;
 
 pub use event::{EventName, HookEvent, InvalidInput, Payload, ToolCall};
 pub use host::Host;
 pub use reply::{Decision, Rendered, Reply};
+pub use table::{Builtin, Hook};

@@ -1,9 +1,12 @@
 //! What a hook call knows about its surroundings: environment variables, the process working
-//! directory and the host. Built-ins read it through here so tests can give them a fixed world.
+//! directory, the host, amplihack's state directory and the project root. Built-ins read it
+//! through here so tests (and `amplihack hooks test`) can give them a fixed world.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use amplihack_protocol::{HookEvent, Host};
+use amplihack_state::StateDir;
 
 /// Looks up one environment variable.
 type VarLookup = Box<dyn Fn(&str) -> Option<String>>;
@@ -26,6 +29,21 @@ impl Context {
         }
     }
 
+    /// The process environment with some variables set (for `amplihack hooks test`).
+    pub fn with_overrides(host: Host, overrides: HashMap<String, String>, cwd: &Path) -> Context {
+        Context {
+            vars: Box::new(move |name| {
+                overrides
+                    .get(name)
+                    .cloned()
+                    .or_else(|| std::env::var(name).ok())
+                    .filter(|v| !v.is_empty())
+            }),
+            process_cwd: Some(cwd.to_string_lossy().into_owned()),
+            host,
+        }
+    }
+
     /// A fixed environment, for tests.
     pub fn fixed(host: Host, vars: HashMap<String, String>, cwd: &str) -> Context {
         Context {
@@ -39,6 +57,20 @@ impl Context {
         (self.vars)(name)
     }
 
+    /// Whether a variable is set to a true value (`1`, `true`, `yes`, `on`).
+    pub fn flag(&self, name: &str) -> bool {
+        self.var(name).is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "true" | "yes" | "on"
+            )
+        })
+    }
+
+    pub fn state(&self) -> Option<StateDir> {
+        StateDir::locate(&|name| self.var(name))
+    }
+
     /// Where the tool call runs: the payload's `cwd`, else our own working directory (the
     /// bridge runs hooks in the project directory and sends no `cwd`).
     pub fn working_dir(&self, event: &HookEvent) -> String {
@@ -49,11 +81,25 @@ impl Context {
             .unwrap_or_else(|| "/".into())
     }
 
-    /// The project root: `CLAUDE_PROJECT_DIR` (both hosts set it), `AMPLIFIER_PROJECT_DIR`, then
-    /// the working directory.
-    pub fn project_dir(&self, event: &HookEvent) -> Option<String> {
-        self.var("CLAUDE_PROJECT_DIR")
+    /// The project root: `CLAUDE_PROJECT_DIR` (both hosts set it), `AMPLIFIER_PROJECT_DIR`, else
+    /// the git work tree of the working directory, else the working directory. A session started
+    /// in a subdirectory finds the project's files.
+    pub fn project_root(&self, event: &HookEvent) -> PathBuf {
+        if let Some(dir) = self
+            .var("CLAUDE_PROJECT_DIR")
             .or_else(|| self.var("AMPLIFIER_PROJECT_DIR"))
-            .or_else(|| Some(self.working_dir(event)))
+        {
+            return PathBuf::from(dir);
+        }
+        let cwd = PathBuf::from(self.working_dir(event));
+        git_work_tree(&cwd).unwrap_or(cwd)
     }
+}
+
+/// The nearest directory at or above `start` holding `.git`.
+pub fn git_work_tree(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .map(Path::to_path_buf)
 }

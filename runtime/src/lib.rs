@@ -13,7 +13,7 @@
 pub mod builtins;
 pub mod context;
 pub mod failure_log;
-pub mod subcommand;
+pub mod pipeline;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -22,13 +22,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use amplihack_engine::{forward, stop_guard};
-use amplihack_protocol::{
-    Decision, HookEvent, Host, InvalidInput, Rendered, Reply, amplifier, claude,
-};
+use amplihack_protocol::table::{self, HOOKS};
+use amplihack_protocol::{Hook, HookEvent, Host, InvalidInput, Rendered};
 
 use context::Context;
-use subcommand::{SUBCOMMANDS, Subcommand};
 
 /// The most stdin we parse. Claude Code's largest payloads are Write and PostToolUse events that
 /// carry file contents (tens of kilobytes is typical). Past this bound the event is drained and
@@ -36,7 +33,7 @@ use subcommand::{SUBCOMMANDS, Subcommand};
 /// tool call.
 pub const MAX_STDIN: usize = 16 * 1024 * 1024;
 
-const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Set by whichever of the main thread and the watchdog finishes first; the other stays quiet.
 static FINISHED: AtomicBool = AtomicBool::new(false);
@@ -48,7 +45,7 @@ enum Failure {
 }
 
 struct Invocation {
-    subcommand: &'static Subcommand,
+    subcommand: &'static Hook,
     host: Option<Host>,
 }
 
@@ -66,8 +63,8 @@ pub fn usage() -> String {
          Exit 0: handled (or amplihack failed and let the event through); 1: invalid input.\n\n\
          Subcommands:\n"
     );
-    for s in SUBCOMMANDS {
-        text.push_str(&format!("  {:<34} {}\n", s.name, s.about));
+    for hook in HOOKS {
+        text.push_str(&format!("  {:<34} {}\n", hook.subcommand, hook.about));
     }
     text.push_str(
         "\nOptions:\n  --host claude|amplifier   the calling host (default: detected; Claude Code unless AMPLIFIER_* is set)\n  -h, --help                this text\n  -V, --version             the version\n",
@@ -100,9 +97,12 @@ fn parse_args(args: &[OsString]) -> Result<Command, String> {
                     })?);
             }
             other if subcommand.is_none() && !other.starts_with('-') => {
-                subcommand = Some(subcommand::find(other).ok_or_else(|| {
+                subcommand = Some(table::find(other).ok_or_else(|| {
+                    let hint = Hook::suggest(other)
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default();
                     format!(
-                        "unknown subcommand `{other}` (run `amplihack-hooks --help` for the list)"
+                        "unknown subcommand `{other}`{hint} (run `amplihack-hooks --help` for the list)"
                     )
                 })?);
             }
@@ -129,7 +129,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
             return 1;
         }
     };
-    let name = invocation.subcommand.name;
+    let name = invocation.subcommand.subcommand;
     panic::set_hook(Box::new(|info| {
         let location = info
             .location()
@@ -187,7 +187,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
 }
 
 /// `AMPLIHACK_HOOK_DEADLINE_MS` overrides the subcommand's own deadline (tests, slow machines).
-fn deadline(subcommand: &Subcommand) -> Duration {
+fn deadline(subcommand: &Hook) -> Duration {
     std::env::var("AMPLIHACK_HOOK_DEADLINE_MS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -212,9 +212,6 @@ fn arm_watchdog(name: &'static str, after: Duration) {
         report(name, "watchdog unavailable", &e.to_string());
     }
 }
-
-/// Time kept back from the deadline for merging and replying after the user's hooks.
-const REPLY_MARGIN: Duration = Duration::from_millis(300);
 
 fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failure> {
     let input = read_stdin()?;
@@ -241,40 +238,17 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
     if event.session_id.is_none() && host == Host::Amplifier {
         event.session_id = ctx.var("AMPLIFIER_SESSION_ID");
     }
-    let mut reply: Reply = invocation
-        .subcommand
-        .builtin_for(&event.name)
-        .run(&event, &ctx)
-        .map_err(Failure::Internal)?;
-    // The user's hooks, unless the built-in already denied (a deny ends the event).
-    if invocation.subcommand.forwards && reply.decision != Some(Decision::Deny) {
-        let var = |name: &str| ctx.var(name);
-        let forwarded = forward::forward(&forward::Request {
-            event: &event,
-            raw: &input,
-            host,
-            var: &var,
-            budget: deadline
-                .saturating_duration_since(Instant::now())
-                .saturating_sub(REPLY_MARGIN),
-        });
-        for problem in &forwarded.problems {
-            report(invocation.subcommand.name, "hook plugins", problem);
-        }
-        reply.merge(forwarded.reply);
-        let state = forward::state_dir(&var);
-        forward::cap_context(&mut reply, state.as_deref(), event.session_id.as_deref());
-        let cap = ctx
-            .var("AMPLIHACK_STOP_BLOCK_CAP")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(stop_guard::DEFAULT_CAP);
-        let session = forward::session_key(event.session_id.as_deref());
-        stop_guard::apply(&mut reply, &event, state.as_deref(), &session, cap);
+    let outcome = pipeline::run(&pipeline::Call {
+        hook: invocation.subcommand,
+        event: &event,
+        raw: &input,
+        ctx: &ctx,
+        deadline,
+    });
+    for problem in &outcome.problems {
+        report(invocation.subcommand.subcommand, "note", problem);
     }
-    Ok(match host {
-        Host::ClaudeCode => claude::render(&event.name, &reply),
-        Host::Amplifier => amplifier::render(&event.name, &reply),
-    })
+    Ok(pipeline::render(host, &event, &outcome.reply))
 }
 
 fn read_stdin() -> Result<Vec<u8>, Failure> {

@@ -11,7 +11,32 @@
 //! command line. A target that cannot be known (a command substitution, a relative path after a
 //! `cd` into the unknown) is not guessed at: the guard denies what it can show, nothing else.
 
+use amplihack_protocol::{EventName, Reply};
+
 use super::shell::{self, Word};
+use crate::pipeline::Call;
+
+/// The built-in: a deny for a Bash call the guard refuses, else nothing.
+pub fn run(call: &Call<'_>) -> Reply {
+    let (event, ctx) = (call.event, call.ctx);
+    if event.name != EventName::PreToolUse {
+        return Reply::default();
+    }
+    let Some(command) = event.tool().and_then(|tool| tool.bash_command()) else {
+        return Reply::default();
+    };
+    let cwd = ctx.working_dir(event);
+    let guard = GuardContext {
+        project_root: ctx.project_root(event).to_string_lossy().into_owned(),
+        home: ctx.var("HOME"),
+        cwd,
+        var: &|name| ctx.var(name),
+    };
+    match check(command, &guard) {
+        Some(reason) => Reply::deny(reason),
+        None => Reply::default(),
+    }
+}
 
 /// What the guard knows about where the command runs.
 pub struct GuardContext<'a> {

@@ -1,63 +1,162 @@
-//! amplihack's own behaviour, one file per built-in. Each takes the parsed event and the
-//! environment and returns a [`Reply`]; none of them touches stdout.
+//! amplihack's own behaviour, one file per built-in. Each takes the call (event, environment,
+//! deadline) and the reply so far, and returns its own [`Reply`]; none touches stdout. Which
+//! built-ins a subcommand runs, and in which order, is the hook table's
+//! ([`amplihack_protocol::table`]).
 
+pub mod agent_memory;
 pub mod bash_guard;
-pub mod project_context;
+pub mod lock_mode;
+pub mod metrics;
+pub mod preferences;
+pub mod reflection;
+pub mod session_context;
+pub mod session_end;
+pub mod session_record;
 pub mod shell;
+pub mod stale_registrations;
+pub mod transcript_export;
+pub mod version_check;
+pub mod workflow_reminder;
 
-use amplihack_protocol::{EventName, HookEvent, Reply};
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
-use crate::context::Context;
+use amplihack_protocol::{Builtin, Reply};
+use amplihack_state::StateError;
 
-/// The built-in behaviour a subcommand runs before (later) forwarding to user hooks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Builtin {
-    /// Deny Bash commands that skip verification or delete protected directories.
-    BashGuard,
-    /// Inject `.claude/context/PROJECT.md` at session start.
-    ProjectContext,
-    /// Nothing yet: the event is accepted and answered with an empty reply.
-    None,
+use crate::pipeline::Call;
+
+/// Why a built-in could not do its work. The pipeline reports it (one line on stderr and in the
+/// failure log) and lets the event through.
+#[derive(Debug)]
+pub enum BuiltinError {
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        source: std::io::Error,
+    },
+    State(StateError),
+    /// No state directory: neither HOME nor XDG_STATE_HOME is set.
+    NoStateDir,
+    Other(String),
 }
 
-impl Builtin {
-    /// The built-in for an event named in the payload (`dispatch`).
-    pub fn for_event(event: &EventName) -> Builtin {
-        match event {
-            EventName::PreToolUse => Builtin::BashGuard,
-            EventName::SessionStart => Builtin::ProjectContext,
-            _ => Builtin::None,
-        }
-    }
-
-    /// Runs the built-in. An `Err` is an internal failure (reported, then failed open).
-    pub fn run(self, event: &HookEvent, ctx: &Context) -> Result<Reply, String> {
+impl fmt::Display for BuiltinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Builtin::BashGuard => Ok(bash_guard_reply(event, ctx)),
-            Builtin::ProjectContext if event.name == EventName::SessionStart => {
-                project_context::reply(event, ctx)
-            }
-            _ => Ok(Reply::default()),
+            BuiltinError::Io {
+                path,
+                action,
+                source,
+            } => write!(f, "cannot {action} {}: {source}", path.display()),
+            BuiltinError::State(e) => e.fmt(f),
+            BuiltinError::NoStateDir => f.write_str(
+                "no state directory: set HOME (or XDG_STATE_HOME) in the hook's environment",
+            ),
+            BuiltinError::Other(message) => f.write_str(message),
         }
     }
 }
 
-fn bash_guard_reply(event: &HookEvent, ctx: &Context) -> Reply {
-    if event.name != EventName::PreToolUse {
-        return Reply::default();
+impl std::error::Error for BuiltinError {}
+
+impl From<StateError> for BuiltinError {
+    fn from(e: StateError) -> Self {
+        BuiltinError::State(e)
     }
-    let Some(command) = event.tool().and_then(|call| call.bash_command()) else {
-        return Reply::default();
-    };
-    let cwd = ctx.working_dir(event);
-    let guard = bash_guard::GuardContext {
-        project_root: ctx.project_dir(event).unwrap_or_else(|| cwd.clone()),
-        home: ctx.var("HOME"),
-        cwd,
-        var: &|name| ctx.var(name),
-    };
-    match bash_guard::check(command, &guard) {
-        Some(reason) => Reply::deny(reason),
-        None => Reply::default(),
+}
+
+pub type Result<T> = std::result::Result<T, BuiltinError>;
+
+/// Runs one built-in.
+pub fn run(builtin: Builtin, call: &Call<'_>, so_far: &Reply) -> Result<Reply> {
+    match builtin {
+        Builtin::SessionContext => session_context::run(call),
+        Builtin::VersionCheck => version_check::run(call),
+        Builtin::StaleRegistrations => stale_registrations::run(call),
+        Builtin::BashGuard => Ok(bash_guard::run(call)),
+        Builtin::Metrics => metrics::run(call),
+        Builtin::WorkflowReminder => workflow_reminder::run(call),
+        Builtin::Preferences => preferences::run(call),
+        Builtin::AgentMemory => agent_memory::run(call),
+        Builtin::LockMode => lock_mode::run(call),
+        Builtin::Reflection => reflection::run(call, so_far),
+        Builtin::SessionRecord => session_record::run(call),
+        Builtin::TranscriptExport => transcript_export::run(call),
+        Builtin::SessionEnd => session_end::run(call),
     }
+}
+
+/// A project text file read with a cap on its size, for context.
+pub struct Capped {
+    pub text: String,
+    pub truncated: bool,
+}
+
+/// Reads at most `max_chars` characters of `path` (trimmed); `None` when it is missing or
+/// empty. Past the cap the text ends with a visible marker naming the whole file.
+pub fn read_capped(path: &Path, max_chars: usize) -> Result<Option<Capped>> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(source) => {
+            return Err(BuiltinError::Io {
+                path: path.to_path_buf(),
+                action: "read",
+                source,
+            });
+        }
+    };
+    // Four bytes a character is UTF-8's worst case.
+    let limit = (max_chars as u64) * 4 + 4;
+    let mut bytes = Vec::new();
+    file.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(|source| BuiltinError::Io {
+            path: path.to_path_buf(),
+            action: "read",
+            source,
+        })?;
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(cap(text, max_chars, path)))
+}
+
+/// Cuts `text` to `max_chars` characters, marking the cut and naming where the rest is.
+pub fn cap(text: &str, max_chars: usize, whole: &Path) -> Capped {
+    let marker = format!(
+        "\n[… truncated to {max_chars} characters; the whole text is in {}]",
+        whole.display()
+    );
+    if text.chars().count() <= max_chars {
+        return Capped {
+            text: text.to_string(),
+            truncated: false,
+        };
+    }
+    let keep = max_chars.saturating_sub(marker.chars().count());
+    let mut cut: String = text.chars().take(keep).collect();
+    cut.push_str(&marker);
+    Capped {
+        text: cut,
+        truncated: true,
+    }
+}
+
+/// A path under the project root, as shown to the model and the user.
+pub fn display_relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| path.display().to_string())
 }

@@ -482,7 +482,7 @@ fn backup_stamp() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let iso = amplihack_runtime::failure_log::utc_timestamp();
+    let iso = amplihack_state::time::utc_now();
     let compact: String = iso.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     format!(
         "{}.{:03}Z",

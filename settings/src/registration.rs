@@ -5,9 +5,11 @@
 
 use std::path::Path;
 
+use amplihack_protocol::table;
 use serde_json::{Map, Value, json};
 
-/// One hook amplihack registers.
+/// One hook amplihack registers: a registered row of the hook table
+/// ([`amplihack_protocol::table`]), the one place the table is defined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HookSpec {
     pub event: &'static str,
@@ -17,71 +19,25 @@ pub struct HookSpec {
     pub timeout: Option<u64>,
 }
 
-/// The canonical table, in its canonical order. UserPromptSubmit has two wrapper objects: the
-/// reminder first.
-pub const CANONICAL: &[HookSpec] = &[
-    HookSpec {
-        event: "SessionStart",
-        subcommand: "session-start",
-        matcher: None,
-        timeout: Some(10),
-    },
-    HookSpec {
-        event: "Stop",
-        subcommand: "stop",
-        matcher: None,
-        timeout: Some(120),
-    },
-    HookSpec {
-        event: "PreToolUse",
-        subcommand: "pre-tool-use",
-        matcher: Some("*"),
-        timeout: None,
-    },
-    HookSpec {
-        event: "PostToolUse",
-        subcommand: "post-tool-use",
-        matcher: Some("*"),
-        timeout: None,
-    },
-    HookSpec {
-        event: "UserPromptSubmit",
-        subcommand: "workflow-classification-reminder",
-        matcher: None,
-        timeout: Some(5),
-    },
-    HookSpec {
-        event: "UserPromptSubmit",
-        subcommand: "user-prompt-submit",
-        matcher: None,
-        timeout: Some(10),
-    },
-    HookSpec {
-        event: "PreCompact",
-        subcommand: "pre-compact",
-        matcher: None,
-        timeout: Some(30),
-    },
-];
-
-/// Subcommand names earlier amplihack versions registered (amplihack-rs), recognised so that an
-/// upgrade replaces them.
-const LEGACY_SUBCOMMANDS: &[&str] = &[
-    "session-stop-event",
-    "session-stop",
-    "user-prompt",
-    "agentStop",
-    "sessionEnd",
-    "precommit-prefs",
-];
-
-pub const HOOKS_BINARY: &str = "amplihack-hooks";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Host {
-    Claude,
-    Amplifier,
+/// The registered rows for `host`, in canonical order. Under Claude Code, UserPromptSubmit has
+/// two wrapper objects (the reminder first), which Claude Code runs in parallel. Amplifier's
+/// bridge stops at the first hook of an event that injects context, so there each event gets
+/// only its forwarding row, which then runs the event's built-ins together
+/// ([`amplihack_protocol::Hook::builtins_for`]).
+pub fn canonical(host: Host) -> Vec<HookSpec> {
+    table::registered_hooks()
+        .filter(|(hook, _)| host == Host::ClaudeCode || hook.forwards)
+        .map(|(hook, registration)| HookSpec {
+            event: hook.event_name(),
+            subcommand: hook.subcommand,
+            matcher: registration.matcher,
+            timeout: registration.timeout_secs,
+        })
+        .collect()
 }
+
+pub use amplihack_protocol::Host;
+pub use table::HOOKS_BINARY;
 
 /// The command string for one hook: the absolute path (quoted only when it must be) and the
 /// subcommand; Amplifier's entries also say `--host amplifier`.
@@ -97,25 +53,7 @@ pub fn command_for(binary: &Path, spec: &HookSpec, host: Host) -> String {
     command
 }
 
-/// Bare when every character is safe in `sh`, else double-quoted with `"`, `\`, `$` and `` ` ``
-/// escaped (a home directory with a space or a `$` must still work).
-pub fn shell_quote(text: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
-        return text.to_string();
-    }
-    let mut quoted = String::from("\"");
-    for c in text.chars() {
-        if matches!(c, '"' | '\\' | '$' | '`') {
-            quoted.push('\\');
-        }
-        quoted.push(c);
-    }
-    quoted.push('"');
-    quoted
-}
-
-pub use amplihack_engine::commands::leading_words;
+pub use amplihack_protocol::command::{leading_words, shell_quote};
 
 /// An amplihack handler found in a settings file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,8 +74,7 @@ pub fn recognise(command: &str) -> Option<OurHandler> {
                 !w.starts_with('-') && w.as_str() != "amplifier" && w.as_str() != "claude"
             });
             let known = subcommand.is_some_and(|s| {
-                amplihack_runtime::subcommand::find(s).is_some()
-                    || LEGACY_SUBCOMMANDS.contains(&s.as_str())
+                table::find(s).is_some() || table::LEGACY_SUBCOMMANDS.contains(&s.as_str())
             });
             if known {
                 return Some(OurHandler {
@@ -274,7 +211,8 @@ fn wrapper(spec: &HookSpec, command: String) -> Value {
 pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), ShapeError> {
     let hooks =
         hooks_object(settings, true)?.ok_or(ShapeError::HooksNotObject { found: "missing" })?;
-    for spec in CANONICAL {
+    let canonical = canonical(host);
+    for spec in &canonical {
         if let Some(value) = hooks.get(spec.event).filter(|v| !v.is_array()) {
             return Err(ShapeError::EventNotArray {
                 event: spec.event.into(),
@@ -283,11 +221,11 @@ pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), Sh
         }
     }
     // Events we no longer register (legacy SessionEnd, ...) go when only ours were in them.
-    strip_ours(hooks, |event| !CANONICAL.iter().any(|s| s.event == event));
-    let mut events: Vec<&str> = CANONICAL.iter().map(|s| s.event).collect();
+    strip_ours(hooks, |event| !canonical.iter().any(|s| s.event == event));
+    let mut events: Vec<&str> = canonical.iter().map(|s| s.event).collect();
     events.dedup();
     for event in events {
-        let ours: Vec<Value> = CANONICAL
+        let ours: Vec<Value> = canonical
             .iter()
             .filter(|s| s.event == event)
             .map(|s| wrapper(s, command_for(binary, s, host)))
@@ -358,7 +296,11 @@ mod tests {
             "/x/$weird`\"\\/amplihack-hooks",
             "/o'brien/amplihack-hooks",
         ] {
-            let command = command_for(&PathBuf::from(path), &CANONICAL[0], Host::Claude);
+            let command = command_for(
+                &PathBuf::from(path),
+                &canonical(Host::ClaudeCode)[0],
+                Host::ClaudeCode,
+            );
             assert_eq!(
                 leading_words(&command, 2),
                 [path, "session-start"],
@@ -398,25 +340,6 @@ mod tests {
                 recognise(command).is_none(),
                 "should be the user's: {command}"
             );
-        }
-    }
-
-    /// Each plugin must run once per event: of the subcommands registered on one event, exactly
-    /// one forwards to the user's plugins.
-    #[test]
-    fn exactly_one_registered_subcommand_per_event_forwards() {
-        let mut events: Vec<&str> = CANONICAL.iter().map(|s| s.event).collect();
-        events.dedup();
-        for event in events {
-            let forwarding = CANONICAL
-                .iter()
-                .filter(|s| s.event == event)
-                .filter(|s| {
-                    amplihack_runtime::subcommand::find(s.subcommand)
-                        .is_some_and(|sub| sub.forwards)
-                })
-                .count();
-            assert_eq!(forwarding, 1, "{event}");
         }
     }
 }

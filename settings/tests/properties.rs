@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use amplihack_installer::json_text;
-use amplihack_installer::registration::{self, Host};
+use amplihack_settings::json_text;
+use amplihack_settings::registration::{self, Host};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -93,7 +93,7 @@ fn settings() -> impl Strategy<Value = Value> {
 
 fn installed(value: &Value, binary: &Path) -> Value {
     let mut copy = value.clone();
-    registration::install(&mut copy, binary, Host::Claude).expect("installable");
+    registration::install(&mut copy, binary, Host::ClaudeCode).expect("installable");
     copy
 }
 
@@ -120,7 +120,7 @@ proptest! {
         prop_assert_eq!(&json_text::splice(&text, &parsed, &again), &text);
 
         // Exactly one set of ours.
-        prop_assert_eq!(registration::find_ours(&parsed).len(), registration::CANONICAL.len());
+        prop_assert_eq!(registration::find_ours(&parsed).len(), registration::canonical(Host::ClaudeCode).len());
 
         // Uninstall restores the user's value (plus an empty `hooks` if there was none).
         let mut removed = parsed.clone();

@@ -1,0 +1,72 @@
+//! `amplihack lock [--message TEXT]`, `amplihack lock --status`, `amplihack unlock`: lock mode
+//! from a terminal, on the same files as `/amplihack:lock`
+//! ([`amplihack_runtime::builtins::lock_mode`]).
+
+use serde_json::json;
+
+use amplihack_runtime::builtins::lock_mode::{self, LockInfo};
+
+use crate::commands::{CommandError, Outcome};
+use crate::scopes::Locations;
+
+fn describe(info: &LockInfo) -> String {
+    format!(
+        "lock mode is on in {} (since {}, {} min ago)\nthe agent is told ({}): {}\n",
+        info.dir.display(),
+        info.locked_at,
+        info.age.as_secs() / 60,
+        info.source,
+        info.reason.lines().next().unwrap_or_default()
+    )
+}
+
+fn info_json(info: &LockInfo) -> serde_json::Value {
+    json!({"locked": true, "dir": info.dir, "locked_at": info.locked_at, "age_secs": info.age.as_secs(),
+           "source": info.source, "reason": info.reason})
+}
+
+pub fn lock(locations: &Locations, message: Option<&str>) -> Result<Outcome, CommandError> {
+    if message.is_some_and(|m| m.trim().is_empty()) {
+        return Err(CommandError(
+            "--message is empty: give the text the agent should be told at each stop".into(),
+        ));
+    }
+    let info = lock_mode::lock(&locations.project, message)?;
+    Ok(Outcome {
+        text: format!(
+            "{}the agent keeps working at each stop, at most {} times (AMPLIHACK_MAX_LOCK_ITERATIONS); `amplihack unlock` ends it\n",
+            describe(&info),
+            lock_mode::DEFAULT_MAX_ITERATIONS
+        ),
+        json: info_json(&info),
+        code: 0,
+    })
+}
+
+pub fn status(locations: &Locations) -> Outcome {
+    match lock_mode::status(&locations.project) {
+        Some(info) => Outcome {
+            text: describe(&info),
+            json: info_json(&info),
+            code: 0,
+        },
+        None => Outcome {
+            text: format!("lock mode is off in {}\n", locations.project.display()),
+            json: json!({"locked": false, "dir": lock_mode::locks_dir(&locations.project)}),
+            code: 0,
+        },
+    }
+}
+
+pub fn unlock(locations: &Locations) -> Result<Outcome, CommandError> {
+    let was = lock_mode::unlock(&locations.project)?;
+    Ok(Outcome {
+        text: if was {
+            format!("lock mode is now off in {}\n", locations.project.display())
+        } else {
+            format!("lock mode was not on in {}\n", locations.project.display())
+        },
+        json: json!({"locked": false, "was_locked": was}),
+        code: 0,
+    })
+}

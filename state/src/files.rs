@@ -1,0 +1,287 @@
+//! The file primitives every state record uses.
+//!
+//! * directories are created 0700 and files 0600, set explicitly after creation so that no umask
+//!   makes them group- or world-accessible (nor unusable);
+//! * [`replace`] writes a temporary file in the same directory, fsyncs it, renames it over the
+//!   target and fsyncs the directory: a reader sees the old file or the new one, never a torn one;
+//! * [`append_line`] appends one line with a single `write` on an `O_APPEND` file, so lines from
+//!   concurrent sessions never interleave;
+//! * [`Lock`] is an advisory lock on a sidecar under `<state>/locks/`, taken with a timeout
+//!   (never an unbounded wait), because a hook must answer in time.
+
+use std::fmt;
+use std::fs::{self, File, OpenOptions, Permissions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Why a state file could not be read or written. Each names the file and the cause.
+#[derive(Debug)]
+pub enum StateError {
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        source: io::Error,
+    },
+    /// A record file that does not parse: left exactly as it is.
+    Corrupt { path: PathBuf, problem: String },
+    /// Another amplihack held the lock for longer than the timeout.
+    Busy { path: PathBuf, waited: Duration },
+}
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateError::Io {
+                path,
+                action,
+                source,
+            } => write!(f, "cannot {action} {}: {source}", path.display()),
+            StateError::Corrupt { path, problem } => write!(
+                f,
+                "{} is not valid ({problem}); it was left untouched: fix or remove it",
+                path.display()
+            ),
+            StateError::Busy { path, waited } => write!(
+                f,
+                "{} is locked by another amplihack (waited {} ms); try again",
+                path.display(),
+                waited.as_millis()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StateError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StateError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+pub fn io_error<'a>(
+    path: &'a Path,
+    action: &'static str,
+) -> impl FnOnce(io::Error) -> StateError + 'a {
+    move |source| StateError::Io {
+        path: path.to_path_buf(),
+        action,
+        source,
+    }
+}
+
+/// Creates `dir` and its missing parents, each new one 0700.
+pub fn private_dir(dir: &Path) -> Result<(), StateError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut missing = Vec::new();
+    let mut cursor = Some(dir);
+    while let Some(d) = cursor {
+        if d.exists() {
+            break;
+        }
+        missing.push(d);
+        cursor = d.parent();
+    }
+    for d in missing.into_iter().rev() {
+        match fs::DirBuilder::new().mode(0o700).create(d) {
+            Ok(()) => fs::set_permissions(d, Permissions::from_mode(0o700))
+                .map_err(io_error(d, "set permissions of"))?,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(io_error(d, "create directory")(e)),
+        }
+    }
+    Ok(())
+}
+
+/// Reads a file; `None` when it does not exist.
+pub fn read_optional(path: &Path) -> Result<Option<String>, StateError> {
+    match fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error(path, "read")(e)),
+    }
+}
+
+/// Atomically replaces `path` with `bytes`, mode 0600.
+pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    private_dir(dir)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".amplihack-")
+        .suffix(".tmp")
+        .permissions(Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(io_error(dir, "create a temporary file in"))?;
+    temp.as_file()
+        .set_permissions(Permissions::from_mode(0o600))
+        .map_err(io_error(temp.path(), "set permissions of"))?;
+    temp.write_all(bytes)
+        .and_then(|()| temp.as_file().sync_all())
+        .map_err(io_error(path, "write"))?;
+    temp.persist(path)
+        .map_err(|e| io_error(path, "replace")(e.error))?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Opens `path` for appending, creating it 0600 (and its directory 0700).
+pub fn open_append(path: &Path) -> Result<File, StateError> {
+    if let Some(dir) = path.parent() {
+        private_dir(dir)?;
+    }
+    let existed = path.exists();
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io_error(path, "open"))?;
+    if !existed {
+        file.set_permissions(Permissions::from_mode(0o600))
+            .map_err(io_error(path, "set permissions of"))?;
+    }
+    Ok(file)
+}
+
+/// Appends `line` (a newline is added) with one write.
+pub fn append_line(path: &Path, line: &str) -> Result<(), StateError> {
+    let mut record = String::with_capacity(line.len() + 1);
+    record.push_str(line);
+    record.push('\n');
+    open_append(path)?
+        .write_all(record.as_bytes())
+        .map_err(io_error(path, "append to"))
+}
+
+/// Renames `path` past `max_bytes` to `<path>.1` (one generation kept).
+pub fn rotate(path: &Path, max_bytes: u64) {
+    if fs::metadata(path).is_ok_and(|m| m.len() > max_bytes) {
+        let mut old = path.as_os_str().to_owned();
+        old.push(".1");
+        let _ = fs::rename(path, PathBuf::from(old));
+    }
+}
+
+/// How long a state lock is waited for, unless `AMPLIHACK_LOCK_TIMEOUT_MS` says otherwise.
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// An exclusive advisory lock, released on drop.
+pub struct Lock {
+    _file: File,
+}
+
+impl Lock {
+    /// Locks `<locks_dir>/<name>.lock`, waiting at most `timeout`.
+    pub fn acquire(locks_dir: &Path, name: &str, timeout: Duration) -> Result<Lock, StateError> {
+        private_dir(locks_dir)?;
+        let path = locks_dir.join(format!("{name}.lock"));
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(io_error(&path, "open lock"))?;
+        let started = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Lock { _file: file }),
+                Err(fs::TryLockError::WouldBlock) if started.elapsed() < timeout => {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(StateError::Busy {
+                        path,
+                        waited: started.elapsed(),
+                    });
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(io_error(&path, "lock")(e)),
+            }
+        }
+    }
+}
+
+/// Reads a JSON record; `None` when the file does not exist.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, StateError> {
+    let Some(text) = read_optional(path)? else {
+        return Ok(None);
+    };
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| StateError::Corrupt {
+            path: path.to_path_buf(),
+            problem: e.to_string(),
+        })
+}
+
+/// Writes a JSON record atomically (pretty, so a person can read it).
+pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StateError> {
+    let mut text = serde_json::to_string_pretty(value).map_err(|e| StateError::Corrupt {
+        path: path.to_path_buf(),
+        problem: e.to_string(),
+    })?;
+    text.push('\n');
+    replace(path, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        fs::metadata(path).expect("meta").permissions().mode() & 0o777
+    }
+
+    /// Whatever the umask, what we create is ours alone.
+    #[test]
+    fn private_whatever_the_umask() {
+        let root = tempfile::tempdir().expect("tempdir");
+        for umask in [0o000, 0o022, 0o077] {
+            // SAFETY: umask is process-wide; this test only creates files and restores it.
+            let old = unsafe { libc::umask(umask) };
+            let dir = root.path().join(format!("u{umask:o}/a/b"));
+            private_dir(&dir).expect("dir");
+            replace(&dir.join("r.json"), b"{}").expect("replace");
+            append_line(&dir.join("l.jsonl"), "{}").expect("append");
+            unsafe { libc::umask(old) };
+            assert_eq!(mode(&dir), 0o700, "umask {umask:o}");
+            assert_eq!(mode(dir.parent().expect("p")), 0o700);
+            assert_eq!(mode(&dir.join("r.json")), 0o600);
+            assert_eq!(mode(&dir.join("l.jsonl")), 0o600);
+        }
+    }
+
+    #[test]
+    fn a_held_lock_times_out_with_the_file_named() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let held = Lock::acquire(root.path(), "x", LOCK_TIMEOUT).expect("first");
+        let second = Lock::acquire(root.path(), "x", Duration::from_millis(30));
+        assert!(
+            matches!(&second, Err(StateError::Busy { path, .. }) if path.ends_with("x.lock")),
+            "{:?}",
+            second.err()
+        );
+        drop(held);
+        Lock::acquire(root.path(), "x", Duration::from_millis(30)).expect("after release");
+    }
+
+    #[test]
+    fn corrupt_records_are_reported_not_replaced() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let path = root.path().join("r.json");
+        fs::write(&path, "{not json").expect("write");
+        let err = read_json::<serde_json::Value>(&path).expect_err("corrupt");
+        assert!(err.to_string().contains("r.json"), "{err}");
+        assert_eq!(fs::read_to_string(&path).expect("read"), "{not json");
+    }
+}

@@ -1,0 +1,69 @@
+//! What `amplihack install` did, so that `uninstall`, `doctor`, `update` and the session-start
+//! checks find it again: `<state>/install.json` with the bin directory, the version deployed and
+//! every settings file that holds a registration (in any project).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::StateDir;
+use crate::files::{self, Lock, StateError};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bin_dir: Option<PathBuf>,
+    /// The version of the binaries `install` deployed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub registrations: Vec<Registration>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Registration {
+    /// `claude` or `amplifier`.
+    pub host: String,
+    /// `user`, `project` or `local`.
+    pub scope: String,
+    pub path: PathBuf,
+}
+
+impl Manifest {
+    pub fn is_empty(&self) -> bool {
+        self.registrations.is_empty() && self.bin_dir.is_none()
+    }
+}
+
+pub fn path(state: &StateDir) -> PathBuf {
+    state.file("install.json")
+}
+
+pub fn load(state: &StateDir) -> Result<Manifest, StateError> {
+    Ok(files::read_json(&path(state))?.unwrap_or_default())
+}
+
+/// Changes the manifest under its lock. A manifest left with nothing in it is removed.
+pub fn update(state: &StateDir, change: impl FnOnce(&mut Manifest)) -> Result<(), StateError> {
+    let _lock = Lock::acquire(&state.dir("locks"), "install", files::LOCK_TIMEOUT)?;
+    let mut manifest = load(state)?;
+    change(&mut manifest);
+    let file = path(state);
+    if manifest.is_empty() {
+        match std::fs::remove_file(&file) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(files::io_error(&file, "remove")(e)),
+        }
+    } else {
+        files::write_json(&file, &manifest)
+    }
+}
+
+/// Whether `path` is recorded for `host`.
+pub fn records(manifest: &Manifest, host: &str, path: &Path) -> bool {
+    manifest
+        .registrations
+        .iter()
+        .any(|r| r.host == host && r.path == path)
+}
