@@ -10,7 +10,9 @@
 use std::time::{Duration, Instant};
 
 use amplihack_engine::{forward, stop_guard};
-use amplihack_protocol::{Decision, Hook, HookEvent, Host, Rendered, Reply, amplifier, claude};
+use amplihack_protocol::{
+    Builtin, Decision, Hook, HookEvent, Host, Rendered, Reply, amplifier, claude,
+};
 
 use crate::builtins;
 use crate::context::Context;
@@ -45,9 +47,22 @@ pub struct Outcome {
     pub problems: Vec<String>,
 }
 
+/// Whether `AMPLIHACK_DISABLE` (comma-separated built-in names, or `all`) turns `builtin` off.
+pub fn disabled(builtin: Builtin, setting: Option<&str>) -> bool {
+    setting.is_some_and(|list| {
+        list.split(',')
+            .map(str::trim)
+            .any(|name| name == "all" || name == builtin.name())
+    })
+}
+
 pub fn run(call: &Call<'_>) -> Outcome {
     let mut outcome = Outcome::default();
+    let switched_off = call.ctx.var("AMPLIHACK_DISABLE");
     for builtin in call.hook.builtins_for(&call.event.name, call.ctx.host) {
+        if disabled(builtin, switched_off.as_deref()) {
+            continue;
+        }
         match builtins::run(builtin, call, &outcome.reply) {
             Ok(reply) => outcome.reply.merge(reply),
             Err(e) => outcome
