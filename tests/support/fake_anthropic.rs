@@ -33,6 +33,9 @@ impl Turn {
 
 #[derive(Default)]
 struct State {
+    /// (marker, answer): any request whose body holds the marker gets the answer.
+    canned: Vec<(String, String)>,
+    canned_requests: Vec<Value>,
     script: Vec<Turn>,
     next: usize,
     main_requests: Vec<Value>,
@@ -64,6 +67,22 @@ impl FakeAnthropic {
             }
         });
         FakeAnthropic { url, state }
+    }
+
+    /// Like [`FakeAnthropic::start`], and any request (main loop or not) whose body contains a
+    /// marker is answered with that marker's text instead (a headless `claude -p` child, say).
+    pub fn start_with(script: Vec<Turn>, canned: Vec<(&str, &str)>) -> FakeAnthropic {
+        let fake = FakeAnthropic::start(script);
+        fake.state.lock().expect("state").canned = canned
+            .into_iter()
+            .map(|(m, a)| (m.to_string(), a.to_string()))
+            .collect();
+        fake
+    }
+
+    /// Bodies of the requests answered from the canned answers.
+    pub fn canned_requests(&self) -> Vec<Value> {
+        self.state.lock().expect("state").canned_requests.clone()
     }
 
     /// Bodies of the main-loop requests, in order.
@@ -171,7 +190,16 @@ fn respond(
         .is_some_and(|t| !t.is_empty());
     let turn = {
         let mut state = state.lock().expect("state");
-        if offers_tools {
+        let text = request.to_string();
+        let canned = state
+            .canned
+            .iter()
+            .find(|(marker, _)| text.contains(marker.as_str()))
+            .map(|(_, answer)| answer.clone());
+        if let Some(answer) = canned {
+            state.canned_requests.push(request.clone());
+            Turn::text(&answer)
+        } else if offers_tools {
             state.main_requests.push(request.clone());
             let turn = state
                 .script

@@ -145,6 +145,8 @@ pub fn kernel_python() -> PathBuf {
     )
 }
 
+static DEBUG_FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 pub struct ClaudeRun {
     pub output: Output,
     /// The `--output-format json` result object.
@@ -180,25 +182,32 @@ impl ClaudeRun {
 impl TestEnv {
     /// Runs one headless Claude Code turn in the project against the fake API.
     pub fn claude(&self, api_url: &str, prompt: &str) -> ClaudeRun {
+        self.claude_with(api_url, &["-p", prompt], &[])
+    }
+
+    /// Runs headless Claude Code with `args` (which include `-p PROMPT`) and extra environment.
+    pub fn claude_with(&self, api_url: &str, args: &[&str], env: &[(&str, &str)]) -> ClaudeRun {
         let mut command = self.command(&claude_bin());
         command
+            .args(args)
             .args([
-                "-p",
-                prompt,
                 "--output-format",
                 "json",
                 "--allowedTools",
                 "Bash Write Edit",
             ])
+            .envs(env.iter().copied())
             .env("ANTHROPIC_API_KEY", "sk-ant-test-fake")
             .env("ANTHROPIC_BASE_URL", api_url)
             .env("DISABLE_TELEMETRY", "1")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("AMPLIHACK_LOG_DIR", self.root().join("logs"));
-        let debug_file = self
-            .root()
-            .join(format!("claude-debug-{}.txt", std::process::id()));
+        let debug_file = self.root().join(format!(
+            "claude-debug-{}-{}.txt",
+            std::process::id(),
+            DEBUG_FILES.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        ));
         command.arg("--debug-file").arg(&debug_file);
         let (output, _) = run_with_timeout(command, b"", Duration::from_secs(180));
         let debug_log = std::fs::read_to_string(&debug_file).unwrap_or_default();
