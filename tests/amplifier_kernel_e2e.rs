@@ -165,3 +165,85 @@ fn under_amplifier_each_plugin_runs_exactly_once() {
         "each exactly once for the one prompt:submit"
     );
 }
+
+/// The same built-ins, through the real kernel, answer in Amplifier's dialect: preferences and
+/// the reminder as injected context on prompt:submit, a metrics line on tool:post, lock mode on
+/// prompt:complete (a Stop Amplifier cannot block, so its reason reaches the model as context),
+/// and the session record finished at session:end.
+#[test]
+fn the_built_ins_answer_in_amplifiers_dialect() {
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install", "--scope", "project", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    env.write(
+        &env.project.join(".claude/context/USER_PREFERENCES.md"),
+        "### Verbosity\nkernel-terse\n",
+    );
+    let lock = env.run_amplihack(&["lock", "--message", "Keep going, kernel"]);
+    assert!(lock.status.success(), "{}", stderr(&lock));
+
+    let mut command = env.command(&kernel_python());
+    command
+        .arg(repo_root().join("tests/amplifier/bridge_harness.py"))
+        .arg(&env.project)
+        .env("AMPLIHACK_LOG_DIR", env.root().join("logs"));
+    let (output, _) = run_with_timeout(command, b"", Duration::from_secs(120));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let lines: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    let by_event = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l["event"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {lines:?}"))
+    };
+    let context_has = |line: &Value, needle: &str| {
+        line["context"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c.as_str().is_some_and(|s| s.contains(needle)))
+    };
+
+    let prompt = by_event("prompt:submit");
+    assert_eq!(prompt["emitted_action"], "inject_context", "{prompt}");
+    assert!(
+        context_has(&prompt, "- Verbosity: kernel-terse"),
+        "{prompt}"
+    );
+    assert!(context_has(&prompt, "opens a new topic"), "{prompt}");
+
+    let stop = by_event("prompt:complete");
+    assert_eq!(stop["emitted_action"], "inject_context", "{stop}");
+    assert_eq!(stop["action"], "continue", "Amplifier cannot block a Stop");
+    assert!(context_has(&stop, "Keep going, kernel"), "{stop}");
+
+    let metrics = std::fs::read_to_string(
+        env.project
+            .join(".claude/runtime/metrics/post_tool_use_metrics.jsonl"),
+    )
+    .expect("metrics file");
+    let records: Vec<Value> = metrics
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(records.len(), 1, "{metrics}");
+    assert_eq!(records[0]["success"], true);
+    assert_eq!(records[0]["session_id"], "S-amplihack");
+
+    let memory: Value = serde_json::from_str(&stdout(
+        &env.run_amplihack(&["memory", "list", "--kind", "session", "--json"]),
+    ))
+    .expect("json");
+    let record = memory["entries"][0]["text"].as_str().unwrap_or_default();
+    assert!(record.contains("First prompt: please commit"), "{memory}");
+    assert!(record.contains("Ended:"), "{memory}");
+    assert!(
+        !env.root().join("logs/hooks.log").exists(),
+        "amplihack logged a failure: {:?}",
+        std::fs::read_to_string(env.root().join("logs/hooks.log"))
+    );
+}

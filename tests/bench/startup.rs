@@ -28,11 +28,12 @@ struct Sample {
 
 /// Spawns, waits with `wait4` for the child's own rusage, and returns its wall time and peak RSS.
 // The child is reaped by `wait4` below (std has no wait that returns rusage).
-#[allow(clippy::zombie_processes)]
 fn run_once(program: &Path, args: &[&str], stdin: &Path) -> Sample {
     run_with(program, args, stdin, &[])
 }
 
+// The child is reaped by `wait4` below (std has no wait that returns rusage).
+#[allow(clippy::zombie_processes)]
 fn run_with(program: &Path, args: &[&str], stdin: &Path, env: &[(&str, &str)]) -> Sample {
     let input = File::open(stdin).expect("payload file");
     let started = Instant::now();

@@ -1,0 +1,332 @@
+//! The built-ins through the real `amplihack-hooks` binary, one behaviour per test, in a
+//! temporary home and project.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::{Value, json};
+use support::{TestEnv, stderr, stdout};
+
+fn reply(output: &std::process::Output) -> Value {
+    assert!(output.status.success(), "{}", stderr(output));
+    if output.stdout.is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_slice(&output.stdout).expect("reply is JSON")
+}
+
+fn start(env: &TestEnv, session: &str, source: &str) -> Value {
+    let (output, _) = env.run_hooks(
+        &["session-start"],
+        &json!({"hook_event_name": "SessionStart", "session_id": session, "cwd": env.project, "source": source}),
+        &[],
+    );
+    reply(&output)
+}
+
+#[test]
+fn session_start_injects_project_preferences_and_discoveries_within_the_limit() {
+    let env = TestEnv::new();
+    let context_dir = env.project.join(".claude/context");
+    env.write(
+        &context_dir.join("PROJECT.md"),
+        &"Project line. ".repeat(2_000),
+    );
+    env.write(
+        &env.home
+            .join(".amplihack/.claude/context/USER_PREFERENCES.md"),
+        "### Verbosity\nuser-level-prefs\n",
+    );
+    let mut discoveries = String::new();
+    for day in 1..=30 {
+        discoveries.push_str(&format!(
+            "## Finding {day} (2026-03-{day:02})\n{}\n\n",
+            "x".repeat(150)
+        ));
+    }
+    env.write(&context_dir.join("DISCOVERIES.md"), &discoveries);
+    let answer = start(&env, "s1", "startup");
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context");
+    assert!(context.contains("Project line."));
+    assert!(
+        context.contains("truncated to 4000 characters"),
+        "visible marker"
+    );
+    assert!(
+        context.contains("user-level-prefs"),
+        "user-level preferences found"
+    );
+    assert!(
+        context.contains("## Finding 30 (2026-03-30)"),
+        "newest discovery first"
+    );
+    assert!(context.contains("older entries in .claude/context/DISCOVERIES.md"));
+    assert!(
+        context.chars().count() < 9_000,
+        "{} characters",
+        context.chars().count()
+    );
+}
+
+#[test]
+fn after_a_compaction_the_context_comes_back_with_the_transcript_copy() {
+    let env = TestEnv::new();
+    env.write(
+        &env.project.join(".claude/context/PROJECT.md"),
+        "Compaction marker project.",
+    );
+    let transcript = env.root().join("transcript.jsonl");
+    env.write(
+        &transcript,
+        "{\"type\":\"user\"}\n{\"type\":\"assistant\"}\n",
+    );
+    let payload = json!({"hook_event_name": "PreCompact", "session_id": "s2", "cwd": env.project,
+                         "transcript_path": transcript, "trigger": "auto", "custom_instructions": ""});
+    for _ in 0..2 {
+        let (output, _) = env.run_hooks(&["pre-compact"], &payload, &[]);
+        assert_eq!(reply(&output), Value::Null, "pre-compact answers nothing");
+    }
+    let logs = env.project.join(".claude/runtime/logs/s2");
+    let copies: Vec<_> = std::fs::read_dir(&logs)
+        .expect("logs")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains("transcript-"))
+        .collect();
+    assert_eq!(copies.len(), 2, "each compaction kept: {copies:?}");
+    for copy in &copies {
+        let mode = std::fs::metadata(copy).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "a transcript is private");
+    }
+    let metadata = std::fs::read_to_string(logs.join("compaction_metadata.jsonl")).expect("meta");
+    assert_eq!(metadata.lines().count(), 2);
+    assert!(metadata.contains("\"trigger\":\"auto\""), "{metadata}");
+    assert!(metadata.contains("\"lines\":2"), "{metadata}");
+
+    let context = start(&env, "s2", "compact")["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .map(str::to_string)
+        .expect("context");
+    assert!(context.contains("Compaction marker project."));
+    assert!(context.contains("just compacted"), "{context}");
+    assert!(context.contains(&logs.display().to_string()), "{context}");
+}
+
+#[test]
+fn a_version_other_than_the_deployed_one_is_reported_once_per_session() {
+    let env = TestEnv::new();
+    env.write(
+        &env.home.join(".local/state/amplihack/install.json"),
+        &json!({"version": "0.0.1", "registrations": []}).to_string(),
+    );
+    let first = start(&env, "v1", "startup");
+    let message = first["systemMessage"].as_str().expect("told");
+    assert!(message.contains("deployed 0.0.1"), "{message}");
+    assert!(message.contains("amplihack install"), "{message}");
+    assert!(
+        start(&env, "v1", "resume").get("systemMessage").is_none(),
+        "once per session"
+    );
+    assert!(
+        start(&env, "v2", "startup")["systemMessage"].is_string(),
+        "again next session"
+    );
+}
+
+#[test]
+fn stale_registrations_are_repaired_at_session_start_and_the_user_is_told() {
+    let env = TestEnv::new();
+    let settings = env.claude_settings_path();
+    env.write(
+        &settings,
+        &serde_json::to_string_pretty(&json!({"model": "opus", "hooks": {
+            "PreToolUse": [
+                {"matcher": "*", "hooks": [{"type": "command", "command": "python3 ~/.claude/tools/amplihack/hooks/pre_tool_use.py"}]},
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-own-check"}]}
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "/gone/bin/amplihack-hooks stop", "timeout": 120}]}]
+        }}))
+        .expect("json"),
+    );
+    let answer = start(&env, "r1", "startup");
+    let message = answer["systemMessage"].as_str().expect("told");
+    assert!(message.contains("legacy Python hooks"), "{message}");
+    assert!(
+        message.contains("/gone/bin/amplihack-hooks no longer exists"),
+        "{message}"
+    );
+    let repaired = env.read_json(&settings);
+    let commands = support::hook_commands(&repaired);
+    let running = support::hooks_bin().display().to_string();
+    assert!(
+        commands
+            .iter()
+            .filter(|(_, c)| c.contains("amplihack-hooks"))
+            .all(|(_, c)| c.contains(&running)),
+        "{commands:?}"
+    );
+    assert!(
+        commands.iter().any(|(_, c)| c == "my-own-check"),
+        "the user's hook stays"
+    );
+    assert!(
+        !commands.iter().any(|(_, c)| c.contains(".py")),
+        "{commands:?}"
+    );
+    assert_eq!(repaired["model"], "opus");
+    assert_eq!(env.backups_of(&settings).len(), 1, "backed up first");
+    // At most once per session, and nothing left to repair anyway.
+    let before = env.read(&settings);
+    assert!(start(&env, "r1", "resume").get("systemMessage").is_none());
+    assert!(start(&env, "r2", "startup").get("systemMessage").is_none());
+    assert_eq!(env.read(&settings), before);
+}
+
+#[test]
+fn lock_mode_from_the_terminal_and_its_expiry() {
+    let env = TestEnv::new();
+    let stop = json!({"hook_event_name": "Stop", "session_id": "l1", "cwd": env.project, "stop_hook_active": false});
+    assert_eq!(
+        reply(&env.run_hooks(&["stop"], &stop, &[]).0),
+        Value::Null,
+        "off: never blocks"
+    );
+    let on = env.run_amplihack(&["lock", "--message", "Finish the migration"]);
+    assert!(on.status.success(), "{}", stderr(&on));
+    let status = stdout(&env.run_amplihack(&["lock", "--status"]));
+    assert!(
+        status.contains("lock mode is on") && status.contains("Finish the migration"),
+        "{status}"
+    );
+    let blocked = reply(&env.run_hooks(&["stop"], &stop, &[]).0);
+    assert_eq!(blocked["decision"], "block");
+    assert!(
+        blocked["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("Finish the migration"))
+    );
+
+    // A lock older than its time to live (24 h) expires, and the user is told.
+    env.write(
+        &env.project.join(".claude/runtime/locks/.lock_active"),
+        "locked_at: 2020-01-01T00:00:00\n",
+    );
+    let expired = reply(&env.run_hooks(&["stop"], &stop, &[]).0);
+    assert!(expired.get("decision").is_none(), "{expired}");
+    assert!(
+        expired["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("expired")),
+        "{expired}"
+    );
+    let off = stdout(&env.run_amplihack(&["lock", "--status"]));
+    assert!(off.contains("lock mode is off"), "{off}");
+    let unlock = stdout(&env.run_amplihack(&["unlock"]));
+    assert!(unlock.contains("was not on"), "{unlock}");
+}
+
+#[test]
+fn memory_add_list_show_forget() {
+    let env = TestEnv::new();
+    let added: Value = serde_json::from_str(&stdout(&env.run_amplihack(&[
+        "memory",
+        "add",
+        "--agent",
+        "builder",
+        "Use the fast linker",
+        "--json",
+    ])))
+    .expect("json");
+    let id = added["id"].as_str().expect("id").to_string();
+    let listed = stdout(&env.run_amplihack(&["memory", "list"]));
+    assert!(
+        listed.contains(&id)
+            && listed.contains("builder")
+            && listed.contains("Use the fast linker"),
+        "{listed}"
+    );
+    let shown = stdout(&env.run_amplihack(&["memory", "show", &id[..6]]));
+    assert!(shown.contains("agent:   builder"), "{shown}");
+    let gone = env.run_amplihack(&["memory", "forget", &id]);
+    assert!(gone.status.success(), "{}", stderr(&gone));
+    let missing = env.run_amplihack(&["memory", "show", &id]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("no memory entry"),
+        "{}",
+        stderr(&missing)
+    );
+    let empty = env.run_amplihack(&["memory", "add", "  "]);
+    assert_eq!(empty.status.code(), Some(1));
+    // The store is private.
+    let dir = env.home.join(".local/state/amplihack/memory");
+    let mode = std::fs::metadata(&dir).expect("dir").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+}
+
+#[test]
+fn built_ins_can_be_turned_off_and_a_typo_gets_a_suggestion() {
+    let env = TestEnv::new();
+    let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "d1", "cwd": env.project, "prompt": "implement the cache"});
+    let on = reply(
+        &env.run_hooks(&["workflow-classification-reminder"], &prompt, &[])
+            .0,
+    );
+    assert!(on.to_string().contains("opens a new topic"));
+    let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "d2", "cwd": env.project, "prompt": "implement the cache"});
+    let off = reply(
+        &env.run_hooks(
+            &["workflow-classification-reminder"],
+            &prompt,
+            &[("AMPLIHACK_DISABLE", "metrics, workflow-reminder")],
+        )
+        .0,
+    );
+    assert_eq!(off, Value::Null);
+    let (typo, _) = env.run_hooks(&["pre-tool-us"], &json!({}), &[]);
+    assert_eq!(typo.status.code(), Some(1));
+    assert!(
+        stderr(&typo).contains("did you mean `pre-tool-use`?"),
+        "{}",
+        stderr(&typo)
+    );
+}
+
+#[test]
+fn session_state_is_private_whatever_the_umask() {
+    let env = TestEnv::new();
+    let script = "umask 000; exec \"$@\"";
+    let mut wrapped = env.command(std::path::Path::new("/bin/sh"));
+    wrapped
+        .args([
+            "-c",
+            script,
+            "sh",
+            &support::hooks_bin().display().to_string(),
+            "workflow-classification-reminder",
+        ])
+        .env("CLAUDE_PROJECT_DIR", &env.project);
+    let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": "p1", "prompt": "hello there friend"});
+    let (output, _) = support::run_with_timeout(
+        wrapped,
+        payload.to_string().as_bytes(),
+        std::time::Duration::from_secs(30),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let state = env.home.join(".local/state/amplihack");
+    for (path, want) in [
+        (state.clone(), 0o700),
+        (state.join("sessions"), 0o700),
+        (state.join("sessions/p1.json"), 0o600),
+    ] {
+        let mode = std::fs::metadata(&path)
+            .expect("exists")
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, want, "{}", path.display());
+    }
+}
