@@ -10,7 +10,7 @@ use crate::scopes::{HostChoice, Locations, Scope};
 #[derive(Parser)]
 #[command(
     name = "amplihack",
-    version,
+    version = amplihack_protocol::VERSION,
     about = "Install, check and remove amplihack's hooks for Claude Code and Amplifier"
 )]
 pub struct Cli {

@@ -13,7 +13,7 @@ use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions, EditReport, NewContent};
 use crate::scopes::{HostChoice, Locations, Scope};
 
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use amplihack_protocol::VERSION;
 
 pub struct Outcome {
     pub text: String,

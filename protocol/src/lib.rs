@@ -22,6 +22,13 @@ pub mod table;
 pub mod tool;
 
 pub use event::{EventName, HookEvent, InvalidInput, Payload, ToolCall};
+
+/// The version both binaries report: a release's (`AMPLIHACK_RELEASE_VERSION` at build time,
+/// set by `packaging/build-release`), else the crate's.
+pub const VERSION: &str = match option_env!("AMPLIHACK_RELEASE_VERSION") {
+    Some(version) => version,
+    None => env!("CARGO_PKG_VERSION"),
+};
 pub use host::Host;
 pub use reply::{Decision, Rendered, Reply};
 pub use table::{Builtin, Hook};

@@ -33,7 +33,7 @@ use context::Context;
 /// tool call.
 pub const MAX_STDIN: usize = 16 * 1024 * 1024;
 
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use amplihack_protocol::VERSION;
 
 /// Set by whichever of the main thread and the watchdog finishes first; the other stays quiet.
 static FINISHED: AtomicBool = AtomicBool::new(false);
