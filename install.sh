@@ -1,12 +1,84 @@
 #!/bin/sh
-# Builds amplihack from this clone and installs it.
+# Installs amplihack: the hook binary `amplihack-hooks` and its manager `amplihack`.
 #
-#   ./install.sh [amplihack install options]
+# From a release, no Rust needed:
+#   curl -fsSL https://github.com/amplihack/amplihack-hooks/releases/latest/download/install.sh | sh
+#   curl -fsSL .../install.sh | sh -s -- --scope project      # arguments go to `amplihack install`
+#   AMPLIHACK_VERSION=0.2.0 ...                                 # a given version instead of the newest
+#   AMPLIHACK_RELEASES_URL=https://mirror.example/releases ...  # another GitHub-style release site
 #
-# Builds both binaries the way releases are built (release profile; statically linked on Linux,
-# see packaging/build), then runs `amplihack install`, which copies them into the bin directory
-# (default ~/.local/bin, or $AMPLIHACK_BIN_DIR) and registers the hooks.
+#   It needs sh, curl or wget, tar, and sha256sum or shasum. It downloads the archive for this
+#   platform and its .sha256, refuses on a mismatch (or when it cannot check), unpacks into a
+#   temporary directory and runs the unpacked `amplihack install`, which copies both binaries to
+#   ~/.local/bin (or $AMPLIHACK_BIN_DIR) and registers the hooks.
+#
+# From a clone of the repository, `./install.sh [install options]` builds from source instead,
+# statically, the way releases are built (packaging/build).
 set -eu
-cd "$(dirname "$0")"
-dir=$(packaging/build)
-exec "$dir/amplihack" install "$@"
+
+DEFAULT_RELEASES_URL="https://github.com/amplihack/amplihack-hooks/releases"
+
+fail() {
+  echo "amplihack install.sh: $*" >&2
+  exit 1
+}
+
+here=$(cd "$(dirname "$0")" 2>/dev/null && pwd || echo "")
+if [ -n "$here" ] && [ -f "$here/Cargo.toml" ] && [ -x "$here/packaging/build" ]; then
+  dir=$("$here/packaging/build")
+  exec "$dir/amplihack" install "$@"
+fi
+
+# From a release.
+case "$(uname -s 2>/dev/null)" in
+  Linux) os=unknown-linux-gnu ;;
+  Darwin) os=apple-darwin ;;
+  *) fail "no release for $(uname -s 2>/dev/null || echo this system); build from source: git clone the repository and run ./install.sh" ;;
+esac
+case "$(uname -m 2>/dev/null)" in
+  x86_64|amd64) arch=x86_64 ;;
+  aarch64|arm64) arch=aarch64 ;;
+  *) fail "no release for the $(uname -m 2>/dev/null) processor; build from source: git clone the repository and run ./install.sh" ;;
+esac
+target="$arch-$os"
+asset="amplihack-$target.tar.gz"
+
+# Every tool is checked before anything is downloaded or written.
+if command -v sha256sum >/dev/null 2>&1; then
+  sha() { sha256sum "$1" | cut -d' ' -f1; }
+elif command -v shasum >/dev/null 2>&1; then
+  sha() { shasum -a 256 "$1" | cut -d' ' -f1; }
+else
+  fail "neither sha256sum nor shasum is installed, so the download cannot be verified; nothing was installed. Install coreutils (sha256sum) or perl (shasum) and run this again."
+fi
+if command -v curl >/dev/null 2>&1; then
+  fetch() { curl -fsSL --retry 2 -o "$2" "$1"; }
+elif command -v wget >/dev/null 2>&1; then
+  fetch() { wget -q -O "$2" "$1"; }
+else
+  fail "neither curl nor wget is installed; install one and run this again"
+fi
+command -v tar >/dev/null 2>&1 || fail "tar is not installed; install it and run this again"
+
+base=${AMPLIHACK_RELEASES_URL:-$DEFAULT_RELEASES_URL}
+base=${base%/}
+if [ -n "${AMPLIHACK_VERSION:-}" ]; then
+  url="$base/download/v${AMPLIHACK_VERSION#v}"
+else
+  url="$base/latest/download"
+fi
+
+tmp=$(mktemp -d 2>/dev/null || mktemp -d -t amplihack)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+echo "amplihack: downloading $url/$asset" >&2
+fetch "$url/$asset" "$tmp/$asset" || fail "could not download $url/$asset (network, or no release for $target at that version); nothing was installed"
+fetch "$url/$asset.sha256" "$tmp/$asset.sha256" || fail "could not download $url/$asset.sha256; nothing was installed"
+expected=$(cut -d' ' -f1 < "$tmp/$asset.sha256")
+actual=$(sha "$tmp/$asset")
+if [ -z "$expected" ] || [ "$expected" != "$actual" ]; then
+  fail "checksum mismatch for $asset: expected ${expected:-nothing}, got $actual; the download is corrupt or was tampered with, and nothing was installed"
+fi
+echo "amplihack: sha256 verified ($actual)" >&2
+tar -xzf "$tmp/$asset" -C "$tmp" || fail "could not unpack $asset; nothing was installed"
+[ -x "$tmp/amplihack-$target/amplihack" ] || fail "$asset holds no amplihack binary; nothing was installed"
+"$tmp/amplihack-$target/amplihack" install "$@"

@@ -84,6 +84,28 @@ enum Commands {
     },
     /// Turn lock mode off
     Unlock,
+    /// Move both binaries to the newest release (or --version), verified, keeping the previous pair
+    Update {
+        /// Only say whether a newer release exists
+        #[arg(long, conflicts_with = "rollback")]
+        check: bool,
+        /// A given release instead of the newest (also to go back to an older one)
+        #[arg(long, value_name = "X.Y.Z", conflicts_with = "rollback")]
+        version: Option<String>,
+        /// Put back the pair the last update replaced
+        #[arg(long)]
+        rollback: bool,
+        /// The bin directory to update (default: where `install` deployed)
+        #[arg(long, value_name = "DIR")]
+        bin_dir: Option<PathBuf>,
+    },
+    /// Re-register every recorded settings file for the binaries in --bin-dir (used by update)
+    #[command(hide = true)]
+    Reregister {
+        /// The bin directory holding the binaries to register
+        #[arg(long, value_name = "DIR")]
+        bin_dir: PathBuf,
+    },
     /// The project's memory: session records and your notes
     #[command(subcommand)]
     Memory(MemoryCommand),
@@ -298,6 +320,19 @@ pub fn main() -> i32 {
                     crate::lock::lock(&l, message.as_deref())
                 }
             }),
+        Commands::Update {
+            check,
+            version,
+            rollback,
+            bin_dir,
+        } => crate::update::update(&crate::update::UpdateArgs {
+            check,
+            version,
+            rollback,
+            bin_dir,
+            project: project.clone(),
+        }),
+        Commands::Reregister { bin_dir } => commands::reregister(&project, &bin_dir),
         Commands::Unlock => Locations::from_env(&project)
             .map_err(CommandError)
             .and_then(|l| crate::lock::unlock(&l)),

@@ -9,6 +9,7 @@
 //! * [`commands`]: `install`, `uninstall`, `doctor`, `status`;
 //! * [`user_hooks`]: `amplihack hooks …`, the user's own hook plugins;
 //! * [`lock`]: `amplihack lock|unlock`; [`memory`]: `amplihack memory …`;
+//! * [`update`]: `amplihack update`, from verified release archives;
 //! * [`cli`]: the command line.
 
 pub mod cli;
@@ -17,6 +18,7 @@ pub mod deploy;
 pub mod lock;
 pub mod memory;
 pub mod scopes;
+pub mod update;
 pub mod user_hooks;
 
 pub use amplihack_settings::{json_text, registration, safe_file};

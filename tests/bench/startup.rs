@@ -9,7 +9,8 @@
 //! when the ratio exceeds `AMPLIHACK_BENCH_MAX_RATIO` (default 1.15) or the peak RSS exceeds
 //! `AMPLIHACK_BENCH_MAX_RSS_KIB` (default 4096). It also measures what the built-ins add, the
 //! same call with them on and off: under 0.05 ms for pre-tool-use's guard, under 0.1 ms for
-//! post-tool-use's metrics line.
+//! post-tool-use's metrics line. And it checks the binary carries no TLS, HTTP client or async
+//! runtime (`rustls`, `ureq`, `tokio`) and is at most 4 MiB (`AMPLIHACK_BENCH_MAX_SIZE_KIB`).
 //!
 //! A shared 2-core machine has bursts of noise that can move one median by 10%; a measurement
 //! that falls short is taken again, up to three times in all, and the best one counts. A slower
@@ -266,6 +267,25 @@ fn main() {
     if metrics_lines == 0 {
         println!("  FAIL: post-tool-use wrote no metrics line, so its cost was not measured");
         failed = true;
+    }
+    // TLS and HTTP belong to `amplihack update` only: the hook binary must not carry them.
+    // (Checked after every run: reading the binary here would inflate the children's peak RSS.)
+    {
+        let bytes = std::fs::read(&hooks).expect("read the binary");
+        for needle in ["rustls", "ureq", "tokio"] {
+            if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                println!("  FAIL: amplihack-hooks contains `{needle}`");
+                failed = true;
+            }
+        }
+        let max_size: u64 = env_or("AMPLIHACK_BENCH_MAX_SIZE_KIB", 4096) * 1024;
+        if bytes.len() as u64 > max_size {
+            println!(
+                "  FAIL: amplihack-hooks is {} bytes, over {max_size}",
+                bytes.len()
+            );
+            failed = true;
+        }
     }
     if failed {
         std::process::exit(1);

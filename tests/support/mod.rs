@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fake_anthropic;
+pub mod releases;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
