@@ -5,7 +5,8 @@
 #
 # It installs the two test hosts on first use, into the repository (git-ignored):
 #   tests/claude-code/node_modules   @anthropic-ai/claude-code, pinned in tests/claude-code/package.json
-#   tests/amplifier/.venv            amplifier-core, pinned in tests/amplifier/requirements.txt
+#   tests/amplifier/.venv            amplifier-core, pinned in tests/amplifier/requirements.txt,
+#                                    and amplihack's Amplifier module (./amplifier, editable)
 #
 # Every step runs even when an earlier one fails, and the run always ends with one line
 # `amplihack tests: N passed, N failed`: cargo's tests plus one check per other step. The exit
@@ -48,6 +49,10 @@ test_hosts() {
   if ! tests/amplifier/.venv/bin/python -c 'import amplifier_core' 2>/dev/null; then
     python3 -m venv tests/amplifier/.venv &&
       tests/amplifier/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/amplifier/requirements.txt || return 1
+  fi
+  # amplihack's native Amplifier module, editable: the tests always run this clone's code.
+  if ! tests/amplifier/.venv/bin/python -c 'import amplifier_module_hooks_amplihack' 2>/dev/null; then
+    tests/amplifier/.venv/bin/pip install --quiet --disable-pip-version-check -e ./amplifier || return 1
   fi
   echo "amplifier-core: $(tests/amplifier/.venv/bin/python -c 'import importlib.metadata as m; print(m.version("amplifier-core"))')"
 }

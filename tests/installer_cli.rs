@@ -462,12 +462,19 @@ fn project_scope_writes_the_project_files_warns_about_tracked_paths_and_excludes
         "{exclude}"
     );
     let status = std::process::Command::new("git")
-        .args(["status", "--porcelain"])
+        .args(["status", "--porcelain", "--untracked-files=all"])
         .current_dir(&env.project)
         .output()
         .expect("git");
+    // The bridge registration is excluded; the project's settings.yaml (the native module's
+    // registration) is a settings file like .claude/settings.json.
     assert!(
-        !stdout(&status).contains(".amplifier"),
+        !stdout(&status).contains(".amplifier/hooks"),
+        "{}",
+        stdout(&status)
+    );
+    assert!(
+        stdout(&status).contains(".amplifier/settings.yaml"),
         "{}",
         stdout(&status)
     );
@@ -842,5 +849,62 @@ fn doctor_forgets_registrations_of_deleted_projects_instead_of_recreating_them()
     assert!(
         env.backups_of(&state.join("install.json")).is_empty(),
         "no backups of amplihack's own state"
+    );
+}
+
+/// The native Amplifier module's registration in a user's settings.yaml with comments and an
+/// unusual layout: added exactly, byte-identical on re-install, removed exactly; YAML that does
+/// not parse is refused with its line and column and nothing is changed.
+#[test]
+fn amplifier_settings_yaml_keeps_the_users_bytes() {
+    let env = TestEnv::new();
+    let yaml = env.home.join(".amplifier/settings.yaml");
+    let original = "# my Amplifier settings\nbundle:\n  active: foundation  # keep\nmodules:\n    hooks:\n    - module: hooks-logging\n      config: {level: debug}\n\n# end\n";
+    env.write(&yaml, original);
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier"]));
+    let installed = env.read(&yaml);
+    assert!(installed.starts_with("# my Amplifier settings\nbundle:\n  active: foundation  # keep\nmodules:\n    hooks:\n    - module: hooks-logging\n      config: {level: debug}\n    - module: hooks-amplihack\n"), "{installed}");
+    assert!(installed.contains(&env.deployed_hooks().display().to_string()));
+    assert!(installed.ends_with("\n# end\n"), "{installed}");
+    let module = env.home.join(".local/share/amplihack/amplifier-module");
+    assert!(
+        module
+            .join("amplifier_module_hooks_amplihack/__init__.py")
+            .is_file()
+    );
+    assert!(
+        installed.contains(&module.display().to_string()),
+        "source is the deployed module"
+    );
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert!(
+        stdout(&doctor).contains("Amplifier module hooks-amplihack registered"),
+        "{}",
+        stdout(&doctor)
+    );
+
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier"]));
+    assert_eq!(env.read(&yaml), installed, "byte-identical re-install");
+
+    assert_success(&env.run_amplihack(&["uninstall", "--host", "amplifier"]));
+    assert_eq!(env.read(&yaml), original, "exact uninstall");
+    assert!(
+        !module.exists(),
+        "the deployed module goes with the binaries"
+    );
+
+    let broken = "modules:\n  hooks:\n    - module: x\n   bad: [\n";
+    env.write(&yaml, broken);
+    let refused = env.run_amplihack(&["install", "--host", "amplifier"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("settings.yaml: not valid YAML at line"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(env.read(&yaml), broken, "nothing changed");
+    assert!(
+        !env.deployed_hooks().exists(),
+        "refused before deploying anything"
     );
 }

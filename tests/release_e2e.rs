@@ -188,7 +188,14 @@ fn releases_install_verify_update_and_roll_back_without_rust() {
         .arg(new.join(&asset))
         .output()
         .expect("tar");
-    for entry in ["amplihack", "amplihack-hooks", "README.md", "LICENSE"] {
+    for entry in [
+        "amplihack",
+        "amplihack-hooks",
+        "README.md",
+        "LICENSE",
+        "amplifier/pyproject.toml",
+        "amplifier/amplifier_module_hooks_amplihack/__init__.py",
+    ] {
         assert!(
             stdout(&listing).contains(&format!("amplihack-{}/{entry}", target())),
             "{}",

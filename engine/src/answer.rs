@@ -76,7 +76,10 @@ fn text(value: Option<&Value>) -> Option<String> {
 }
 
 fn from_json(answer: &serde_json::Map<String, Value>) -> Reply {
-    let mut reply = Reply::default();
+    let mut reply = Reply {
+        suppress_output: answer.get("suppressOutput") == Some(&Value::Bool(true)),
+        ..Reply::default()
+    };
     let specific = answer.get("hookSpecificOutput").and_then(Value::as_object);
 
     // Top-level decision (legacy approve/block too), then the event-specific ones, which win.

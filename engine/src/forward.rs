@@ -27,6 +27,13 @@ use crate::matcher;
 /// a second time.
 pub const RECURSION_MARKER: &str = "AMPLIHACK_FORWARDED";
 
+/// Set by amplihack's native Amplifier module for the binary it runs.
+pub const VIA_MODULE: &str = "AMPLIHACK_VIA_MODULE";
+/// Set by the native module while it is mounted (amplihack's bridge registration steps aside).
+pub const MODULE_ACTIVE: &str = "AMPLIHACK_AMPLIFIER_MODULE_ACTIVE";
+/// Set by the native module when the hook-shell bridge is mounted too.
+pub const BRIDGE_PRESENT: &str = "AMPLIHACK_BRIDGE_PRESENT";
+
 /// Claude Code cuts any one context at 10,000 characters; so do we, across all sources.
 pub const CONTEXT_CAP: usize = 10_000;
 
@@ -88,7 +95,10 @@ pub fn levels(
     {
         levels.push((Level::Project, dir));
     }
-    if host == Host::Amplifier {
+    // Under amplihack's native module the bridge is not running the project's plugins (unless it
+    // is mounted too): forward both levels.
+    let module_alone = var(VIA_MODULE).is_some() && var(BRIDGE_PRESENT).is_none();
+    if host == Host::Amplifier && !module_alone {
         // The bridge runs its own directory (the project's); do not run those plugins twice.
         let bridge = var("AMPLIFIER_HOOKS_DIR").map(PathBuf::from);
         levels.retain(|(level, dir)| match &bridge {

@@ -12,6 +12,7 @@ use amplihack_state::manifest::{self, Manifest, Registration};
 use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions, EditReport, NewContent};
 use crate::scopes::{HostChoice, Locations, Scope};
+use amplihack_settings::amplifier_yaml;
 
 pub use amplihack_protocol::VERSION;
 
@@ -86,6 +87,63 @@ fn register(
     })?)
 }
 
+/// Amplifier's settings file of the scope whose bridge registration is `target`:
+/// `<dir>/.amplifier/hooks/amplihack/hooks.json` → `<dir>/.amplifier/settings.yaml` (or
+/// `settings.local.yaml` for the local scope). There amplihack's native module is registered.
+fn amplifier_settings(target: &Target) -> Option<PathBuf> {
+    if target.host != Host::Amplifier {
+        return None;
+    }
+    let amplifier_dir = target.path.ancestors().nth(3)?;
+    Some(amplifier_dir.join(match target.scope {
+        Scope::Local => "settings.local.yaml",
+        Scope::User | Scope::Project => "settings.yaml",
+    }))
+}
+
+/// Registers (or repoints) the native module in the scope's `settings.yaml`.
+fn register_module(
+    target: &Target,
+    hooks_binary: &Path,
+    source: &Path,
+    options: &EditOptions,
+) -> Result<Option<(Target, EditReport)>, CommandError> {
+    let Some(path) = amplifier_settings(target) else {
+        return Ok(None);
+    };
+    let entry = amplifier_yaml::ModuleEntry {
+        source: source.to_string_lossy().into_owned(),
+        binary: hooks_binary.to_string_lossy().into_owned(),
+    };
+    let report = safe_file::edit_text(&path, options, |current| {
+        amplifier_yaml::install(current, &entry).map(Some)
+    })?;
+    let shown = Target {
+        path,
+        ..target.clone()
+    };
+    Ok(Some((shown, report)))
+}
+
+/// Removes exactly the native module's entry from the scope's `settings.yaml`.
+fn unregister_module(
+    target: &Target,
+    options: &EditOptions,
+) -> Result<Option<(Target, EditReport)>, CommandError> {
+    let Some(path) = amplifier_settings(target) else {
+        return Ok(None);
+    };
+    let report = safe_file::edit_text(&path, options, |current| match current {
+        None => Ok(None),
+        Some(text) => amplifier_yaml::uninstall(text),
+    })?;
+    let shown = Target {
+        path,
+        ..target.clone()
+    };
+    Ok((report.action != Action::Unchanged).then_some((shown, report)))
+}
+
 pub struct InstallArgs {
     pub scope: Scope,
     pub host: HostChoice,
@@ -113,7 +171,21 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         })?;
     }
 
+    for target in &targets {
+        if let Some(path) = amplifier_settings(target)
+            && let Some(text) = std::fs::read_to_string(&path).ok()
+        {
+            amplifier_yaml::find(&text)
+                .map_err(|e| format!("{}: {e}; nothing was changed", path.display()))?;
+        }
+    }
+
     let deployment = deploy::deploy(&bin_dir, args.dry_run)?;
+    let module_source = if args.host.amplifier() {
+        Some(deploy::deploy_module(&locations.home, args.dry_run)?)
+    } else {
+        None
+    };
     let options = EditOptions {
         dry_run: args.dry_run,
         ..EditOptions::default()
@@ -128,6 +200,11 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
                 target.path.display(),
                 hooks_binary.display()
             ));
+        }
+        if let Some(source) = &module_source
+            && let Some(module) = register_module(target, &hooks_binary, source, &options)?
+        {
+            reports.push(module);
         }
         let in_project =
             target.host == Host::Amplifier && target.scope != Scope::User && !args.dry_run;
@@ -236,6 +313,9 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
         if report.action != Action::Unchanged || report.before_text.is_some() {
             reports.push((target.clone(), report));
         }
+        if let Some(module) = unregister_module(target, &options)? {
+            reports.push(module);
+        }
     }
     let bin_dir = args
         .bin_dir
@@ -243,6 +323,16 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
         .or_else(|| manifest.bin_dir.clone())
         .unwrap_or_else(|| deploy::bin_dir(None, &locations.home));
     let mut removed = Vec::new();
+    if !args.keep_binaries && args.host.amplifier() {
+        let module = deploy::module_dir(&locations.home);
+        if module.is_dir() {
+            if !args.dry_run {
+                std::fs::remove_dir_all(&module)
+                    .map_err(|e| format!("{}: cannot remove: {e}", module.display()))?;
+            }
+            removed.push(module);
+        }
+    }
     if !args.keep_binaries {
         for name in BINARIES {
             let path = bin_dir.join(name);
@@ -538,6 +628,68 @@ impl Finding {
 
 /// What is wrong with one registration file, judged against a fresh install into it.
 fn check_target(target: &Target, hooks_binary: &Path) -> Vec<Finding> {
+    let mut findings = check_registration(target, hooks_binary);
+    if let Some(path) = amplifier_settings(target) {
+        findings.push(check_module(target, &path, hooks_binary));
+    }
+    findings
+}
+
+/// The native module's entry in the scope's settings.yaml.
+fn check_module(target: &Target, path: &Path, hooks_binary: &Path) -> Finding {
+    let fix = format!(
+        "amplihack install --scope {} --host amplifier",
+        target.scope.as_str()
+    );
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(_) => {
+            return Finding::problem(
+                format!(
+                    "{}: the native Amplifier module is not registered",
+                    path.display()
+                ),
+                fix,
+            );
+        }
+    };
+    match amplifier_yaml::find(&text) {
+        Err(e) => Finding::problem(
+            format!("{}: {e}", path.display()),
+            "fix the YAML, then run `amplihack doctor` again".into(),
+        ),
+        Ok(None) => Finding::problem(
+            format!(
+                "{}: the native Amplifier module is not registered",
+                path.display()
+            ),
+            fix,
+        ),
+        Ok(Some(entry)) if Path::new(&entry.binary) != hooks_binary => Finding::problem(
+            format!(
+                "{}: the Amplifier module runs {}, not the deployed {}",
+                path.display(),
+                entry.binary,
+                hooks_binary.display()
+            ),
+            fix,
+        ),
+        Ok(Some(entry)) if !Path::new(&entry.source).is_dir() => Finding::problem(
+            format!(
+                "{}: the Amplifier module's source {} is missing",
+                path.display(),
+                entry.source
+            ),
+            fix,
+        ),
+        Ok(Some(_)) => Finding::ok(format!(
+            "{}: Amplifier module hooks-amplihack registered",
+            path.display()
+        )),
+    }
+}
+
+fn check_registration(target: &Target, hooks_binary: &Path) -> Vec<Finding> {
     let fix = format!(
         "amplihack install --scope {} --host {}",
         target.scope.as_str(),
@@ -908,6 +1060,14 @@ pub fn reregister(project: &Path, bin_dir: &Path) -> Result<Outcome, CommandErro
             report.action.as_str(),
             target.path.display()
         ));
+        if let Some(path) = amplifier_settings(target).filter(|p| p.exists()) {
+            let source = deploy::deploy_module(&locations.home, false)?;
+            if let Some((_, report)) =
+                register_module(target, &hooks_binary, &source, &EditOptions::default())?
+            {
+                text.push_str(&format!("{}: {}\n", report.action.as_str(), path.display()));
+            }
+        }
     }
     record_registrations(&locations, bin_dir, &targets, true)?;
     Ok(Outcome {

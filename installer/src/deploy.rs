@@ -144,3 +144,45 @@ pub fn reported_version(binary: &Path) -> Option<String> {
 pub fn is_executable(path: &Path) -> bool {
     fs_err::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
+
+/// The native Amplifier module's files, embedded so `install` can deploy them without the source.
+const MODULE_FILES: [(&str, &str); 3] = [
+    (
+        "pyproject.toml",
+        include_str!("../../amplifier/pyproject.toml"),
+    ),
+    ("README.md", include_str!("../../amplifier/README.md")),
+    (
+        "amplifier_module_hooks_amplihack/__init__.py",
+        include_str!("../../amplifier/amplifier_module_hooks_amplihack/__init__.py"),
+    ),
+];
+
+/// Where the native Amplifier module is deployed: `$XDG_DATA_HOME/amplihack/amplifier-module`,
+/// else `~/.local/share/amplihack/amplifier-module`. This path is the module's `source` in
+/// Amplifier's settings.
+pub fn module_dir(home: &Path) -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".local/share"))
+        .join("amplihack/amplifier-module")
+}
+
+/// Writes the module's files (those that differ) and returns its directory.
+pub fn deploy_module(home: &Path, dry_run: bool) -> Result<PathBuf, String> {
+    let dir = module_dir(home);
+    if dry_run {
+        return Ok(dir);
+    }
+    for (name, text) in MODULE_FILES {
+        let path = dir.join(name);
+        if fs_err::read_to_string(&path).is_ok_and(|t| t == text) {
+            continue;
+        }
+        amplihack_state::files::replace(&path, text.as_bytes())
+            .map_err(|e| format!("cannot deploy the Amplifier module: {e}"))?;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644));
+    }
+    Ok(dir)
+}

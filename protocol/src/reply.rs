@@ -45,6 +45,8 @@ pub struct Reply {
     pub system_message: Option<String>,
     /// `continue: false`: stop the agent altogether, with this reason for the user.
     pub halt: Option<String>,
+    /// `suppressOutput`: hide the hook's output from the transcript (Amplifier honours it).
+    pub suppress_output: bool,
 }
 
 impl Reply {
@@ -95,6 +97,7 @@ impl Reply {
         if self.halt.is_none() {
             self.halt = other.halt;
         }
+        self.suppress_output |= other.suppress_output;
     }
 }
 

@@ -22,6 +22,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use amplihack_engine::forward;
 use amplihack_protocol::table::{self, HOOKS};
 use amplihack_protocol::{Hook, HookEvent, Host, InvalidInput, Rendered};
 
@@ -53,6 +54,7 @@ enum Command {
     Run(Invocation),
     Help,
     Version,
+    Table,
 }
 
 pub fn usage() -> String {
@@ -67,7 +69,7 @@ pub fn usage() -> String {
         text.push_str(&format!("  {:<34} {}\n", hook.subcommand, hook.about));
     }
     text.push_str(
-        "\nOptions:\n  --host claude|amplifier   the calling host (default: detected; Claude Code unless AMPLIFIER_* is set)\n  -h, --help                this text\n  -V, --version             the version\n",
+        "\nOptions:\n  --host claude|amplifier   the calling host (default: detected; Claude Code unless AMPLIFIER_* is set)\n  -h, --help                this text\n  -V, --version             the version\n  --table                   the hook table as JSON (subcommand, event, deadline, registered timeout)\n",
     );
     text
 }
@@ -80,6 +82,7 @@ fn parse_args(args: &[OsString]) -> Result<Command, String> {
         match arg.as_ref() {
             "-h" | "--help" | "help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
+            "--table" => return Ok(Command::Table),
             "--host" => {
                 let value = iter
                     .next()
@@ -123,6 +126,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     let invocation = match parse_args(&args) {
         Ok(Command::Help) => return write_stdout(&usage(), 0),
         Ok(Command::Version) => return write_stdout(&format!("amplihack-hooks {VERSION}\n"), 0),
+        Ok(Command::Table) => return write_stdout(&table_json(), 0),
         Ok(Command::Run(invocation)) => invocation,
         Err(message) => {
             eprintln!("amplihack-hooks: {message}");
@@ -186,6 +190,25 @@ pub fn main(args: Vec<OsString>) -> i32 {
     }
 }
 
+/// The hook table as JSON, for tools that run the binary (the Amplifier module reads deadlines).
+fn table_json() -> String {
+    let rows: Vec<serde_json::Value> = HOOKS
+        .iter()
+        .map(|h| {
+            serde_json::json!({
+                "subcommand": h.subcommand,
+                "event": h.event_name(),
+                "deadline_ms": h.deadline.as_millis() as u64,
+                "timeout_secs": h.registered.and_then(|r| r.timeout_secs),
+                "matcher": h.registered.and_then(|r| r.matcher),
+                "builtins": h.builtins.iter().map(|b| b.name()).collect::<Vec<_>>(),
+                "forwards": h.forwards,
+            })
+        })
+        .collect();
+    format!("{}\n", serde_json::Value::Array(rows))
+}
+
 /// `AMPLIHACK_HOOK_DEADLINE_MS` overrides the subcommand's own deadline (tests, slow machines).
 fn deadline(subcommand: &Hook) -> Duration {
     std::env::var("AMPLIHACK_HOOK_DEADLINE_MS")
@@ -228,8 +251,27 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
     let host = invocation
         .host
         .unwrap_or_else(|| Host::detect(|name| std::env::var(name).ok()));
+    let var = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if host == Host::Amplifier && var(forward::MODULE_ACTIVE) && !var(forward::VIA_MODULE) {
+        // amplihack's native Amplifier module is mounted and handles this event; this is the
+        // hook-shell bridge running amplihack's older registration. Step aside: never twice.
+        return Ok(Rendered::default());
+    }
     let mut event =
         HookEvent::parse(&input, invocation.subcommand.event.clone()).map_err(Failure::Invalid)?;
+    // Plugins see the tool as Claude Code names it (`Bash`, not Amplifier's `bash`).
+    let input = match (&event.payload, event.raw.get("tool_name")) {
+        (_, Some(serde_json::Value::String(raw)))
+            if event.tool().is_some_and(|t| t.name != *raw) =>
+        {
+            let mut raw = event.raw.clone();
+            let name = event.tool().map(|t| t.name.clone()).unwrap_or_default();
+            raw.insert("tool_name".into(), serde_json::Value::String(name));
+            event.raw = raw.clone();
+            serde_json::to_vec(&serde_json::Value::Object(raw)).unwrap_or(input)
+        }
+        _ => input,
+    };
     if !event.name.is_known() {
         // Forward-compatible: a newer host's event passes through untouched.
         return Ok(Rendered::default());

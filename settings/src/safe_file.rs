@@ -49,6 +49,11 @@ pub enum FileError {
     Contended {
         path: PathBuf,
     },
+    /// A text edit refused the file (for example YAML it cannot parse), with the reason.
+    Refused {
+        path: PathBuf,
+        message: String,
+    },
 }
 
 impl std::fmt::Display for FileError {
@@ -84,6 +89,9 @@ impl std::fmt::Display for FileError {
                 lock.display(),
                 waited.as_secs_f64()
             ),
+            FileError::Refused { path, message } => {
+                write!(f, "{}: {message}; the file was not changed", path.display())
+            }
             FileError::Contended { path } => write!(
                 f,
                 "{}: the file kept changing while amplihack was editing it ({MAX_ATTEMPTS} attempts); close the program writing it and run the command again",
@@ -327,6 +335,121 @@ pub fn edit_json(
         };
         // Someone else wrote the file since we read it: start over from their version.
         if read_bytes(&target)? != original_bytes {
+            if let Some(backup) = backup {
+                let _ = fs::remove_file(backup);
+            }
+            continue;
+        }
+        match staged {
+            Some(staged) => {
+                staged.persist(&target).map_err(|e| FileError::Io {
+                    path: target.clone(),
+                    action: "rename into place",
+                    source: e.error,
+                })?;
+            }
+            None => fs::remove_file(&target).map_err(io_error(&target, "remove"))?,
+        }
+        File::open(&dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io_error(&dir, "sync the directory"))?;
+        prune_backups(&dir, &name);
+        report.backup = backup;
+        return Ok(report);
+    }
+    Err(FileError::Contended {
+        path: path.to_path_buf(),
+    })
+}
+
+/// A text edit: the current text (`None`: no file) to the new text (`None`: remove the file), or
+/// a refusal with its reason.
+pub type TextChange<'a> = dyn FnMut(Option<&str>) -> Result<Option<String>, String> + 'a;
+
+/// Like [`edit_json`] for a text file whose edit is computed by `change` from the current text
+/// (`None`: no file) into the new text (`None`: remove the file), or refused with a reason. The
+/// same lock, backup, staged write, re-read and rename.
+pub fn edit_text(
+    path: &Path,
+    options: &EditOptions,
+    mut change: impl FnMut(Option<&str>) -> Result<Option<String>, String>,
+) -> Result<EditReport, FileError> {
+    let target = resolve_target(path)?;
+    let dir = target
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "settings".into());
+    let plan = |before: Option<String>, change: &mut TextChange<'_>| {
+        let after = change(before.as_deref()).map_err(|message| FileError::Refused {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        let action = match (&before, &after) {
+            (None, None) => Action::Unchanged,
+            (Some(_), None) => Action::Deleted,
+            (None, Some(_)) => Action::Created,
+            (Some(b), Some(a)) if a == b => Action::Unchanged,
+            (Some(_), Some(_)) => Action::Updated,
+        };
+        Ok::<_, FileError>(EditReport {
+            path: path.to_path_buf(),
+            target: target.clone(),
+            action,
+            before_text: before,
+            after_text: after,
+            before: Value::Null,
+            after: Value::Null,
+            backup: None,
+        })
+    };
+    let read = || -> Result<Option<String>, FileError> {
+        match fs::read(&target) {
+            Ok(bytes) => String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|e| FileError::Parse {
+                    path: path.to_path_buf(),
+                    line: 1,
+                    column: e.utf8_error().valid_up_to() + 1,
+                    message: "the file is not UTF-8".into(),
+                }),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(FileError::Io {
+                path: path.to_path_buf(),
+                action: "read",
+                source: e,
+            }),
+        }
+    };
+    let preview = plan(read()?, &mut change)?;
+    if options.dry_run || preview.action == Action::Unchanged {
+        return Ok(preview);
+    }
+    fs::create_dir_all(&dir).map_err(io_error(&dir, "create the directory"))?;
+    let _lock = lock(
+        &dir.join(format!(".{name}.amplihack.lock")),
+        &target,
+        options.lock_timeout,
+    )?;
+    remove_stale_temporaries(&dir, &name);
+    for _ in 0..MAX_ATTEMPTS {
+        let current = read()?;
+        let mut report = plan(current.clone(), &mut change)?;
+        if report.action == Action::Unchanged {
+            return Ok(report);
+        }
+        let backup = match (&report.before_text, options.backup) {
+            (Some(text), true) => Some(write_backup(&dir, &name, text)?),
+            _ => None,
+        };
+        let staged = match &report.after_text {
+            Some(text) => Some(stage(&dir, &name, &target, text)?),
+            None => None,
+        };
+        if read_bytes(&target)? != current {
             if let Some(backup) = backup {
                 let _ = fs::remove_file(backup);
             }

@@ -1,0 +1,236 @@
+"""amplihack's hooks as a native Amplifier module (module id ``hooks-amplihack``).
+
+``mount(coordinator, config)`` registers a handler on each kernel event that has a Claude Code
+counterpart. Each handler runs ``amplihack-hooks --host amplifier <subcommand>`` with the kernel
+payload translated to the Claude Code shape (``tool_input``, ``tool_response``, ``prompt``,
+``session_id``, ``cwd``, ``hook_event_name``; the binary maps Amplifier's tool names to Claude
+Code's, so user plugins match ``Bash``/``Write``), asynchronously, with a timeout, and turns the
+binary's ``hookResult`` into a ``HookResult``: deny, ask_user, modify (a new ``tool_input``),
+inject_context, user_message, suppress_output.
+
+Fail-open, like the binary itself: a missing binary, a crash, a timeout or an unreadable answer
+lets the operation continue and logs one line.
+
+config: ``binary`` (default: ``amplihack-hooks`` on PATH, else ``~/.local/bin``), ``priority``
+(default 10: before the hook-shell bridge's 20), ``timeout`` (seconds; default: the subcommand's
+own deadline plus a margin, as ``amplihack-hooks --table`` reports it).
+"""
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import subprocess
+
+from amplifier_core import HookResult
+
+logger = logging.getLogger(__name__)
+
+# Kernel event -> (amplihack-hooks subcommand, Claude Code event).
+EVENTS = {
+    "session:start": ("session-start", "SessionStart"),
+    "session:resume": ("session-start", "SessionStart"),
+    "prompt:submit": ("user-prompt-submit", "UserPromptSubmit"),
+    "tool:pre": ("pre-tool-use", "PreToolUse"),
+    "tool:post": ("post-tool-use", "PostToolUse"),
+    "tool:error": ("dispatch", "PostToolUseFailure"),
+    "prompt:complete": ("stop", "Stop"),
+    "orchestrator:complete": ("stop", "Stop"),
+    "context:pre_compact": ("pre-compact", "PreCompact"),
+    "context:post_compact": ("dispatch", "PostCompact"),
+    "session:end": ("session-end", "SessionEnd"),
+    "user:notification": ("notification", "Notification"),
+}
+
+# Set in the process environment while the module is mounted: amplihack's hook-shell bridge
+# registration (if also installed) then steps aside, so amplihack never runs twice.
+ACTIVE_MARKER = "AMPLIHACK_AMPLIFIER_MODULE_ACTIVE"
+# Set for the binary the module runs: it forwards to user *and* project plugins.
+VIA_MODULE = "AMPLIHACK_VIA_MODULE"
+# Set when the hook-shell bridge is mounted too: it runs the project's plugins itself.
+BRIDGE_PRESENT = "AMPLIHACK_BRIDGE_PRESENT"
+
+DEFAULT_TIMEOUT = 60.0
+
+
+def find_binary(config):
+    configured = (config or {}).get("binary")
+    if configured:
+        return os.path.expanduser(str(configured))
+    found = shutil.which("amplihack-hooks")
+    if found:
+        return found
+    return os.path.expanduser("~/.local/bin/amplihack-hooks")
+
+
+def table_timeouts(binary):
+    """Per-subcommand timeouts from the binary's own table (its deadline plus a margin)."""
+    try:
+        out = subprocess.run([binary, "--table"], capture_output=True, timeout=5, check=True).stdout
+        return {row["subcommand"]: row["deadline_ms"] / 1000.0 + 2.0 for row in json.loads(out)}
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def payload_for(event, claude_event, data, session_id, cwd):
+    """The kernel payload in Claude Code's shape (the binary and user plugins read this)."""
+    data = data or {}
+    payload = {
+        "session_id": data.get("session_id") or session_id,
+        "cwd": cwd,
+        "hook_event_name": claude_event,
+    }
+    if event.startswith("tool:"):
+        payload["tool_name"] = data.get("tool_name") or data.get("name") or ""
+        tool_input = data.get("tool_input", data.get("input"))
+        payload["tool_input"] = tool_input if isinstance(tool_input, dict) else {}
+        if data.get("tool_call_id"):
+            payload["tool_use_id"] = data["tool_call_id"]
+        if event == "tool:post":
+            result = data.get("result", data.get("tool_response"))
+            payload["tool_response"] = result if result is not None else {}
+        if event == "tool:error":
+            payload["error"] = str(data.get("error") or data.get("result") or "tool failed")
+    elif event == "prompt:submit":
+        payload["prompt"] = data.get("prompt") or ""
+    elif event in ("session:start", "session:resume"):
+        payload["source"] = "resume" if event == "session:resume" else (data.get("source") or "startup")
+    elif event == "session:end":
+        payload["reason"] = data.get("reason") or data.get("status") or "other"
+    elif event in ("context:pre_compact", "context:post_compact"):
+        payload["trigger"] = data.get("trigger") or "auto"
+        payload["custom_instructions"] = data.get("custom_instructions") or ""
+    elif event in ("prompt:complete", "orchestrator:complete"):
+        payload["stop_hook_active"] = bool(data.get("stop_hook_active", False))
+        preview = data.get("response_preview") or data.get("response")
+        if isinstance(preview, str):
+            payload["last_assistant_message"] = preview
+    elif event == "user:notification":
+        payload["message"] = str(data.get("message") or "")
+        if data.get("type"):
+            payload["notification_type"] = data["type"]
+    if data.get("transcript_path"):
+        payload["transcript_path"] = data["transcript_path"]
+    return payload
+
+
+def to_hook_result(answer, event, data):
+    """The binary's `hookResult` (its Amplifier dialect) as an Amplifier HookResult."""
+    result = answer.get("hookResult") if isinstance(answer, dict) else None
+    if not isinstance(result, dict):
+        return HookResult(action="continue")
+    action = result.get("action", "continue")
+    fields = {
+        "action": action if action in ("continue", "deny", "modify", "inject_context", "ask_user") else "continue",
+        "reason": result.get("reason"),
+        "user_message": result.get("user_message"),
+        "user_message_level": result.get("user_message_level") or "info",
+        "suppress_output": bool(result.get("suppress_output", False)),
+    }
+    if result.get("context_injection"):
+        fields["context_injection"] = result["context_injection"]
+        fields["context_injection_role"] = "system"
+    if action == "ask_user":
+        fields["approval_prompt"] = result.get("approval_prompt") or result.get("reason") or "amplihack asks for approval"
+        fields["approval_options"] = ["Allow", "Deny"]
+        fields["approval_default"] = result.get("approval_default") or "deny"
+    if action == "modify":
+        modified = dict(data or {})
+        modified.update((result.get("data") or {}))
+        fields["data"] = modified
+    return HookResult(**fields)
+
+
+def mount_handlers(coordinator, config=None):
+    """Registers the handlers; returns the list of unregister callables."""
+    config = config or {}
+    binary = find_binary(config)
+    priority = int(config.get("priority", 10))
+    timeouts = table_timeouts(binary) if os.path.exists(binary) else {}
+    cwd = os.path.abspath(config.get("project") or os.getcwd())
+    state = {"stopped": False}
+    os.environ[ACTIVE_MARKER] = "1"
+
+    def bridge_mounted():
+        try:
+            handlers = coordinator.hooks.list_handlers()
+        except Exception:  # noqa: BLE001 - an older kernel without list_handlers
+            return False
+        return any(str(name).startswith("shell-") for names in handlers.values() for name in names)
+
+    def make_handler(event, subcommand, claude_event):
+        async def handler(_event, data):
+            if event == "prompt:submit":
+                state["stopped"] = False
+            if claude_event == "Stop":
+                # loop-basic emits prompt:complete and orchestrator:complete: one Stop per turn.
+                if state["stopped"]:
+                    return HookResult(action="continue")
+                state["stopped"] = True
+            session_id = getattr(coordinator, "session_id", None) or "unknown"
+            payload = payload_for(event, claude_event, data, session_id, cwd)
+            env = dict(os.environ)
+            env[VIA_MODULE] = "1"
+            env["AMPLIFIER_SESSION_ID"] = str(payload["session_id"])
+            env.setdefault("CLAUDE_PROJECT_DIR", cwd)
+            env.setdefault("AMPLIFIER_PROJECT_DIR", cwd)
+            if bridge_mounted():
+                env[BRIDGE_PRESENT] = "1"
+            else:
+                env.pop(BRIDGE_PRESENT, None)
+            timeout = float(config.get("timeout") or timeouts.get(subcommand) or DEFAULT_TIMEOUT)
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    binary, "--host", "amplifier", subcommand,
+                    cwd=cwd if os.path.isdir(cwd) else None, env=env,
+                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True)
+            except OSError as e:
+                logger.warning("hooks-amplihack: cannot run %s (%s); %s continues", binary, e, event)
+                return HookResult(action="continue")
+            try:
+                out, err = await asyncio.wait_for(process.communicate(json.dumps(payload).encode()), timeout=timeout)
+            except asyncio.TimeoutError:
+                try:
+                    os.killpg(process.pid, 9)
+                except OSError:
+                    pass
+                await process.wait()
+                logger.warning("hooks-amplihack: %s %s gave no answer in %.0f s; %s continues", binary, subcommand, timeout, event)
+                return HookResult(action="continue")
+            if err.strip():
+                for line in err.decode(errors="replace").strip().splitlines():
+                    logger.warning("%s", line)
+            if process.returncode != 0 or not out.strip():
+                return HookResult(action="continue")
+            try:
+                answer = json.loads(out)
+            except ValueError:
+                logger.warning("hooks-amplihack: %s %s answered something that is not JSON; %s continues", binary, subcommand, event)
+                return HookResult(action="continue")
+            return to_hook_result(answer, event, data)
+
+        return handler
+
+    unregister = []
+    for event, (subcommand, claude_event) in EVENTS.items():
+        handle = coordinator.hooks.register(event, make_handler(event, subcommand, claude_event), priority, "amplihack-" + event.replace(":", "-"))
+        unregister.append(handle)
+    return unregister
+
+
+async def mount(coordinator, config=None):
+    """The module contract: register the handlers, return the cleanup."""
+    unregister = mount_handlers(coordinator, config)
+
+    async def cleanup():
+        for handle in unregister:
+            try:
+                if callable(handle):
+                    handle()
+            except Exception:  # noqa: BLE001 - cleanup never raises
+                pass
+        os.environ.pop(ACTIVE_MARKER, None)
+
+    return cleanup

@@ -1,0 +1,236 @@
+//! amplihack's native Amplifier module (`amplifier/`, module id `hooks-amplihack`), installed by
+//! `amplihack install --host amplifier` and mounted on the real `amplifier-core` kernel (PyPI) by
+//! `tests/amplifier/module_harness.py`: full payloads reach the same binary, and its answers
+//! become every kind of Amplifier hook result.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{
+    TestEnv, command, kernel_python, one_group, repo_root, run_with_timeout, stderr, stdout,
+};
+
+fn run_harness(env: &TestEnv, spec: &Value) -> Vec<Value> {
+    let spec_file = env.root().join("spec.json");
+    env.write(&spec_file, &spec.to_string());
+    let mut command = env.command(&kernel_python());
+    command
+        .arg(repo_root().join("tests/amplifier/module_harness.py"))
+        .arg(&spec_file)
+        .env("AMPLIHACK_LOG_DIR", env.root().join("logs"));
+    let (output, _) = run_with_timeout(command, b"", Duration::from_secs(120));
+    assert!(
+        output.status.success(),
+        "harness failed:\n{}\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    stdout(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+#[test]
+fn the_module_gives_amplifier_the_full_product_through_the_real_kernel() {
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install", "--scope", "project", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    let settings = env.read(&env.project.join(".amplifier/settings.yaml"));
+    let binary = env.deployed_hooks().display().to_string();
+    assert!(settings.contains("- module: hooks-amplihack"), "{settings}");
+    assert!(settings.contains(&binary), "{settings}");
+
+    env.write(
+        &env.project.join(".claude/context/PROJECT.md"),
+        "Module-context marker: the grault project.",
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "asker",
+        &one_group(
+            "PreToolUse",
+            Some("Write"),
+            vec![command(
+                "echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"ask\",\"permissionDecisionReason\":\"writes need a look\"}}'",
+            )],
+        ),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "rewriter",
+        &one_group(
+            "PreToolUse",
+            Some("Edit"),
+            vec![command(
+                "echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"allow\",\"updatedInput\":{\"file_path\":\"/tmp/x\",\"old_string\":\"a\",\"new_string\":\"b-rewritten\"}}}'",
+            )],
+        ),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "user-mark",
+        &one_group(
+            "UserPromptSubmit",
+            None,
+            vec![command(&env.mark("ran", "user-plugin"))],
+        ),
+    );
+    env.plugin(
+        &env.project_hooks_dir(),
+        "project-mark",
+        &one_group(
+            "UserPromptSubmit",
+            None,
+            vec![command(&env.mark("ran", "project-plugin"))],
+        ),
+    );
+    let trust = env.run_amplihack(&["hooks", "trust"]);
+    assert!(trust.status.success(), "{}", stderr(&trust));
+
+    let config = json!({"binary": binary, "project": env.project});
+    let lines = run_harness(
+        &env,
+        &json!({"config": config, "approval_answer": "Allow", "events": [
+            ["session:start", {"session_id": "S-module", "parent_id": null}],
+            ["prompt:submit", {"prompt": "please list the files"}],
+            ["tool:pre", {"tool_name": "bash", "tool_call_id": "t1", "tool_input": {"command": "git push --no-verify"}}],
+            ["tool:pre", {"tool_name": "bash", "tool_call_id": "t2", "tool_input": {"command": "ls -la"}}],
+            ["tool:pre", {"tool_name": "write_file", "tool_call_id": "t3", "tool_input": {"file_path": "/tmp/a", "content": "x"}}],
+            ["tool:pre", {"tool_name": "edit_file", "tool_call_id": "t4", "tool_input": {"file_path": "/tmp/x", "old_string": "a", "new_string": "b"}}],
+            ["tool:post", {"tool_name": "bash", "tool_call_id": "t2", "tool_input": {"command": "ls -la"}, "result": {"success": true, "output": {"stdout": "a\n", "returncode": 0}}}],
+            ["prompt:complete", {"response_preview": "done", "length": 4}],
+            ["orchestrator:complete", {"turn_count": 1}],
+            ["session:end", {"session_id": "S-module", "status": "completed"}]
+        ]}),
+    );
+    let at = |i: usize| &lines[i];
+    let context_has = |line: &Value, needle: &str| {
+        line["context"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c.as_str().is_some_and(|s| s.contains(needle)))
+    };
+
+    assert_eq!(at(0)["emitted_action"], "inject_context", "{}", at(0));
+    assert!(context_has(at(0), "Module-context marker"), "{}", at(0));
+
+    assert!(context_has(at(1), "opens a new topic"), "{}", at(1));
+    let mut ran = env.marks("ran");
+    ran.sort();
+    assert_eq!(
+        ran,
+        ["project-plugin", "user-plugin"],
+        "each plugin once, both levels"
+    );
+
+    assert_eq!(at(2)["action"], "deny", "{}", at(2));
+    assert!(
+        at(2)["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("--no-verify")),
+        "{}",
+        at(2)
+    );
+    assert_eq!(at(3)["action"], "continue", "{}", at(3));
+
+    assert_eq!(at(4)["emitted_action"], "ask_user", "{}", at(4));
+    assert_eq!(at(4)["approval_prompt"], "writes need a look");
+    assert_eq!(at(4)["action"], "continue", "approved: {}", at(4));
+
+    // The module answers `modify`; the kernel's registry chains the modified data and returns it
+    // with the event (what loop-streaming adopts as the tool's input).
+    assert_eq!(
+        at(5)["data"]["tool_input"]["new_string"],
+        "b-rewritten",
+        "{}",
+        at(5)
+    );
+    assert_eq!(
+        at(5)["data"]["tool_call_id"],
+        "t4",
+        "the rest of the event is kept"
+    );
+
+    for line in &lines[6..10] {
+        assert_eq!(line["action"], "continue", "{line}");
+    }
+    let summary = &lines[10];
+    assert_eq!(summary["approvals"][0]["prompt"], "writes need a look");
+    assert_eq!(summary["approvals"][0]["default"], "deny");
+    assert_eq!(
+        summary["marker_after_cleanup"],
+        Value::Null,
+        "cleanup unregisters"
+    );
+
+    // Tool names reached the metrics as Claude Code names them; one Stop per turn.
+    let metrics = env.read(
+        &env.project
+            .join(".claude/runtime/metrics/post_tool_use_metrics.jsonl"),
+    );
+    assert_eq!(metrics.lines().count(), 1, "{metrics}");
+    assert!(metrics.contains("\"tool_name\":\"Bash\""), "{metrics}");
+    let record: Value = serde_json::from_str(&stdout(
+        &env.run_amplihack(&["memory", "list", "--kind", "session", "--json"]),
+    ))
+    .expect("json");
+    let text = record["entries"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("First prompt: please list the files") && text.contains("Ended:"),
+        "{record}"
+    );
+    assert!(
+        !env.root().join("logs/hooks.log").exists(),
+        "amplihack logged a failure: {:?}",
+        std::fs::read_to_string(env.root().join("logs/hooks.log"))
+    );
+}
+
+#[test]
+fn a_missing_binary_lets_everything_continue() {
+    let env = TestEnv::new();
+    let lines = run_harness(
+        &env,
+        &json!({"config": {"binary": env.root().join("no/such/amplihack-hooks")}, "events": [
+            ["session:start", {"session_id": "S-missing"}],
+            ["tool:pre", {"tool_name": "bash", "tool_input": {"command": "git push --no-verify"}}],
+            ["prompt:submit", {"prompt": "hello there, new task"}]
+        ]}),
+    );
+    for line in &lines[..3] {
+        assert_eq!(line["action"], "continue", "{line}");
+    }
+}
+
+/// With the module mounted, amplihack's hook-shell registration (if also installed) steps aside:
+/// the bridge's call answers nothing, so amplihack never runs twice.
+#[test]
+fn the_bridge_registration_steps_aside_while_the_module_is_mounted() {
+    let env = TestEnv::new();
+    let payload = json!({"tool_name": "bash", "tool_input": {"command": "git commit --no-verify"}});
+    let (bridge, _) = env.run_hooks(
+        &["--host", "amplifier", "pre-tool-use"],
+        &payload,
+        &[("AMPLIHACK_AMPLIFIER_MODULE_ACTIVE", "1")],
+    );
+    assert!(bridge.status.success());
+    assert!(bridge.stdout.is_empty(), "{}", stdout(&bridge));
+    let (module, _) = env.run_hooks(
+        &["--host", "amplifier", "pre-tool-use"],
+        &payload,
+        &[
+            ("AMPLIHACK_AMPLIFIER_MODULE_ACTIVE", "1"),
+            ("AMPLIHACK_VIA_MODULE", "1"),
+        ],
+    );
+    let answer: Value = serde_json::from_slice(&module.stdout).expect("json");
+    assert_eq!(answer["hookResult"]["action"], "deny", "{answer}");
+    assert_eq!(
+        answer["decision"], "block",
+        "the bridge's form is still there: {answer}"
+    );
+}
