@@ -308,3 +308,32 @@ fn import_claude_moves_the_users_hooks_and_leaves_amplihacks() {
     env.run_hooks(&["pre-tool-use"], &json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}), &[]);
     assert_eq!(env.marks("ran"), ["imported"]);
 }
+
+/// amplihack's own bridge registration in `.amplifier/hooks/amplihack/` is not a user plugin: it
+/// is never listed, and never reported as an untrusted project plugin.
+#[test]
+fn amplihacks_own_registration_is_not_a_plugin() {
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install", "--scope", "project", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    assert!(
+        env.project_hooks_dir()
+            .join("amplihack/hooks.json")
+            .is_file()
+    );
+    let listed = json_out(&env.run_amplihack(&["hooks", "list", "--json"]));
+    assert_eq!(listed["plugins"], json!([]), "{listed}");
+    let (output, _) = env.run_hooks(
+        &["session-start"],
+        &json!({"hook_event_name": "SessionStart", "session_id": "own", "cwd": env.project, "source": "startup"}),
+        &[],
+    );
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(!text.contains("not trusted"), "{text}");
+    assert!(
+        !stderr(&output).contains("not trusted"),
+        "{}",
+        stderr(&output)
+    );
+}

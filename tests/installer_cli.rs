@@ -908,3 +908,34 @@ fn amplifier_settings_yaml_keeps_the_users_bytes() {
         "refused before deploying anything"
     );
 }
+
+/// Entries the user edited around our command (an environment prefix, `nice`, a wrapper) are
+/// still ours: a re-install does not add a second copy, and uninstall removes them.
+#[test]
+fn entries_wrapped_by_the_user_are_still_recognised() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let path = env.claude_settings_path();
+    let hooks = env.deployed_hooks().display().to_string();
+    let text = env.read(&path);
+    let wrapped = text
+        .replacen(
+            &format!("\\\"{hooks}\\\" stop"),
+            &format!("AMPLIHACK_LOG_DIR=/tmp/x nice -n 5 \\\"{hooks}\\\" stop"),
+            1,
+        )
+        .replacen(
+            &format!("\\\"{hooks}\\\" pre-tool-use"),
+            &format!("timeout 30 \\\"{hooks}\\\" pre-tool-use"),
+            1,
+        );
+    assert_ne!(wrapped, text, "the test edited the entries");
+    env.write(&path, &wrapped);
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let settings = env.read_json(&path);
+    assert_canonical(&env, &settings, false);
+    env.write(&path, &wrapped);
+    assert_success(&env.run_amplihack(&["uninstall", "--host", "claude", "--keep-binaries"]));
+    let left = hook_commands(&env.read_json(&path));
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -62,11 +62,36 @@ pub fn plugin_files(hooks_dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
         let file = [dir.join("hooks.json"), dir.join("hooks/hooks.json")]
             .into_iter()
             .find(|f| f.is_file());
-        if let Some(file) = file {
+        if let Some(file) = file
+            && !(name == AMPLIHACK_DIR && is_amplihack_registration(&file))
+        {
             found.push((name, dir, file));
         }
     }
     found
+}
+
+/// The directory `amplihack install` registers amplihack in for Amplifier's bridge.
+pub const AMPLIHACK_DIR: &str = "amplihack";
+
+/// amplihack's own bridge registration: every handler runs `amplihack-hooks`. It is not a user
+/// plugin: never listed, trusted, fingerprinted or forwarded.
+pub fn is_amplihack_registration(file: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return false;
+    };
+    match config::parse(file, &text) {
+        Ok(config) => {
+            let mut handlers = config
+                .groups
+                .iter()
+                .flat_map(|g| g.handlers.iter())
+                .peekable();
+            handlers.peek().is_some()
+                && handlers.all(|h| amplihack_protocol::command::runs_amplihack_hooks(&h.command))
+        }
+        Err(_) => false,
+    }
 }
 
 pub fn load_level(hooks_dir: &Path, level: Level) -> Vec<Plugin> {

@@ -28,6 +28,7 @@ pub struct Cli {
 enum Commands {
     /// Deploy the binaries and register the hooks (idempotent; repairs paths after a move)
     Install {
+        /// Where to register: your user settings, or this project's (shared or local)
         #[arg(long, value_enum, default_value = "user")]
         scope: Scope,
         /// Which hosts to register with
@@ -45,28 +46,37 @@ enum Commands {
     },
     /// Remove exactly amplihack's entries (every scope unless --scope) and the binaries
     Uninstall {
+        /// Only this scope (default: every scope, and every file a past install recorded)
         #[arg(long, value_enum)]
         scope: Option<Scope>,
+        /// Which hosts to remove amplihack from
         #[arg(long, value_enum, default_value = "all")]
         host: HostChoice,
+        /// Where the binaries are (default: where install deployed them)
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
         /// Leave the deployed binaries in place
         #[arg(long)]
         keep_binaries: bool,
+        /// Change nothing; print what would be removed
         #[arg(long)]
         dry_run: bool,
+        /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
     /// Check the binaries and every registration; exit 1 when something is wrong
     Doctor {
         /// Repair what can be repaired
         #[arg(long)]
         fix: bool,
+        /// Where the binaries are (default: where install deployed them)
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
     },
     /// Show what is installed and where
     Status {
+        /// Where the binaries are (default: where install deployed them)
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
     },
@@ -166,7 +176,10 @@ enum HooksCommand {
     /// List the plugins of the user and project levels, with their state
     List,
     /// Validate plugins (all discovered ones, or the files given)
-    Validate { files: Vec<PathBuf> },
+    Validate {
+        /// hooks.json files to check (default: every plugin of both levels)
+        files: Vec<PathBuf>,
+    },
     /// Run the engine on a sample event and show each handler's result and the merged replies
     Test {
         /// The event, e.g. PreToolUse
@@ -185,16 +198,24 @@ enum HooksCommand {
         host: HostArg,
     },
     /// Enable a plugin disabled with `disable`
-    Enable { name: String },
+    Enable {
+        /// The plugin's directory name, as `amplihack hooks list` shows it
+        name: String,
+    },
     /// Stop running a plugin (its files are left alone)
-    Disable { name: String },
+    Disable {
+        /// The plugin's directory name, as `amplihack hooks list` shows it
+        name: String,
+    },
     /// Trust this project's hook plugins (records a hash of every hooks file)
     Trust,
     /// Withdraw trust from this project's hook plugins
     Untrust,
     /// Install a plugin from a directory or a git URL
     Install {
+        /// A plugin directory, or a git URL to clone
         source: String,
+        /// The plugin's directory name under .amplifier/hooks/ (default: from the source)
         #[arg(long)]
         name: Option<String>,
         /// Which hooks directory: ~/.amplifier/hooks/ (user) or the project's
@@ -209,6 +230,7 @@ enum HooksCommand {
         /// Settings file or plugin directory (default ~/.claude/settings.json)
         #[arg(long)]
         from: Option<PathBuf>,
+        /// Which hooks directory receives them: ~/.amplifier/hooks/ (user) or the project's
         #[arg(long, value_enum, default_value = "user")]
         level: HooksLevel,
     },
@@ -296,6 +318,7 @@ pub fn main() -> i32 {
             bin_dir,
             keep_binaries,
             dry_run,
+            yes: _,
         } => commands::uninstall(&UninstallArgs {
             scope,
             host,
@@ -365,5 +388,33 @@ pub fn main() -> i32 {
             eprintln!("amplihack: error: {message}");
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every option and argument of every subcommand says what it does in `--help`.
+    #[test]
+    fn every_option_has_a_description() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in command.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "amplihack", &mut missing);
+        assert!(missing.is_empty(), "without a description: {missing:?}");
     }
 }

@@ -41,9 +41,59 @@ pub fn leading_words(command: &str, count: usize) -> Vec<String> {
     words
 }
 
-/// The program of a command is `amplihack-hooks`, wherever it lives.
+/// The words of a command from its program on: environment assignments (`FOO=1`) and the
+/// wrappers people put around a hook (`env`, `nice`, `timeout`, `nohup`, `exec`, `command`,
+/// `time`, with their options) are skipped, so an entry the user edited around our command is
+/// still seen for what it runs.
+pub fn program_words(command: &str) -> Vec<String> {
+    let words = leading_words(command, 24);
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i].as_str();
+        let base = word.rsplit('/').next().unwrap_or(word);
+        let assignment = word.split_once('=').is_some_and(|(k, _)| {
+            !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        if assignment {
+            i += 1;
+            continue;
+        }
+        match base {
+            "env" | "nohup" | "exec" | "command" | "time" => {
+                i += 1;
+                // env's and time's own options, e.g. `env -u VAR`, `env -i`.
+                while i < words.len() && words[i].starts_with('-') {
+                    let takes_value =
+                        matches!(words[i].as_str(), "-u" | "--unset" | "-C" | "--chdir");
+                    i += if takes_value { 2 } else { 1 };
+                }
+            }
+            "nice" => {
+                i += 1;
+                if words.get(i).is_some_and(|w| w == "-n") {
+                    i += 2;
+                } else if words.get(i).is_some_and(|w| w.starts_with('-')) {
+                    i += 1;
+                }
+            }
+            "timeout" => {
+                i += 1;
+                while words.get(i).is_some_and(|w| w.starts_with('-')) {
+                    let takes_value =
+                        matches!(words[i].as_str(), "-s" | "--signal" | "-k" | "--kill-after");
+                    i += if takes_value { 2 } else { 1 };
+                }
+                i += 1; // the duration
+            }
+            _ => break,
+        }
+    }
+    words.into_iter().skip(i).collect()
+}
+
+/// The program of a command is `amplihack-hooks`, wherever it lives and however it is wrapped.
 pub fn runs_amplihack_hooks(command: &str) -> bool {
-    leading_words(command, 1).first().is_some_and(|program| {
+    program_words(command).first().is_some_and(|program| {
         let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
         name == HOOKS_BINARY || name == "amplihack-hooks.exe"
     })

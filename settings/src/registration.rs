@@ -66,7 +66,7 @@ pub struct OurHandler {
 /// Recognises amplihack's handlers wherever the binary lives: a program named `amplihack-hooks`
 /// with one of its subcommands, or a legacy Python amplihack hook (`tools/amplihack/hooks/*.py`).
 pub fn recognise(command: &str) -> Option<OurHandler> {
-    let words = leading_words(command, 4);
+    let words = amplihack_protocol::command::program_words(command);
     if let Some(program) = words.first() {
         let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
         if name == HOOKS_BINARY || name == "amplihack-hooks.exe" {
@@ -322,6 +322,11 @@ mod tests {
             "/old/target/debug/amplihack-hooks session-stop-event",
             "/p/amplihack-hooks pre-tool-use --host amplifier",
             "/p/amplihack-hooks --host amplifier pre-tool-use",
+            "AMPLIHACK_LOG_DIR=/tmp/x /p/amplihack-hooks stop",
+            "nice -n 10 /p/amplihack-hooks post-tool-use",
+            "env -u FOO BAR=1 \"/a b/amplihack-hooks\" pre-tool-use",
+            "timeout -k 5 30 /p/amplihack-hooks stop",
+            "exec /usr/bin/env /p/amplihack-hooks session-start",
             "python3 ~/.claude/tools/amplihack/hooks/pre_tool_use.py",
             "$CLAUDE_PROJECT_DIR/.claude/tools/amplihack/hooks/session_start.py",
         ];
@@ -332,6 +337,7 @@ mod tests {
             "/usr/bin/amplihack-hooks-fork pre-tool-use",
             "/x/amplihack-hooks frobnicate",
             "echo amplihack-hooks pre-tool-use",
+            "nice my-linter amplihack-hooks stop",
             "my-linter --fix",
             "python3 tools/other/hooks/x.py",
         ];
