@@ -59,7 +59,7 @@ test_hosts() {
 
 cargo_test() {
   # cargo's own `test result:` lines are counted in the closing line, not as a step.
-  cargo test --workspace --locked 2>&1 | tee "$test_log"
+  cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$test_log"
   local status=${PIPESTATUS[0]}
   if [ "$status" -ne 0 ] && ! grep -q '^test result:' "$test_log"; then
     failed=$((failed + 1)); failures+=("cargo test (did not run)")

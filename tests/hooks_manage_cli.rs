@@ -2,6 +2,8 @@
 
 mod support;
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 use support::{TestEnv, command, one_group, stderr, stdout};
 
@@ -335,5 +337,95 @@ fn amplihacks_own_registration_is_not_a_plugin() {
         !stderr(&output).contains("not trusted"),
         "{}",
         stderr(&output)
+    );
+}
+
+/// `amplihack hooks install` cannot be turned against the user: whatever the name or source, it
+/// writes only the plugin's own directory, a `-` source never reaches git as an option, and links
+/// to files outside the plugin are left out.
+#[test]
+fn plugin_install_stays_inside_its_destination() {
+    let env = TestEnv::new();
+    let source = env.root().join("src plugin");
+    env.write(
+        &source.join("hooks.json"),
+        &json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}})
+            .to_string(),
+    );
+    let secret = env.root().join("secret.txt");
+    env.write(&secret, "outside");
+    std::os::unix::fs::symlink(&secret, source.join("leak.txt")).expect("link");
+    std::os::unix::fs::symlink("hooks.json", source.join("inner-link.json")).expect("link");
+    let keep = env.user_hooks_dir().join("keep/hooks.json");
+    env.write(&keep, &json!({"hooks": {}}).to_string());
+    let src = source.display().to_string();
+    for name in [
+        ".",
+        "..",
+        "",
+        "a/b",
+        "../escape",
+        "/abs",
+        "amplihack",
+        "-rf",
+    ] {
+        let flag = format!("--name={name}");
+        let output = env.run_amplihack(&["hooks", "install", &src, &flag, "--force"]);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "--name {name:?}: {}",
+            stdout(&output)
+        );
+        assert!(
+            stderr(&output).contains("cannot be a plugin name"),
+            "{name:?}: {}",
+            stderr(&output)
+        );
+    }
+    assert!(keep.is_file(), "nothing of the level was touched");
+    // A source that contains the destination, or lies inside it.
+    let home = env.home.display().to_string();
+    let inside = env.run_amplihack(&["hooks", "install", &home, "--name", "x"]);
+    assert_eq!(inside.status.code(), Some(1));
+    // A source that begins with `-` is a path or a URL, never an option.
+    let dashed = env.run_amplihack(&[
+        "hooks",
+        "install",
+        "--",
+        "--upload-pack=touch /tmp/amplihack-pwned",
+    ]);
+    assert_eq!(dashed.status.code(), Some(1));
+    assert!(!Path::new("/tmp/amplihack-pwned").exists());
+    // Links to outside the plugin are left out; links inside are kept.
+    let ok = env.run_amplihack(&["hooks", "install", &src, "--name", "good"]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(stdout(&ok).contains("left out"), "{}", stdout(&ok));
+    let installed = env.user_hooks_dir().join("good");
+    assert!(installed.join("hooks.json").is_file());
+    assert!(
+        installed.join("leak.txt").symlink_metadata().is_err(),
+        "outside link left out"
+    );
+    assert!(
+        installed.join("inner-link.json").is_file(),
+        "inside link kept"
+    );
+    let again = env.run_amplihack(&[
+        "hooks",
+        "install",
+        &installed.display().to_string(),
+        "--name",
+        "good",
+        "--force",
+    ]);
+    assert_eq!(
+        again.status.code(),
+        Some(1),
+        "replacing a plugin with itself is refused"
+    );
+    assert!(
+        installed.join("hooks.json").is_file(),
+        "and the plugin is still there"
     );
 }

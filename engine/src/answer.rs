@@ -191,7 +191,7 @@ mod tests {
             (
                 E::Stop,
                 finished(Some(0), &json!({"continue": false, "stopReason": "enough", "systemMessage": "bye", "suppressOutput": true}).to_string(), ""),
-                Reply { halt: Some("enough".into()), system_message: Some("bye".into()), ..Reply::default() },
+                Reply { halt: Some("enough".into()), system_message: Some("bye".into()), suppress_output: true, ..Reply::default() },
                 false,
             ),
         ];

@@ -87,11 +87,11 @@ impl Locations {
     /// the project's directory today; the user level is written too because the bridge documents it.
     pub fn amplifier_registration(&self, scope: Scope) -> PathBuf {
         match scope {
-            Scope::User => self.home.join(".amplifier/hooks/amplihack/hooks.json"),
-            Scope::Project | Scope::Local => {
-                self.project.join(".amplifier/hooks/amplihack/hooks.json")
-            }
+            Scope::User => self.home.join(".amplifier/hooks"),
+            Scope::Project | Scope::Local => self.project.join(".amplifier/hooks"),
         }
+        .join(amplihack_engine::discovery::AMPLIHACK_DIR)
+        .join("hooks.json")
     }
 
     /// amplihack's state directory for this home.

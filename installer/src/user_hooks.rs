@@ -423,7 +423,15 @@ fn retrust_after(
     Ok(())
 }
 
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+/// Copies the plugin at `root` into `to`. Symbolic links are kept as links when they point
+/// inside the plugin and left out (listed in the returned names) when they point outside it or
+/// nowhere: a plugin never pulls in files from elsewhere. `.git` is not copied.
+fn copy_plugin(
+    root: &Path,
+    from: &Path,
+    to: &Path,
+    skipped: &mut Vec<PathBuf>,
+) -> std::io::Result<()> {
     fs_err::create_dir_all(to)?;
     for entry in fs_err::read_dir(from)? {
         let entry = entry?;
@@ -431,14 +439,32 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
         if name == ".git" {
             continue;
         }
-        let target = to.join(&name);
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            fs_err::copy(entry.path(), &target)?;
+        let (path, target) = (entry.path(), to.join(&name));
+        let kind = entry.file_type()?;
+        if kind.is_symlink() {
+            let inside = path.canonicalize().is_ok_and(|real| real.starts_with(root));
+            if inside {
+                std::os::unix::fs::symlink(fs_err::read_link(&path)?, &target)?;
+            } else {
+                skipped.push(path);
+            }
+        } else if kind.is_dir() {
+            copy_plugin(root, &path, &target, skipped)?;
+        } else if kind.is_file() {
+            fs_err::copy(&path, &target)?;
         }
     }
     Ok(())
+}
+
+/// A plugin name is one ordinary directory name.
+fn valid_plugin_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name != discovery::AMPLIHACK_DIR
+        && !name.starts_with('-')
+        && !name.contains(['/', '\\', '\0'])
 }
 
 pub struct InstallArgs {
@@ -457,8 +483,17 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
         local.to_path_buf()
     } else {
         let target = clone_dir.path().join("plugin");
+        // `--` so a source that begins with `-` can never be read as an option of git's.
         let status = Command::new("git")
-            .args(["clone", "--quiet", "--depth", "1", &args.source])
+            .args([
+                "clone",
+                "--quiet",
+                "--depth",
+                "1",
+                "--no-recurse-submodules",
+                "--",
+            ])
+            .arg(&args.source)
             .arg(&target)
             .status();
         if !status.is_ok_and(|s| s.success()) {
@@ -469,7 +504,10 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
         }
         target
     };
-    let hooks_file = [source.join("hooks.json"), source.join("hooks/hooks.json")]
+    let root = source
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", source.display()))?;
+    let hooks_file = [root.join("hooks.json"), root.join("hooks/hooks.json")]
         .into_iter()
         .find(|f| f.is_file())
         .ok_or_else(|| {
@@ -478,41 +516,81 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
                 args.source
             ))
         })?;
+    if !hooks_file
+        .canonicalize()
+        .is_ok_and(|real| real.starts_with(&root))
+    {
+        return Err(CommandError(format!(
+            "{} is a link to a file outside the plugin; refusing to install it",
+            hooks_file.display()
+        )));
+    }
     let text = std::fs::read_to_string(&hooks_file)
         .map_err(|e| format!("{}: {e}", hooks_file.display()))?;
     config::parse(&hooks_file, &text).map_err(|e| e.to_string())?;
-    let name = args.name.clone().unwrap_or_else(|| {
-        let base = args
-            .source
-            .trim_end_matches('/')
-            .rsplit('/')
-            .next()
-            .unwrap_or("plugin");
-        base.trim_end_matches(".git").to_string()
-    });
-    if name.is_empty() || name.contains('/') || name == "amplihack" {
+    let name = match &args.name {
+        Some(name) => name.clone(),
+        None => {
+            let base = args
+                .source
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or_default();
+            base.trim_end_matches(".git").to_string()
+        }
+    };
+    if !valid_plugin_name(&name) {
         return Err(CommandError(format!(
-            "`{name}` cannot be a plugin name; pass --name"
+            "`{name}` cannot be a plugin name (one directory name: not `.`, `..`, `amplihack`, nor with `/`); pass --name NAME"
         )));
     }
     let was_trusted = ctx.project_trusted();
-    let target = level_dir(ctx, args.project).join(&name);
-    if target.exists() {
-        if !args.force {
-            return Err(CommandError(format!(
-                "{} already exists; pass --force to replace it",
-                target.display()
-            )));
-        }
-        fs_err::remove_dir_all(&target).map_err(|e| e.to_string())?;
+    let level = level_dir(ctx, args.project);
+    let target = level.join(&name);
+    // Neither may contain the other: a copy into itself never ends, and --force would delete the
+    // source before copying it.
+    let level_real = level.canonicalize().unwrap_or_else(|_| level.clone());
+    let target_real = level_real.join(&name);
+    if target_real.starts_with(&root) || root.starts_with(&target_real) {
+        return Err(CommandError(format!(
+            "{} and the destination {} contain one another; copy the plugin somewhere else first",
+            root.display(),
+            target.display()
+        )));
     }
-    copy_dir(&source, &target).map_err(|e| e.to_string())?;
+    if target.symlink_metadata().is_ok() && !args.force {
+        return Err(CommandError(format!(
+            "{} already exists; pass --force to replace it",
+            target.display()
+        )));
+    }
+    // Copied next to its destination, then renamed into place: never half a plugin.
+    fs_err::create_dir_all(&level).map_err(|e| e.to_string())?;
+    let staging = tempfile::Builder::new()
+        .prefix(".amplihack-install-")
+        .tempdir_in(&level)
+        .map_err(|e| format!("{}: {e}", level.display()))?;
+    let mut skipped = Vec::new();
+    copy_plugin(&root, &root, &staging.path().join("plugin"), &mut skipped)
+        .map_err(|e| e.to_string())?;
+    if target.symlink_metadata().is_ok() {
+        let old = staging.path().join("old");
+        fs_err::rename(&target, &old).map_err(|e| e.to_string())?;
+    }
+    fs_err::rename(staging.path().join("plugin"), &target).map_err(|e| e.to_string())?;
     let mut text = format!("installed {name} into {}\n", target.display());
+    for link in &skipped {
+        text.push_str(&format!(
+            "left out {}: a link to outside the plugin\n",
+            link.display()
+        ));
+    }
     retrust_after(ctx, was_trusted, args.project, &mut text)?;
     Ok(outcome_of(
         "install",
         text,
-        json!({"name": name, "path": target}),
+        json!({"name": name, "path": target, "links_left_out": skipped}),
         0,
     ))
 }
