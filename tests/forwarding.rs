@@ -840,3 +840,72 @@ fn under_amplifier_the_session_comes_from_the_environment() {
         Some(json!("amp-session-7"))
     );
 }
+
+/// When the host gives up on amplihack (SIGTERM, SIGHUP, SIGINT), every handler process group
+/// it started goes too: no orphans.
+#[test]
+fn a_stop_signal_takes_every_handler_group_with_it() {
+    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        let env = TestEnv::new();
+        let pids = env.root().join("pids");
+        let script = env.script(
+            &env.root().join("spawner.sh"),
+            &format!(
+                "sleep 300 & echo $! >> '{0}'\nsleep 300 & echo $! >> '{0}'\necho $$ >> '{0}'\nwait",
+                pids.display()
+            ),
+        );
+        env.plugin(
+            &env.user_hooks_dir(),
+            "hang",
+            &one_group(
+                "PreToolUse",
+                None,
+                vec![command(&script.display().to_string())],
+            ),
+        );
+        let mut child = env
+            .hooks(&["pre-tool-use"])
+            .env("CLAUDE_PROJECT_DIR", &env.project)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin
+                .write_all(support::fixture("claude-code-2.1.328/PreToolUse-Bash.json").as_slice())
+                .expect("write");
+        }
+        let started = std::time::Instant::now();
+        while std::fs::read_to_string(&pids)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+            < 3
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "handler did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let status = child.wait().expect("wait");
+        assert_eq!(status.code(), Some(0), "signal {signal}: fail open");
+        let alive = |pid: i32| unsafe { libc::kill(pid, 0) } == 0;
+        let started = std::time::Instant::now();
+        let ids: Vec<i32> = std::fs::read_to_string(&pids)
+            .expect("pids")
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        while ids.iter().any(|p| alive(*p)) && started.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let orphans: Vec<&i32> = ids.iter().filter(|p| alive(**p)).collect();
+        assert!(orphans.is_empty(), "signal {signal}: orphans {orphans:?}");
+    }
+}

@@ -77,6 +77,36 @@ fn reader(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<(Vec<u8>, bool
 }
 
 /// Runs a handler to completion or to its timeout.
+/// The process groups of the handlers running now, so that they can be killed when amplihack is
+/// stopped (a signal from the host, or its own deadline). Plain atomics: read from a signal handler.
+static GROUPS: [std::sync::atomic::AtomicI32; 256] =
+    [const { std::sync::atomic::AtomicI32::new(0) }; 256];
+
+fn track(pid: libc::pid_t) -> Option<usize> {
+    use std::sync::atomic::Ordering;
+    GROUPS.iter().position(|slot| {
+        slot.compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    })
+}
+
+fn untrack(slot: Option<usize>) {
+    if let Some(slot) = slot {
+        GROUPS[slot].store(0, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Kills every running handler's whole process group. Async-signal-safe (atomics and `kill`).
+pub fn kill_all_groups() {
+    for slot in &GROUPS {
+        let pid = slot.load(std::sync::atomic::Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: kill(2) on a process group this process created for a handler.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+    }
+}
+
 pub fn run(spawn: &Spawn<'_>) -> Finished {
     let started = Instant::now();
     let mut command = base_command(spawn);
@@ -95,6 +125,7 @@ pub fn run(spawn: &Spawn<'_>) -> Finished {
         }
     };
     let pid = child.id() as libc::pid_t;
+    let slot = track(pid);
     if let Some(mut stdin) = child.stdin.take() {
         let input = spawn.stdin.to_vec();
         // A handler that never reads stdin gets EPIPE or blocks only this thread.
@@ -124,6 +155,7 @@ pub fn run(spawn: &Spawn<'_>) -> Finished {
     };
     let (stdout, cut_out) = collect(stdout);
     let (stderr, cut_err) = collect(stderr);
+    untrack(slot);
     Finished {
         exit,
         timed_out,

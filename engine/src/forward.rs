@@ -27,6 +27,11 @@ use crate::matcher;
 /// a second time.
 pub const RECURSION_MARKER: &str = "AMPLIHACK_FORWARDED";
 
+/// Kills every handler still running (the host stopped amplihack, or its deadline passed).
+pub fn kill_handlers() {
+    execute::kill_all_groups();
+}
+
 /// Set by amplihack's native Amplifier module for the binary it runs.
 pub const VIA_MODULE: &str = "AMPLIHACK_VIA_MODULE";
 /// Set by the native module while it is mounted (amplihack's bridge registration steps aside).

@@ -151,6 +151,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     }));
     let deadline = deadline(invocation.subcommand);
     let started = Instant::now();
+    on_stop_signals();
     arm_watchdog(name, deadline);
 
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| handle(&invocation, started + deadline)));
@@ -217,12 +218,34 @@ fn deadline(subcommand: &Hook) -> Duration {
         .map_or(subcommand.deadline, Duration::from_millis)
 }
 
+/// When the host gives up on us (SIGTERM, SIGHUP, SIGINT), the handlers we started go too: every
+/// handler's process group is killed before we exit. No orphans.
+fn on_stop_signals() {
+    extern "C" fn stop(_signal: libc::c_int) {
+        forward::kill_handlers();
+        const NOTE: &[u8] =
+            b"amplihack-hooks: stopped by a signal; its handlers were stopped too\n";
+        // SAFETY: write(2) and _exit(2) are async-signal-safe.
+        unsafe {
+            libc::write(2, NOTE.as_ptr().cast(), NOTE.len());
+            libc::_exit(0);
+        }
+    }
+    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        // SAFETY: installs a handler that only calls async-signal-safe functions.
+        unsafe {
+            libc::signal(signal, stop as *const () as libc::sighandler_t);
+        }
+    }
+}
+
 fn arm_watchdog(name: &'static str, after: Duration) {
     let spawned = std::thread::Builder::new()
         .name("deadline".into())
         .spawn(move || {
             std::thread::sleep(after);
             if !FINISHED.swap(true, Ordering::SeqCst) {
+                forward::kill_handlers();
                 report(
                     name,
                     "deadline exceeded, event let through",
