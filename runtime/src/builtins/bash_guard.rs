@@ -541,6 +541,19 @@ mod tests {
             "rm -rf -- /",
             "rm -rf $UNSET_DIR/",
             "x=$(rm -rf ~)",
+            // Command substitutions that resolve to a protected directory.
+            "rm -rf $(pwd)",
+            "rm -rf \"$(pwd -P)/\"",
+            "rm -rf $(realpath .)",
+            "rm -rf \"$(realpath ..)\"",
+            "rm -rf $(readlink -f ~)",
+            "rm -rf $(dirname $(pwd))",
+            "rm -rf \"$(dirname \"$(realpath .)\")\"",
+            "rm -rf `echo /`",
+            "rm -rf $(echo $HOME)",
+            "rm -rf $(printf %s /home/u)",
+            "rm -rf \"$(dirname ~)/u\"",
+            "cd $(dirname $(pwd)) && rm -rf *",
         ] {
             let reason = verdict(command).unwrap_or_else(|| panic!("should deny: {command}"));
             assert!(
@@ -567,6 +580,14 @@ mod tests {
             "rm -rf \"$(mktemp -d)\"",
             "rm -rf node_modules/*",
             "ls ~/ && rm -rf target",
+            // Substitutions that resolve somewhere harmless, or cannot be known.
+            "rm -rf \"$(pwd)/build\"",
+            "rm -rf $(basename $(pwd))",
+            "rm -rf $(realpath ./target)",
+            "rm -rf \"$(git rev-parse --show-toplevel)/target\"",
+            "rm -rf $(cat dirs.txt)",
+            "rm -rf $(echo build dist)",
+            "rm -rf `echo /tmp/scratch`",
         ] {
             assert_eq!(verdict(command), None, "should allow: {command}");
         }

@@ -30,6 +30,86 @@ pub struct Parsed {
     pub substitutions: Vec<String>,
 }
 
+/// What a command substitution prints, for the forms that print a path without side effects:
+/// `pwd`, `echo`/`printf %s` of words, `realpath`/`readlink -f` of a path, `dirname`, `basename`,
+/// nested in each other (`$(dirname $(pwd))`). Paths are resolved lexically against `$PWD`.
+/// `None` for anything else.
+pub fn evaluate(body: &str, vars: &dyn Vars) -> Option<String> {
+    let parsed = parse(body, vars);
+    let [command] = parsed.commands.as_slice() else {
+        return None;
+    };
+    if command.words.iter().any(|w| w.opaque || w.glob) {
+        return None;
+    }
+    let words: Vec<&str> = command.words.iter().map(|w| w.text.as_str()).collect();
+    let pwd = || vars.get("PWD");
+    let operands = |from: usize| -> Vec<&str> {
+        words[from..]
+            .iter()
+            .copied()
+            .filter(|w| !w.starts_with('-') || *w == "-")
+            .collect()
+    };
+    let single = |from: usize| -> Option<String> {
+        match operands(from).as_slice() {
+            [one] => Some((*one).to_string()),
+            _ => None,
+        }
+    };
+    match *words.first()? {
+        "pwd" => pwd(),
+        "echo" => Some(operands(1).join(" ")),
+        "printf" if words.get(1) == Some(&"%s") => Some(words[2..].concat()),
+        "realpath" | "readlink" => {
+            if words[0] == "readlink" && !words.iter().any(|w| matches!(*w, "-f" | "-e" | "-m")) {
+                return None;
+            }
+            Some(resolve(&pwd()?, &single(1)?))
+        }
+        "dirname" => {
+            let path = single(1)?;
+            let trimmed = path.trim_end_matches('/');
+            Some(match trimmed.rfind('/') {
+                Some(0) => "/".into(),
+                Some(i) => trimmed[..i].to_string(),
+                None if path.starts_with('/') => "/".into(),
+                None => ".".into(),
+            })
+        }
+        "basename" => {
+            let path = single(1)?;
+            let trimmed = path.trim_end_matches('/');
+            Some(if trimmed.is_empty() && path.starts_with('/') {
+                "/".into()
+            } else {
+                trimmed.rsplit('/').next().unwrap_or_default().to_string()
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `path` made absolute against `base` and normalised lexically (`.`, `..`, doubled slashes).
+pub fn resolve(base: &str, path: &str) -> String {
+    let joined = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("{base}/{path}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in joined.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
 /// Variable lookup for expansion. `None` expands to nothing, as for an unset variable.
 pub trait Vars {
     fn get(&self, name: &str) -> Option<String>;
@@ -310,12 +390,13 @@ impl Lexer<'_> {
     }
 
     fn substitution(&mut self, word: &mut Word, body: String) {
-        // `$(pwd)` is common enough in deletion commands to be worth knowing.
-        if body.trim() == "pwd" {
-            word.text
-                .push_str(&self.vars.get("PWD").unwrap_or_default());
-        } else {
-            word.opaque = true;
+        // The simple, side-effect-free forms common in deletion commands are worked out; the
+        // rest stays unknown (and is never guessed at).
+        // A value with blanks would be split into several words by the shell; that is not
+        // modelled, so such a value stays unknown.
+        match evaluate(&body, self.vars).filter(|v| !v.contains(char::is_whitespace)) {
+            Some(value) => word.text.push_str(&value),
+            None => word.opaque = true,
         }
         self.parsed.substitutions.push(body);
     }
