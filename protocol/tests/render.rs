@@ -176,7 +176,14 @@ fn amplifier_dialect_uses_only_forms_the_bridge_honours() {
     for (event, reply, want) in cases {
         let rendered = amplifier::render(&event, &reply);
         assert_eq!(rendered.exit_code, 0, "{event} {reply:?}");
-        let got = stdout_json(rendered.stdout);
+        let mut got = stdout_json(rendered.stdout);
+        // `hookResult` rides along for the native module; the bridge ignores unknown keys.
+        if let Some(map) = got.as_object_mut() {
+            map.remove("hookResult");
+            if map.is_empty() {
+                got = Value::Null;
+            }
+        }
         assert_eq!(got, want, "{event} {reply:?}");
         for forbidden in ["hookSpecificOutput", "additionalContext", "continue"] {
             assert!(
@@ -194,4 +201,66 @@ fn amplifier_dialect_uses_only_forms_the_bridge_honours() {
             );
         }
     }
+}
+
+/// The native module's `hookResult`: every Amplifier hook action, from the same reply.
+#[test]
+fn amplifier_hook_result_maps_every_action() {
+    use EventName as E;
+    let cases: Vec<(E, Reply, Value)> = vec![
+        (
+            E::PreToolUse,
+            deny("no"),
+            json!({"action": "deny", "reason": "no"}),
+        ),
+        (
+            E::PreToolUse,
+            ask("look first"),
+            json!({"action": "ask_user", "reason": "look first", "approval_prompt": "look first", "approval_default": "deny"}),
+        ),
+        (
+            E::PreToolUse,
+            Reply {
+                updated_input: Some(json!({"command": "ls"})),
+                ..Reply::default()
+            },
+            json!({"action": "modify", "data": {"tool_input": {"command": "ls"}}}),
+        ),
+        (
+            E::SessionStart,
+            Reply::context("ctx"),
+            json!({"action": "inject_context", "context_injection": "ctx"}),
+        ),
+        (
+            E::Stop,
+            deny("keep going"),
+            json!({"action": "inject_context", "reason": "keep going", "context_injection": "keep going"}),
+        ),
+        (
+            E::PreToolUse,
+            Reply {
+                system_message: Some("fyi".into()),
+                suppress_output: true,
+                ..Reply::default()
+            },
+            json!({"action": "continue", "user_message": "fyi", "user_message_level": "info", "suppress_output": true}),
+        ),
+        (
+            E::PreToolUse,
+            Reply {
+                system_message: Some("careful".into()),
+                ..deny("no")
+            },
+            json!({"action": "deny", "reason": "no", "user_message": "careful", "user_message_level": "warning"}),
+        ),
+    ];
+    for (event, reply, want) in cases {
+        let got = stdout_json(amplifier::render(&event, &reply).stdout);
+        assert_eq!(got["hookResult"], want, "{event} {reply:?}");
+    }
+    assert!(
+        amplifier::render(&E::PreToolUse, &Reply::default())
+            .stdout
+            .is_none()
+    );
 }
