@@ -429,3 +429,64 @@ fn plugin_install_stays_inside_its_destination() {
         "and the plugin is still there"
     );
 }
+
+/// The untrusted-plugins message names the directory and the exact command, and that command
+/// works: for a nested project whose hooks are found in a parent of the session's directory.
+#[test]
+fn the_untrusted_message_gives_a_command_that_works() {
+    let env = TestEnv::new();
+    let nested = env.project.join("apps/web app");
+    let deeper = nested.join("src/deep");
+    std::fs::create_dir_all(&deeper).expect("mkdir");
+    std::fs::create_dir_all(env.project.join(".git")).expect("git dir");
+    env.plugin(
+        &nested.join(".amplifier/hooks"),
+        "nested",
+        &one_group("Stop", None, vec![command(&env.mark("ran", "nested"))]),
+    );
+    let stop = json!({"hook_event_name": "Stop", "session_id": "t1", "cwd": deeper, "stop_hook_active": false});
+    let run = |session: &str| {
+        let mut payload = stop.clone();
+        payload["session_id"] = json!(session);
+        let mut command = env.hooks(&["stop"]);
+        command.current_dir(&deeper);
+        support::run_with_timeout(
+            command,
+            payload.to_string().as_bytes(),
+            std::time::Duration::from_secs(30),
+        )
+        .0
+    };
+    let first = run("t1");
+    let answer: Value = serde_json::from_slice(&first.stdout).expect("a message");
+    let message = answer["systemMessage"].as_str().expect("told").to_string();
+    assert!(message.contains(&nested.display().to_string()), "{message}");
+    let command_line = message
+        .split("run: ")
+        .nth(1)
+        .expect("a command")
+        .trim()
+        .to_string();
+    assert!(env.marks("ran").is_empty());
+    // The command, exactly as given, from another directory.
+    let mut shell = env.command(Path::new("/bin/sh"));
+    shell
+        .args(["-c", &command_line])
+        .current_dir(env.root())
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                support::amplihack_bin().parent().expect("dir").display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        );
+    let (trusted, _) = support::run_with_timeout(shell, b"", std::time::Duration::from_secs(30));
+    assert!(
+        trusted.status.success(),
+        "{command_line}: {}",
+        stderr(&trusted)
+    );
+    run("t2");
+    assert_eq!(env.marks("ran"), ["nested"], "the plugin runs once trusted");
+}

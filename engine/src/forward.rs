@@ -538,9 +538,9 @@ fn notify_untrusted(
         return;
     }
     let message = format!(
-        "amplihack: {count} hook plugin(s) in {}/.amplifier/hooks are not trusted and were skipped. Review them, then run `amplihack hooks trust` in {}.",
+        "amplihack: {count} hook plugin(s) in {}/.amplifier/hooks are not trusted and were skipped. Review them, then run: amplihack hooks trust --project {}",
         project.display(),
-        project.display()
+        amplihack_protocol::command::shell_quote(&project.to_string_lossy())
     );
     outcome.problems.push(message.clone());
     outcome.reply.system_message = Some(message);

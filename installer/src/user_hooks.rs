@@ -23,10 +23,21 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn new(project: &Path) -> Result<Context, CommandError> {
-        Ok(Context {
-            locations: Locations::from_env(project)?,
-        })
+    /// The project is found as the hook engine finds it: the nearest directory holding
+    /// `.amplifier/hooks` at or above `start` (below the home directory), else the git work tree,
+    /// so `amplihack hooks trust` trusts exactly the plugins the hooks would run, nested projects
+    /// and parent directories included.
+    pub fn new(start: &Path) -> Result<Context, CommandError> {
+        let mut locations = Locations::from_env(start)?;
+        let start = if start.is_absolute() {
+            start.to_path_buf()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(start)
+        };
+        if let Some(project) = discovery::project_with_hooks(&start, Some(&locations.home)) {
+            locations.project = project;
+        }
+        Ok(Context { locations })
     }
 
     fn user_dir(&self) -> PathBuf {
