@@ -58,9 +58,21 @@ test_hosts() {
 }
 
 cargo_test() {
-  # cargo's own `test result:` lines are counted in the closing line, not as a step.
-  cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$test_log"
+  # cargo's own `test result:` lines are counted in the closing line, not as a step. The tests
+  # run with HOME an empty directory (cargo's and rustup's own homes kept), which must still be
+  # empty afterwards: no test may write to the developer's real home.
+  local test_home
+  test_home=$(mktemp -d)
+  CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" HOME="$test_home" \
+    cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$test_log"
   local status=${PIPESTATUS[0]}
+  if [ -n "$(ls -A "$test_home")" ]; then
+    echo "cargo test wrote to HOME: $(cd "$test_home" && find . -mindepth 1 -maxdepth 3 | head -20)"
+    failed=$((failed + 1)); failures+=("cargo test wrote to HOME")
+  else
+    passed=$((passed + 1))
+  fi
+  rm -rf "$test_home"
   if [ "$status" -ne 0 ] && ! grep -q '^test result:' "$test_log"; then
     failed=$((failed + 1)); failures+=("cargo test (did not run)")
   elif [ "$status" -ne 0 ] && ! grep -q '^test result: FAILED' "$test_log"; then

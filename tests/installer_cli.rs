@@ -122,7 +122,8 @@ fn fresh_install_deploys_binaries_and_registers_the_canonical_table_for_both_hos
         .as_str()
         .expect("command")
         .to_string();
-    let run = std::process::Command::new("sh")
+    let run = env
+        .command(std::path::Path::new("/bin/sh"))
         .arg("-c")
         .arg(format!("{registered} < /dev/null"))
         .output()
