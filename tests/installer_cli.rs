@@ -418,10 +418,17 @@ fn dry_run_changes_nothing_and_prints_a_json_patch_that_applies() {
         claude["diff"]
     );
 
-    let human = env.run_amplihack(&["install", "--dry-run"]);
+    // Short by default: one summary line per file; the patch and the diff behind --verbose.
+    let human = stdout(&env.run_amplihack(&["install", "--dry-run"]));
     assert!(
-        stdout(&human).contains("JSON Patch (RFC 6902)")
-            && stdout(&human).contains("would be updated")
+        human.contains("would be updated") && human.contains("line(s) added"),
+        "{human}"
+    );
+    assert!(!human.contains("JSON Patch (RFC 6902)"), "{human}");
+    let verbose = stdout(&env.run_amplihack(&["install", "--dry-run", "--verbose"]));
+    assert!(
+        verbose.contains("JSON Patch (RFC 6902)") && verbose.contains("@@"),
+        "{verbose}"
     );
 }
 

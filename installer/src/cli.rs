@@ -37,9 +37,12 @@ enum Commands {
         /// Where the binaries go [env: AMPLIHACK_BIN_DIR] [default: ~/.local/bin]
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
-        /// Change nothing; print the change as an RFC 6902 JSON Patch and a diff
+        /// Change nothing; print a summary line per file that would change
         #[arg(long)]
         dry_run: bool,
+        /// With --dry-run, also print each change as an RFC 6902 JSON Patch and a unified diff
+        #[arg(long, short = 'v')]
+        verbose: bool,
         /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
         #[arg(long, short = 'y')]
         yes: bool,
@@ -58,9 +61,12 @@ enum Commands {
         /// Leave the deployed binaries in place
         #[arg(long)]
         keep_binaries: bool,
-        /// Change nothing; print what would be removed
+        /// Change nothing; print a summary line per file that would change
         #[arg(long)]
         dry_run: bool,
+        /// With --dry-run, also print each change as an RFC 6902 JSON Patch and a unified diff
+        #[arg(long, short = 'v')]
+        verbose: bool,
         /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
         #[arg(long, short = 'y')]
         yes: bool,
@@ -291,6 +297,14 @@ fn run_hooks_command(
     }
 }
 
+fn detail(verbose: bool) -> commands::Detail {
+    if verbose {
+        commands::Detail::Full
+    } else {
+        commands::Detail::Summary
+    }
+}
+
 /// Runs the command line; returns the exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
@@ -304,12 +318,14 @@ pub fn main() -> i32 {
             host,
             bin_dir,
             dry_run,
+            verbose,
             yes: _,
         } => commands::install(&InstallArgs {
             scope,
             host,
             bin_dir,
             dry_run,
+            detail: detail(verbose),
             project,
         }),
         Commands::Uninstall {
@@ -318,6 +334,7 @@ pub fn main() -> i32 {
             bin_dir,
             keep_binaries,
             dry_run,
+            verbose,
             yes: _,
         } => commands::uninstall(&UninstallArgs {
             scope,
@@ -325,6 +342,7 @@ pub fn main() -> i32 {
             bin_dir,
             keep_binaries,
             dry_run,
+            detail: detail(verbose),
             project,
         }),
         Commands::Doctor { fix, bin_dir } => commands::doctor(&DoctorArgs {

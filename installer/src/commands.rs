@@ -149,6 +149,7 @@ pub struct InstallArgs {
     pub host: HostChoice,
     pub bin_dir: Option<PathBuf>,
     pub dry_run: bool,
+    pub detail: Detail,
     pub project: PathBuf,
 }
 
@@ -228,6 +229,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     Ok(render_changes(
         "install",
         args.dry_run,
+        args.detail,
         Some(&deployment),
         &reports,
         &warnings,
@@ -240,6 +242,7 @@ pub struct UninstallArgs {
     pub bin_dir: Option<PathBuf>,
     pub keep_binaries: bool,
     pub dry_run: bool,
+    pub detail: Detail,
     pub project: PathBuf,
 }
 
@@ -348,7 +351,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
     if !args.dry_run {
         record_registrations(&locations, &bin_dir, &all, false)?;
     }
-    let mut outcome = render_changes("uninstall", args.dry_run, None, &reports, &[]);
+    let mut outcome = render_changes("uninstall", args.dry_run, args.detail, None, &reports, &[]);
     for path in &removed {
         outcome.text.push_str(&format!(
             "  binary     {}  {}\n",
@@ -380,9 +383,19 @@ fn remove_plugin_dir(dir: &Path) {
     let _ = std::fs::remove_dir(dir);
 }
 
+/// Whether a dry run shows each file's full JSON Patch and diff (`--verbose`) or one summary
+/// line per file (the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    #[default]
+    Summary,
+    Full,
+}
+
 fn render_changes(
     command: &str,
     dry_run: bool,
+    detail: Detail,
     deployment: Option<&deploy::Deployment>,
     reports: &[(Target, EditReport)],
     warnings: &[String],
@@ -451,10 +464,24 @@ fn render_changes(
                     &format!("b{}", target.path.display()),
                 )
                 .to_string();
-            text.push_str(&format!(
-                "    JSON Patch (RFC 6902):\n{}\n    diff:\n{diff}",
-                indent(&patch_text, "      ")
-            ));
+            if detail == Detail::Full {
+                text.push_str(&format!(
+                    "    JSON Patch (RFC 6902):\n{}\n    diff:\n{diff}",
+                    indent(&patch_text, "      ")
+                ));
+            } else {
+                let added = diff
+                    .lines()
+                    .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+                    .count();
+                let removed = diff
+                    .lines()
+                    .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+                    .count();
+                text.push_str(&format!(
+                    "    {added} line(s) added, {removed} removed (--verbose shows the JSON Patch and the diff)\n"
+                ));
+            }
             entry["patch"] = serde_json::to_value(&patch).unwrap_or(Value::Null);
             entry["diff"] = json!(diff);
         }
