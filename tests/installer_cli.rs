@@ -947,3 +947,36 @@ fn entries_wrapped_by_the_user_are_still_recognised() {
     let left = hook_commands(&env.read_json(&path));
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// JSON that readers disagree on is never silently rewritten, and a byte-order mark and CRLF line
+/// endings are kept as they were.
+#[test]
+fn duplicate_keys_are_refused_and_bom_and_crlf_are_kept() {
+    let env = TestEnv::new();
+    let path = env.claude_settings_path();
+    let duplicated = "{\n  \"model\": \"opus\",\n  \"model\": \"sonnet\"\n}\n";
+    env.write(&path, duplicated);
+    let refused = env.run_amplihack(&["install", "--host", "claude"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused)
+            .contains("settings.json:3:3: not valid JSON: the key \"model\" appears twice"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(env.read(&path), duplicated, "nothing changed");
+
+    let original = "\u{feff}{\r\n  \"model\": \"opus\",\r\n  \"hooks\": {\r\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}]\r\n  }\r\n}\r\n";
+    env.write(&path, original);
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let installed = env.read(&path);
+    assert!(installed.starts_with('\u{feff}'), "BOM kept");
+    assert_eq!(
+        installed.matches('\n').count(),
+        installed.matches("\r\n").count(),
+        "every line still ends in CRLF: {installed:?}"
+    );
+    assert!(installed.contains("amplihack-hooks"));
+    assert_success(&env.run_amplihack(&["uninstall", "--host", "claude", "--keep-binaries"]));
+    assert_eq!(env.read(&path), original, "uninstall gives the bytes back");
+}

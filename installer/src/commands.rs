@@ -443,7 +443,6 @@ fn render_changes(
             target.scope.as_str(),
             target.path.display()
         ));
-        let patch = json_patch::diff(&report.before, &report.after);
         let mut entry = json!({
             "host": host_name(target.host),
             "scope": target.scope.as_str(),
@@ -453,6 +452,7 @@ fn render_changes(
             "backup": report.backup,
         });
         if dry_run && report.action != Action::Unchanged {
+            let patch = json_patch::diff(&report.before, &report.after);
             let patch_text = serde_json::to_string_pretty(&patch).unwrap_or_default();
             let before = report.before_text.clone().unwrap_or_default();
             let after = report.after_text.clone().unwrap_or_default();

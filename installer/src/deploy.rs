@@ -101,10 +101,29 @@ pub fn deploy(dir: &Path, dry_run: bool) -> Result<Deployment, String> {
     })
 }
 
+/// Whether two files hold the same bytes: sizes first, then 64 KiB at a time (no whole-file
+/// buffers: the binaries are megabytes and `install` runs often).
 fn same_bytes(a: &Path, b: &Path) -> bool {
-    match (fs_err::metadata(a), fs_err::metadata(b)) {
-        (Ok(ma), Ok(mb)) if ma.len() == mb.len() => fs_err::read(a).ok() == fs_err::read(b).ok(),
-        _ => false,
+    use std::io::Read;
+    let (Ok(ma), Ok(mb)) = (fs_err::metadata(a), fs_err::metadata(b)) else {
+        return false;
+    };
+    if ma.len() != mb.len() {
+        return false;
+    }
+    let (Ok(mut fa), Ok(mut fb)) = (std::fs::File::open(a), std::fs::File::open(b)) else {
+        return false;
+    };
+    let (mut ba, mut bb) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let n = match fa.read(&mut ba) {
+            Ok(0) => return true,
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        if fb.read_exact(&mut bb[..n]).is_err() || ba[..n] != bb[..n] {
+            return false;
+        }
     }
 }
 

@@ -182,6 +182,81 @@ pub fn pretty(value: &Value, unit: &str) -> String {
 }
 
 /// A whole document as we write it when there was no text to keep: 2-space indent, final newline.
+/// The first key that appears twice in one object, with its 1-based line and column, if any.
+/// (serde_json keeps the last silently; a rewrite would then drop the other.)
+pub fn duplicate_key(text: &str) -> Option<(usize, usize, String)> {
+    enum Frame {
+        Object {
+            keys: std::collections::HashSet<String>,
+            expecting_key: bool,
+        },
+        Array,
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let (mut line, mut column) = (1usize, 0usize);
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\n' {
+            line += 1;
+            column = 0;
+            continue;
+        }
+        column += 1;
+        match c {
+            '{' => stack.push(Frame::Object {
+                keys: std::collections::HashSet::new(),
+                expecting_key: true,
+            }),
+            '[' => stack.push(Frame::Array),
+            '}' | ']' => {
+                stack.pop();
+            }
+            ',' => {
+                if let Some(Frame::Object { expecting_key, .. }) = stack.last_mut() {
+                    *expecting_key = true;
+                }
+            }
+            '"' => {
+                let (start_line, start_column) = (line, column);
+                let mut key = String::new();
+                while let Some(k) = chars.next() {
+                    column += 1;
+                    match k {
+                        '"' => break,
+                        '\\' => {
+                            key.push('\\');
+                            if let Some(escaped) = chars.next() {
+                                column += 1;
+                                key.push(escaped);
+                            }
+                        }
+                        '\n' => {
+                            line += 1;
+                            column = 0;
+                            key.push(k);
+                        }
+                        other => key.push(other),
+                    }
+                }
+                if let Some(Frame::Object {
+                    keys,
+                    expecting_key,
+                }) = stack.last_mut()
+                    && *expecting_key
+                {
+                    if keys.contains(&key) {
+                        return Some((start_line, start_column, key));
+                    }
+                    keys.insert(key);
+                    *expecting_key = false;
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 pub fn fresh(value: &Value) -> String {
     format!("{}\n", pretty(value, "  "))
 }
@@ -349,6 +424,23 @@ mod tests {
             serde_json::from_str::<Value>(&out).expect("output parses"),
             new
         );
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_with_their_place() {
+        let cases = [
+            ("{\"a\": 1, \"b\": 2}", None),
+            ("{\"a\": 1,\n \"a\": 2}", Some((2, 2, "a".to_string()))),
+            (
+                "{\"hooks\": {\"Stop\": [], \"Stop\": []}}",
+                Some((1, 24, "Stop".to_string())),
+            ),
+            ("{\"a\": {\"x\": 1}, \"b\": {\"x\": 1}}", None),
+            ("{\"a\": [\"a\", \"a\"], \"s\": \"a,\\\"a\\\":\"}", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(duplicate_key(text), want, "{text}");
+        }
     }
 
     #[test]

@@ -208,6 +208,44 @@ pub fn resolve_target(path: &Path) -> Result<PathBuf, FileError> {
     })
 }
 
+/// How a file's text is written, beyond its JSON: a leading byte-order mark, and whether every
+/// line ends in CRLF. Edits are made on the plain text and written back the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Encoding {
+    pub bom: bool,
+    pub crlf: bool,
+}
+
+impl Encoding {
+    pub fn decode(text: &str) -> (Encoding, String) {
+        let (bom, rest) = match text.strip_prefix('\u{feff}') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let lf = rest.matches('\n').count();
+        let crlf = lf > 0 && rest.matches("\r\n").count() == lf;
+        let work = if crlf {
+            rest.replace("\r\n", "\n")
+        } else {
+            rest.to_string()
+        };
+        (Encoding { bom, crlf }, work)
+    }
+
+    pub fn encode(self, text: &str) -> String {
+        let body = if self.crlf {
+            text.replace('\n', "\r\n")
+        } else {
+            text.to_string()
+        };
+        if self.bom {
+            format!("\u{feff}{body}")
+        } else {
+            body
+        }
+    }
+}
+
 /// Reads and parses a settings file without changing anything. `Ok(None)` when it does not exist.
 pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
     let target = resolve_target(path)?;
@@ -227,11 +265,23 @@ pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
             });
         }
     };
-    if text.trim().is_empty() {
+    let (_, work) = Encoding::decode(&text);
+    if work.trim().is_empty() {
         // An empty file is a settings file nobody has written yet.
         return Ok(Some((text, Value::Object(Default::default()))));
     }
-    let value = serde_json::from_str(&text).map_err(|e| {
+    // Parsers disagree on which of two equal keys counts; never rewrite such a file silently.
+    if let Some((line, column, key)) = json_text::duplicate_key(&work) {
+        return Err(FileError::Parse {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: format!(
+                "the key \"{key}\" appears twice in one object (JSON readers disagree on which value counts); remove one of them"
+            ),
+        });
+    }
+    let value = serde_json::from_str(&work).map_err(|e| {
         let message = e.to_string();
         let message = message
             .rfind(" at line ")
@@ -262,50 +312,55 @@ pub fn edit_json(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "settings.json".into());
 
-    let plan =
-        |current: Option<(String, Value)>,
-         change: &mut dyn FnMut(Option<&Value>) -> Result<NewContent, ShapeError>| {
-            let wanted =
-                change(current.as_ref().map(|(_, v)| v)).map_err(|error| FileError::Shape {
-                    path: path.to_path_buf(),
-                    error,
-                })?;
-            let (before_text, before) = match current {
-                Some((text, value)) => (Some(text), value),
-                None => (None, Value::Null),
-            };
-            let (action, after_text, after) = match (wanted, &before_text) {
-                (NewContent::Delete, None) => (Action::Unchanged, None, Value::Null),
-                (NewContent::Delete, Some(_)) => (Action::Deleted, None, Value::Null),
-                (NewContent::Value(value), None) => {
-                    (Action::Created, Some(json_text::fresh(&value)), value)
-                }
-                (NewContent::Value(value), Some(text)) if value == before => {
-                    (Action::Unchanged, Some(text.clone()), value)
-                }
-                (NewContent::Value(value), Some(text)) => {
-                    let new_text = if text.trim().is_empty() {
-                        json_text::fresh(&value)
-                    } else {
-                        json_text::splice(text, &before, &value)
-                    };
-                    (Action::Updated, Some(new_text), value)
-                }
-            };
-            Ok::<_, FileError>(EditReport {
+    // `render`: splice the new text (needed to write, or to show a dry run); a preview that only
+    // decides whether anything changes skips it.
+    let plan = |current: Option<(String, Value)>,
+                change: &mut dyn FnMut(Option<&Value>) -> Result<NewContent, ShapeError>,
+                render: bool| {
+        let wanted =
+            change(current.as_ref().map(|(_, v)| v)).map_err(|error| FileError::Shape {
                 path: path.to_path_buf(),
-                target: target.clone(),
-                action,
-                before_text,
-                after_text,
-                before,
-                after,
-                backup: None,
-            })
+                error,
+            })?;
+        let (before_text, before) = match current {
+            Some((text, value)) => (Some(text), value),
+            None => (None, Value::Null),
         };
+        let (action, after_text, after) = match (wanted, &before_text) {
+            (NewContent::Delete, None) => (Action::Unchanged, None, Value::Null),
+            (NewContent::Delete, Some(_)) => (Action::Deleted, None, Value::Null),
+            (NewContent::Value(value), None) => {
+                (Action::Created, Some(json_text::fresh(&value)), value)
+            }
+            (NewContent::Value(value), Some(text)) if value == before => {
+                (Action::Unchanged, Some(text.clone()), value)
+            }
+            (NewContent::Value(value), Some(_)) if !render => (Action::Updated, None, value),
+            (NewContent::Value(value), Some(text)) => {
+                // A byte-order mark and CRLF line endings stay as they were.
+                let (encoding, work) = Encoding::decode(text);
+                let new_text = if work.trim().is_empty() {
+                    json_text::fresh(&value)
+                } else {
+                    json_text::splice(&work, &before, &value)
+                };
+                (Action::Updated, Some(encoding.encode(&new_text)), value)
+            }
+        };
+        Ok::<_, FileError>(EditReport {
+            path: path.to_path_buf(),
+            target: target.clone(),
+            action,
+            before_text,
+            after_text,
+            before,
+            after,
+            backup: None,
+        })
+    };
 
     // A no-op needs no directory, lock or backup: re-runs stay cheap and leave nothing behind.
-    let preview = plan(read_json(path)?, &mut change)?;
+    let preview = plan(read_json(path)?, &mut change, options.dry_run)?;
     if options.dry_run || preview.action == Action::Unchanged {
         return Ok(preview);
     }
@@ -321,7 +376,7 @@ pub fn edit_json(
     for _ in 0..MAX_ATTEMPTS {
         let current = read_json(path)?;
         let original_bytes = current.as_ref().map(|(text, _)| text.clone());
-        let mut report = plan(current, &mut change)?;
+        let mut report = plan(current, &mut change, true)?;
         if report.action == Action::Unchanged {
             return Ok(report);
         }
