@@ -303,14 +303,6 @@ pub fn edit_json(
     mut change: impl FnMut(Option<&Value>) -> Result<NewContent, ShapeError>,
 ) -> Result<EditReport, FileError> {
     let target = resolve_target(path)?;
-    let dir = target
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "settings.json".into());
 
     // `render`: splice the new text (needed to write, or to show a dry run); a preview that only
     // decides whether anything changes skips it.
@@ -365,18 +357,39 @@ pub fn edit_json(
         return Ok(preview);
     }
 
+    commit(path, &target, options, || {
+        plan(read_json(path)?, &mut change, true)
+    })
+}
+
+/// The write both kinds of edit share, under the sidecar lock: `attempt` reads the file and plans
+/// the edit; the old bytes are backed up, the new ones staged beside the file, and renamed into
+/// place only if nobody changed the file meanwhile (else the edit starts over from their
+/// version); then the directory is synced and old backups pruned.
+fn commit(
+    path: &Path,
+    target: &Path,
+    options: &EditOptions,
+    mut attempt: impl FnMut() -> Result<EditReport, FileError>,
+) -> Result<EditReport, FileError> {
+    let dir = target
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "settings".into());
     fs::create_dir_all(&dir).map_err(io_error(&dir, "create the directory"))?;
     let _lock = lock(
         &dir.join(format!(".{name}.amplihack.lock")),
-        &target,
+        target,
         options.lock_timeout,
     )?;
     remove_stale_temporaries(&dir, &name);
 
     for _ in 0..MAX_ATTEMPTS {
-        let current = read_json(path)?;
-        let original_bytes = current.as_ref().map(|(text, _)| text.clone());
-        let mut report = plan(current, &mut change, true)?;
+        let mut report = attempt()?;
         if report.action == Action::Unchanged {
             return Ok(report);
         }
@@ -385,11 +398,11 @@ pub fn edit_json(
             _ => None,
         };
         let staged = match &report.after_text {
-            Some(text) => Some(stage(&dir, &name, &target, text)?),
+            Some(text) => Some(stage(&dir, &name, target, text)?),
             None => None,
         };
         // Someone else wrote the file since we read it: start over from their version.
-        if read_bytes(&target)? != original_bytes {
+        if read_bytes(target)? != report.before_text {
             if let Some(backup) = backup {
                 let _ = fs::remove_file(backup);
             }
@@ -397,13 +410,13 @@ pub fn edit_json(
         }
         match staged {
             Some(staged) => {
-                staged.persist(&target).map_err(|e| FileError::Io {
-                    path: target.clone(),
+                staged.persist(target).map_err(|e| FileError::Io {
+                    path: target.to_path_buf(),
                     action: "rename into place",
                     source: e.error,
                 })?;
             }
-            None => fs::remove_file(&target).map_err(io_error(&target, "remove"))?,
+            None => fs::remove_file(target).map_err(io_error(target, "remove"))?,
         }
         File::open(&dir)
             .and_then(|d| d.sync_all())
@@ -430,14 +443,6 @@ pub fn edit_text(
     mut change: impl FnMut(Option<&str>) -> Result<Option<String>, String>,
 ) -> Result<EditReport, FileError> {
     let target = resolve_target(path)?;
-    let dir = target
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "settings".into());
     let plan = |before: Option<String>, change: &mut TextChange<'_>| {
         let after = change(before.as_deref()).map_err(|message| FileError::Refused {
             path: path.to_path_buf(),
@@ -483,53 +488,7 @@ pub fn edit_text(
     if options.dry_run || preview.action == Action::Unchanged {
         return Ok(preview);
     }
-    fs::create_dir_all(&dir).map_err(io_error(&dir, "create the directory"))?;
-    let _lock = lock(
-        &dir.join(format!(".{name}.amplihack.lock")),
-        &target,
-        options.lock_timeout,
-    )?;
-    remove_stale_temporaries(&dir, &name);
-    for _ in 0..MAX_ATTEMPTS {
-        let current = read()?;
-        let mut report = plan(current.clone(), &mut change)?;
-        if report.action == Action::Unchanged {
-            return Ok(report);
-        }
-        let backup = match (&report.before_text, options.backup) {
-            (Some(text), true) => Some(write_backup(&dir, &name, text)?),
-            _ => None,
-        };
-        let staged = match &report.after_text {
-            Some(text) => Some(stage(&dir, &name, &target, text)?),
-            None => None,
-        };
-        if read_bytes(&target)? != current {
-            if let Some(backup) = backup {
-                let _ = fs::remove_file(backup);
-            }
-            continue;
-        }
-        match staged {
-            Some(staged) => {
-                staged.persist(&target).map_err(|e| FileError::Io {
-                    path: target.clone(),
-                    action: "rename into place",
-                    source: e.error,
-                })?;
-            }
-            None => fs::remove_file(&target).map_err(io_error(&target, "remove"))?,
-        }
-        File::open(&dir)
-            .and_then(|d| d.sync_all())
-            .map_err(io_error(&dir, "sync the directory"))?;
-        prune_backups(&dir, &name);
-        report.backup = backup;
-        return Ok(report);
-    }
-    Err(FileError::Contended {
-        path: path.to_path_buf(),
-    })
+    commit(path, &target, options, || plan(read()?, &mut change))
 }
 
 fn read_bytes(path: &Path) -> Result<Option<String>, FileError> {
