@@ -980,3 +980,85 @@ fn duplicate_keys_are_refused_and_bom_and_crlf_are_kept() {
     assert_success(&env.run_amplihack(&["uninstall", "--host", "claude", "--keep-binaries"]));
     assert_eq!(env.read(&path), original, "uninstall gives the bytes back");
 }
+
+/// Nothing amplihack creates is group- or world-writable, whatever the umask: install (both
+/// hosts, user and project scope), hooks that write state, backups and transcripts, under
+/// `umask 000`.
+#[test]
+fn nothing_created_is_group_or_world_writable_under_umask_000() {
+    let env = TestEnv::new();
+    let under_umask = |program: &std::path::Path, args: &[&str], stdin: &[u8]| {
+        let mut command = env.command(std::path::Path::new("/bin/sh"));
+        command
+            .args(["-c", "umask 000; exec \"$@\"", "sh"])
+            .arg(program)
+            .args(args)
+            .env("AMPLIHACK_BIN_DIR", env.bin_dir())
+            .env("CLAUDE_PROJECT_DIR", &env.project);
+        let (output, _) =
+            support::run_with_timeout(command, stdin, std::time::Duration::from_secs(60));
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    };
+    let amplihack = support::amplihack_bin();
+    under_umask(&amplihack, &["install"], b"");
+    under_umask(
+        &amplihack,
+        &["install", "--scope", "project", "--host", "claude"],
+        b"",
+    );
+    under_umask(&amplihack, &["lock"], b"");
+    under_umask(&amplihack, &["memory", "add", "remember this"], b"");
+    let hooks = env.deployed_hooks();
+    let transcript = env.root().join("t.jsonl");
+    env.write(&transcript, "{}\n");
+    for (sub, payload) in [
+        (
+            "session-start",
+            json!({"hook_event_name": "SessionStart", "session_id": "u", "source": "startup", "cwd": env.project}),
+        ),
+        (
+            "user-prompt-submit",
+            json!({"hook_event_name": "UserPromptSubmit", "session_id": "u", "prompt": "implement it", "cwd": env.project}),
+        ),
+        (
+            "post-tool-use",
+            json!({"hook_event_name": "PostToolUse", "session_id": "u", "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {}, "cwd": env.project}),
+        ),
+        (
+            "pre-compact",
+            json!({"hook_event_name": "PreCompact", "session_id": "u", "trigger": "auto", "transcript_path": transcript, "cwd": env.project}),
+        ),
+        (
+            "stop",
+            json!({"hook_event_name": "Stop", "session_id": "u", "stop_hook_active": false, "cwd": env.project}),
+        ),
+        (
+            "session-end",
+            json!({"hook_event_name": "SessionEnd", "session_id": "u", "reason": "other", "cwd": env.project}),
+        ),
+    ] {
+        under_umask(&hooks, &[sub], payload.to_string().as_bytes());
+    }
+    let mut loose = Vec::new();
+    let mut stack = vec![env.home.clone(), env.project.clone(), env.bin_dir()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).expect("meta");
+            if meta.file_type().is_symlink() {
+                continue;
+            }
+            if meta.permissions().mode() & 0o022 != 0 {
+                loose.push(format!(
+                    "{:o} {}",
+                    meta.permissions().mode() & 0o777,
+                    path.display()
+                ));
+            }
+            if meta.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    assert!(loose.is_empty(), "group- or world-writable: {loose:#?}");
+}

@@ -127,9 +127,21 @@ fn same_bytes(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Creates `dir` and its missing parents 0755 (a bin directory must be readable and searchable,
+/// and never writable by others), whatever the umask.
+pub fn create_bin_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
+    for d in missing.into_iter().rev() {
+        std::fs::DirBuilder::new().mode(0o755).create(d)?;
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
 fn copy_atomically(from: &Path, to: &Path) -> std::io::Result<()> {
     let dir = to.parent().unwrap_or(Path::new("."));
-    fs_err::create_dir_all(dir)?;
+    create_bin_dir(dir)?;
     let name = to
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -1,6 +1,7 @@
 //! `amplihack hooks …`: managing the user's own hook plugins in `.amplifier/hooks/`.
 
 use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -463,9 +464,16 @@ fn copy_plugin(
             copy_plugin(root, &path, &target, skipped)?;
         } else if kind.is_file() {
             fs_err::copy(&path, &target)?;
+            // Never group- or world-writable, whatever the source's mode.
+            let mode = fs_err::metadata(&target)?.permissions().mode() & !0o022;
+            fs_err::set_permissions(&target, std::fs::Permissions::from_mode(mode))?;
         }
     }
     Ok(())
+}
+
+fn private(dir: &Path) -> std::io::Result<()> {
+    amplihack_state::files::private_dir(dir).map_err(std::io::Error::other)
 }
 
 /// A plugin name is one ordinary directory name.
@@ -577,7 +585,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
         )));
     }
     // Copied next to its destination, then renamed into place: never half a plugin.
-    fs_err::create_dir_all(&level).map_err(|e| e.to_string())?;
+    private(&level).map_err(|e| e.to_string())?;
     let staging = tempfile::Builder::new()
         .prefix(".amplihack-install-")
         .tempdir_in(&level)

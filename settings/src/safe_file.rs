@@ -380,7 +380,12 @@ fn commit(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "settings".into());
-    fs::create_dir_all(&dir).map_err(io_error(&dir, "create the directory"))?;
+    // Directories we create are private: settings can hold secrets (`env`).
+    amplihack_state::files::private_dir(&dir).map_err(|e| FileError::Io {
+        path: dir.clone(),
+        action: "create the directory",
+        source: std::io::Error::other(e.to_string()),
+    })?;
     let _lock = lock(
         &dir.join(format!(".{name}.amplihack.lock")),
         target,
@@ -510,8 +515,11 @@ fn lock(lock_path: &Path, target: &Path, timeout: Duration) -> Result<Lock, File
         .create(true)
         .truncate(false)
         .write(true)
+        .mode_0600()
         .open(lock_path)
         .map_err(io_error(lock_path, "open the lock file"))?;
+    file.set_permissions(Permissions::from_mode(0o600))
+        .map_err(io_error(lock_path, "set permissions of"))?;
     let started = Instant::now();
     loop {
         match file.try_lock() {
