@@ -349,3 +349,43 @@ fn user_plugins_forwarded_by_amplihack_are_honoured_by_claude_code() {
         run.hook_complaints().join("\n")
     );
 }
+
+/// What Claude Code does with one hook command registered in two settings files (user and
+/// project): it runs it once. (amplihack relies on this when two scopes hold the same
+/// registration.)
+#[test]
+fn claude_code_runs_an_identical_command_from_two_settings_files_once() {
+    let env = TestEnv::new();
+    let marker = env.mark("ran", "stop-hook");
+    let settings =
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": marker}]}]}});
+    env.write(&env.claude_settings_path(), &settings.to_string());
+    env.write(
+        &env.project.join(".claude/settings.json"),
+        &settings.to_string(),
+    );
+    let fake = FakeAnthropic::start(vec![Turn::text("done")]);
+    let run = env.claude(&fake.url, "hello");
+    assert!(
+        run.hook_complaints().is_empty(),
+        "{:?}",
+        run.hook_complaints()
+    );
+    assert_eq!(
+        env.marks("ran"),
+        ["stop-hook"],
+        "ran once, not once per file"
+    );
+
+    // Control: both files are read (different commands both run).
+    let project = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": env.mark("ran", "project-hook")}]}]}});
+    env.write(
+        &env.project.join(".claude/settings.json"),
+        &project.to_string(),
+    );
+    let fake = FakeAnthropic::start(vec![Turn::text("done")]);
+    env.claude(&fake.url, "hello again");
+    let mut ran = env.marks("ran");
+    ran.sort();
+    assert_eq!(ran, ["project-hook", "stop-hook", "stop-hook"]);
+}

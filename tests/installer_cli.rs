@@ -559,7 +559,10 @@ fn doctor_finds_problems_names_fixes_and_repairs_them() {
         stdout(&clean)
     );
 
-    // A stale path, a duplicate and the same hooks in a second scope.
+    // A second scope with the same commands is fine (Claude Code runs identical commands once).
+    assert_success(&env.run_amplihack(&["install", "--scope", "project", "--host", "claude"]));
+    assert_success(&env.run_amplihack(&["doctor"]));
+    // A stale path and a duplicate: the user scope's commands now differ from the project's.
     let mut settings = env.read_json(&env.claude_settings_path());
     settings["hooks"]["Stop"][0]["hooks"][0]["command"] = json!("/moved/away/amplihack-hooks stop");
     let duplicate = settings["hooks"]["PreToolUse"][0].clone();
@@ -568,7 +571,6 @@ fn doctor_finds_problems_names_fixes_and_repairs_them() {
         .expect("array")
         .push(duplicate);
     env.write(&env.claude_settings_path(), &settings.to_string());
-    assert_success(&env.run_amplihack(&["install", "--scope", "project", "--host", "claude"]));
     let output = env.run_amplihack(&["doctor", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let report: Value = serde_json::from_str(&stdout(&output)).expect("json");
@@ -1061,4 +1063,38 @@ fn nothing_created_is_group_or_world_writable_under_umask_000() {
         }
     }
     assert!(loose.is_empty(), "group- or world-writable: {loose:#?}");
+}
+
+/// Installing a second scope whose commands would differ from an existing one (another bin
+/// directory) is fixed at install time: both end up with the same commands, which Claude Code
+/// runs once.
+#[test]
+fn a_second_scope_that_would_run_hooks_twice_is_fixed_at_install() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let elsewhere = env.root().join("other bin");
+    let output = env.run_amplihack(&[
+        "install",
+        "--scope",
+        "project",
+        "--host",
+        "claude",
+        "--bin-dir",
+        &elsewhere.display().to_string(),
+    ]);
+    assert_success(&output);
+    assert!(
+        stdout(&output).contains("would run twice"),
+        "{}",
+        stdout(&output)
+    );
+    let user = hook_commands(&env.read_json(&env.claude_settings_path()));
+    let project = hook_commands(&env.read_json(&env.project.join(".claude/settings.json")));
+    assert_eq!(user, project, "identical commands in both scopes");
+    assert!(
+        user.iter().all(|(_, c)| c.contains("other bin")),
+        "{user:?}"
+    );
+    let doctor = env.run_amplihack(&["doctor", "--bin-dir", &elsewhere.display().to_string()]);
+    assert!(!stdout(&doctor).contains("times"), "{}", stdout(&doctor));
 }

@@ -87,6 +87,56 @@ fn register(
     })?)
 }
 
+/// amplihack's commands in a settings file, sorted (empty when it holds none or cannot be read).
+fn our_commands(path: &Path) -> Vec<String> {
+    let mut commands: Vec<String> = safe_file::read_json(path)
+        .ok()
+        .flatten()
+        .map(|(_, value)| {
+            let mut found = Vec::new();
+            for groups in value["hooks"]
+                .as_object()
+                .into_iter()
+                .flat_map(|h| h.values())
+            {
+                for group in groups.as_array().into_iter().flatten() {
+                    for handler in group["hooks"].as_array().into_iter().flatten() {
+                        if let Some(command) = handler["command"].as_str()
+                            && registration::recognise(command).is_some()
+                        {
+                            found.push(command.to_string());
+                        }
+                    }
+                }
+            }
+            found
+        })
+        .unwrap_or_default();
+    commands.sort();
+    commands
+}
+
+/// Other Claude Code scopes of this project that hold amplihack's hooks with other commands
+/// (a different binary): they would run every hook a second time.
+fn diverging_scopes(locations: &Locations, installing: &[Target]) -> Vec<Target> {
+    let Some(ours) = installing.iter().find(|t| t.host == Host::ClaudeCode) else {
+        return Vec::new();
+    };
+    Scope::ALL
+        .into_iter()
+        .map(|scope| Target {
+            host: Host::ClaudeCode,
+            scope,
+            path: locations.claude_settings(scope),
+        })
+        .filter(|t| t.path != ours.path)
+        .filter(|t| {
+            let theirs = our_commands(&t.path);
+            !theirs.is_empty() && theirs != our_commands(&ours.path)
+        })
+        .collect()
+}
+
 /// Amplifier's settings file of the scope whose bridge registration is `target`:
 /// `<dir>/.amplifier/hooks/amplihack/hooks.json` → `<dir>/.amplifier/settings.yaml` (or
 /// `settings.local.yaml` for the local scope). There amplihack's native module is registered.
@@ -216,6 +266,20 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
             warnings.push(note);
         }
         reports.push((target.clone(), report));
+    }
+    // Another scope of this project registering other commands would run every hook twice:
+    // give it the same commands (Claude Code runs identical commands from several files once).
+    if !args.dry_run {
+        for other in diverging_scopes(&locations, &targets) {
+            let report = register(&other, &hooks_binary, &options)?;
+            warnings.push(format!(
+                "{} also registered amplihack with other commands (hooks would run twice); it now runs the same {} {}",
+                other.path.display(),
+                hooks_binary.display(),
+                report.action.as_str()
+            ));
+            reports.push((other, report));
+        }
     }
     if !deployment.on_path {
         warnings.push(format!(
@@ -913,7 +977,8 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
         }
         findings.extend(found);
     }
-    // Claude Code runs hooks from every settings file: two scopes of this project mean twice.
+    // Claude Code reads every settings file and runs identical commands once (observed with
+    // 2.1.328); two scopes of this project run the hooks twice only when their commands differ.
     let claude_scopes: Vec<&Target> = checked
         .iter()
         .filter(|t| {
@@ -927,7 +992,13 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
                 .is_some_and(|(_, v)| !registration::find_ours(&v).is_empty())
         })
         .collect();
-    if claude_scopes.len() > 1 {
+    let differ = claude_scopes
+        .iter()
+        .map(|t| our_commands(&t.path))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
+    if differ {
         let names: Vec<&str> = claude_scopes.iter().map(|t| t.scope.as_str()).collect();
         findings.push(Finding::problem(
             format!("Claude Code: amplihack is registered in the {} scopes; in this project every hook runs {} times", names.join(" and "), names.len()),

@@ -133,8 +133,12 @@ pub fn create_bin_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
     for d in missing.into_iter().rev() {
-        std::fs::DirBuilder::new().mode(0o755).create(d)?;
-        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))?;
+        match std::fs::DirBuilder::new().mode(0o755).create(d) {
+            Ok(()) => std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))?,
+            // Another install made it meanwhile.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
     }
     Ok(())
 }
