@@ -260,7 +260,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         let in_project =
             target.host == Host::Amplifier && target.scope != Scope::User && !args.dry_run;
         if let Some(note) = in_project
-            .then(|| exclude_from_git(&locations.project, "/.amplifier/hooks/amplihack/"))
+            .then(|| exclude_from_git(&locations.project, AMPLIFIER_EXCLUDE))
             .flatten()
         {
             warnings.push(note);
@@ -289,6 +289,20 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     }
     if !args.dry_run {
         record_registrations(&locations, &bin_dir, &targets, true)?;
+        let created: Vec<PathBuf> = reports
+            .iter()
+            .filter(|(_, r)| r.action == Action::Created)
+            .map(|(t, _)| t.path.clone())
+            .collect();
+        if !created.is_empty() {
+            manifest::update(&locations.state(), |m| {
+                for path in created {
+                    if !m.created.contains(&path) {
+                        m.created.push(path);
+                    }
+                }
+            })?;
+        }
     }
     Ok(render_changes(
         "install",
@@ -352,14 +366,21 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
     };
     let mut reports = Vec::new();
     for target in &all {
-        let report = safe_file::edit_json(&target.path, &options, |current| {
+        let created_by_us = manifest.created.contains(&target.path);
+        // amplihack's own plugin file is not the user's: no backup of it (it is deleted).
+        let own_options = EditOptions {
+            backup: target.host != Host::Amplifier && !created_by_us,
+            ..options
+        };
+        let report = safe_file::edit_json(&target.path, &own_options, |current| {
             let Some(current) = current else {
                 return Ok(NewContent::Delete);
             };
             let mut value = current.clone();
             registration::uninstall(&mut value)?;
-            // Our own plugin file holds nothing of the user's once our hooks are gone.
-            let only_ours = target.host == Host::Amplifier
+            // Our own plugin file, or a settings file install created, holds nothing of the
+            // user's once our hooks are gone.
+            let only_ours = (target.host == Host::Amplifier || created_by_us)
                 && value.as_object().is_some_and(|m| {
                     m.iter().all(|(k, v)| {
                         k == "description"
@@ -376,11 +397,22 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
             (report.action, args.dry_run, target.path.parent())
         {
             remove_plugin_dir(dir);
+            if target.host == Host::Amplifier
+                && let Some(project) = project_of(target)
+            {
+                unexclude_from_git(&project, AMPLIFIER_EXCLUDE);
+            }
         }
         if report.action != Action::Unchanged || report.before_text.is_some() {
             reports.push((target.clone(), report));
         }
-        if let Some(module) = unregister_module(target, &options)? {
+        let module_created =
+            amplifier_settings(target).is_some_and(|p| manifest.created.contains(&p));
+        let module_options = EditOptions {
+            backup: !module_created,
+            ..options
+        };
+        if let Some(module) = unregister_module(target, &module_options)? {
             reports.push(module);
         }
     }
@@ -414,6 +446,19 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
     }
     if !args.dry_run {
         record_registrations(&locations, &bin_dir, &all, false)?;
+        manifest::update(&locations.state(), |m| {
+            m.created.retain(|p| {
+                !all.iter()
+                    .any(|t| t.path == *p || amplifier_settings(t).as_ref() == Some(p))
+            });
+        })?;
+        // Lock sidecars beside the files we edited, and directories this left empty.
+        for (target, _) in &reports {
+            remove_sidecars(&target.path, &locations);
+        }
+    }
+    if !args.dry_run {
+        remove_empty_state(&locations);
     }
     let mut outcome = render_changes("uninstall", args.dry_run, args.detail, None, &reports, &[]);
     for path in &removed {
@@ -429,6 +474,63 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
     }
     outcome.json["binaries_removed"] = json!(removed);
     Ok(outcome)
+}
+
+/// The `.git/info/exclude` pattern for the project's Amplifier bridge registration.
+const AMPLIFIER_EXCLUDE: &str = "/.amplifier/hooks/amplihack/";
+
+/// Removes the lock sidecar amplihack's edits leave beside `path`, then the directories that
+/// left empty (a `.claude/`, `.amplifier/hooks/`, `.amplifier/` amplihack created), never
+/// the home or project directory itself.
+fn remove_sidecars(path: &Path, locations: &Locations) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let sidecar = dir.join(format!(".{}.amplihack.lock", name.to_string_lossy()));
+    let _ = std::fs::remove_file(sidecar);
+    for empty in dir
+        .ancestors()
+        .take_while(|d| *d != locations.home && *d != locations.project)
+        .take(3)
+    {
+        match std::fs::remove_dir(empty) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => break,
+        }
+    }
+}
+
+/// Once nothing is installed: the install lock, then the directories install made that are now
+/// empty (the state directory when it holds nothing else, the module's share directory), up to
+/// the home directory. Session records, memory, trust and logs are the user's and stay.
+fn remove_empty_state(locations: &Locations) {
+    let state = locations.state();
+    if manifest::path(&state).exists() {
+        return;
+    }
+    let _ = std::fs::remove_file(state.dir("locks").join("install.lock"));
+    for start in [state.dir("locks"), deploy::module_dir(&locations.home)] {
+        for dir in start.ancestors().take_while(|d| *d != locations.home) {
+            match std::fs::remove_dir(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// Takes back the lines `exclude_from_git` added.
+fn unexclude_from_git(project: &Path, pattern: &str) {
+    let exclude = project.join(".git/info/exclude");
+    let Ok(text) = std::fs::read_to_string(&exclude) else {
+        return;
+    };
+    let ours = format!("# amplihack: machine-specific hook registration\n{pattern}\n");
+    if text.contains(&ours) {
+        let _ = std::fs::write(&exclude, text.replacen(&ours, "", 1));
+    }
 }
 
 /// Removes amplihack's own Amplifier plugin directory once its `hooks.json` is gone: our lock

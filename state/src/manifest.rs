@@ -18,6 +18,10 @@ pub struct Manifest {
     pub version: Option<String>,
     #[serde(default)]
     pub registrations: Vec<Registration>,
+    /// Settings files `install` created (they did not exist before): `uninstall` removes them
+    /// again when nothing but amplihack's entries was ever in them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,7 +35,7 @@ pub struct Registration {
 
 impl Manifest {
     pub fn is_empty(&self) -> bool {
-        self.registrations.is_empty() && self.bin_dir.is_none()
+        self.registrations.is_empty() && self.bin_dir.is_none() && self.created.is_empty()
     }
 }
 
