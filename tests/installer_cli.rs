@@ -1163,3 +1163,38 @@ fn uninstall_leaves_no_trace_of_what_install_created() {
         .collect();
     assert_eq!(home_after, home_before, "home");
 }
+
+/// The default install says plainly what serves Amplifier and what does not; a project install
+/// outside a git work tree says which directory it took; every command with a plan takes -y.
+#[test]
+fn install_says_what_it_did_and_did_not_do() {
+    let env = TestEnv::new();
+    let user = stdout(&env.run_amplihack(&["install", "--yes"]));
+    assert!(
+        user.contains("amplihack runs through its module")
+            && user.contains("reads only a project's .amplifier/hooks/"),
+        "{user}"
+    );
+    let project = stdout(&env.run_amplihack(&["install", "--scope", "project", "-y"]));
+    assert!(
+        project.contains(&format!("the project is {}", env.project.display())),
+        "{project}"
+    );
+    for args in [
+        &["doctor", "--fix", "-y"][..],
+        &["uninstall", "--dry-run", "-y"],
+        &["update", "--check", "-y"],
+        &["hooks", "install", "/nonexistent", "-y"],
+    ] {
+        // (Never the network: update asks a closed loopback port.)
+        let mut command = env.amplihack(args);
+        command.env("AMPLIHACK_RELEASES_URL", "http://127.0.0.1:9/releases");
+        let (output, _) =
+            support::run_with_timeout(command, b"", std::time::Duration::from_secs(60));
+        assert!(
+            !stderr(&output).contains("unexpected argument"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}

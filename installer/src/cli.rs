@@ -76,6 +76,9 @@ enum Commands {
         /// Repair what can be repaired
         #[arg(long)]
         fix: bool,
+        /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
+        #[arg(long, short = 'y')]
+        yes: bool,
         /// Where the binaries are (default: where install deployed them)
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
@@ -111,6 +114,9 @@ enum Commands {
         /// Put back the pair the last update replaced
         #[arg(long)]
         rollback: bool,
+        /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
+        #[arg(long, short = 'y')]
+        yes: bool,
         /// The bin directory to update (default: where `install` deployed)
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
@@ -230,6 +236,9 @@ enum HooksCommand {
         /// Replace an existing plugin of that name
         #[arg(long)]
         force: bool,
+        /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
     /// Move your hooks from a Claude Code settings file (or copy a Claude Code plugin) into .amplifier/hooks/
     ImportClaude {
@@ -282,6 +291,7 @@ fn run_hooks_command(
             name,
             level,
             force,
+            yes: _,
         } => user_hooks::install(
             &ctx,
             &InstallArgs {
@@ -345,7 +355,11 @@ pub fn main() -> i32 {
             detail: detail(verbose),
             project,
         }),
-        Commands::Doctor { fix, bin_dir } => commands::doctor(&DoctorArgs {
+        Commands::Doctor {
+            fix,
+            bin_dir,
+            yes: _,
+        } => commands::doctor(&DoctorArgs {
             fix,
             bin_dir,
             project,
@@ -366,6 +380,7 @@ pub fn main() -> i32 {
             version,
             rollback,
             bin_dir,
+            yes: _,
         } => crate::update::update(&crate::update::UpdateArgs {
             check,
             version,

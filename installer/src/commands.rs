@@ -267,6 +267,19 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         }
         reports.push((target.clone(), report));
     }
+    if args.scope != Scope::User && !locations.project.join(".git").exists() {
+        warnings.push(format!(
+            "no git work tree at or above the current directory: the project is {} (pass --project DIR to choose another)",
+            locations.project.display()
+        ));
+    }
+    if args.scope == Scope::User && args.host.amplifier() {
+        warnings.push(format!(
+            "Amplifier: amplihack runs through its module, registered in {}; {} is for the hook-shell bridge, which reads only a project's .amplifier/hooks/ (`amplihack install --scope project --host amplifier` registers it there)",
+            locations.home.join(".amplifier/settings.yaml").display(),
+            locations.amplifier_registration(Scope::User).display()
+        ));
+    }
     // Another scope of this project registering other commands would run every hook twice:
     // give it the same commands (Claude Code runs identical commands from several files once).
     if !args.dry_run {
