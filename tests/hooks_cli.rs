@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use assert_cmd::Command as AssertCommand;
 use serde_json::{Value, json};
-use support::{TestEnv, fixture, run_with_timeout};
+use support::{TestEnv, fixture, run_with_timeout, stderr};
 
 fn assert_cmd(env: &TestEnv, args: &[&str]) -> AssertCommand {
     AssertCommand::from_std(env.hooks(args))
@@ -455,4 +455,120 @@ fn a_closed_stdout_is_not_an_error() {
     let (output, _) = run_with_timeout(cmd, payload.as_bytes(), Duration::from_secs(5));
     assert_eq!(output.status.code(), Some(0));
     assert!(output.stderr.is_empty());
+}
+
+/// Hostile surroundings: stdout closed, stdin a directory or endless, a deleted working
+/// directory, a payload `cwd` that is a file. Always exit 0 in bounded time, with the right
+/// answer where one is possible.
+#[test]
+fn hostile_surroundings_exit_0_in_bounded_time() {
+    let env = TestEnv::new();
+    let hooks = support::hooks_bin().display().to_string();
+    let deny = serde_json::json!({"hook_event_name": "PreToolUse", "session_id": "h", "tool_name": "Bash",
+        "tool_input": {"command": "git push --no-verify"}, "cwd": "/etc/passwd"});
+    let payload = env.root().join("payload.json");
+    env.write(&payload, &deny.to_string());
+    let p = payload.display().to_string();
+    let cases: [(&str, String, bool); 5] = [
+        (
+            "stdout closed",
+            format!("\"{hooks}\" pre-tool-use < '{p}' >&-"),
+            false,
+        ),
+        (
+            "stdin a directory",
+            format!("\"{hooks}\" pre-tool-use < /"),
+            false,
+        ),
+        (
+            "stdin endless",
+            format!("yes | \"{hooks}\" pre-tool-use"),
+            false,
+        ),
+        (
+            "deleted working directory",
+            format!("mkdir gone && cd gone && rmdir ../gone && \"{hooks}\" pre-tool-use < '{p}'"),
+            true,
+        ),
+        (
+            "payload cwd is a file",
+            format!("\"{hooks}\" pre-tool-use < '{p}'"),
+            true,
+        ),
+    ];
+    for (label, script, denies) in cases {
+        let mut command = env.command(std::path::Path::new("/bin/sh"));
+        command.args(["-c", &script]).current_dir(env.root());
+        let (output, took) = support::run_with_timeout(command, b"", Duration::from_secs(20));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{label}: {}",
+            stderr(&output)
+        );
+        assert!(took < Duration::from_secs(5), "{label}: took {took:?}");
+        if denies {
+            let reply: serde_json::Value = serde_json::from_slice(&output.stdout).expect(label);
+            assert_eq!(
+                reply["hookSpecificOutput"]["permissionDecision"], "deny",
+                "{label}"
+            );
+        }
+        assert!(
+            stderr(&output).lines().count() <= 1,
+            "{label}: one line at most: {}",
+            stderr(&output)
+        );
+    }
+}
+
+/// Hundreds of concurrent calls: every answer right, stderr clean, and each handler run exactly
+/// one whole line in the audit log.
+#[test]
+fn hundreds_of_concurrent_calls() {
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "ctx",
+        &support::one_group(
+            "PreToolUse",
+            None,
+            vec![support::command("echo '{\"contextInjection\": \"seen\"}'")],
+        ),
+    );
+    let calls = 200;
+    let outputs: Vec<std::process::Output> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..calls)
+            .map(|i| {
+                let env = &env;
+                scope.spawn(move || {
+                    let payload = serde_json::json!({"hook_event_name": "PreToolUse", "session_id": format!("c{}", i % 7),
+                        "tool_name": "Bash", "tool_input": {"command": if i % 2 == 0 { "ls" } else { "git commit --no-verify" }}});
+                    env.run_hooks(&["pre-tool-use"], &payload, &[]).0
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    for (i, output) in outputs.iter().enumerate() {
+        assert_eq!(output.status.code(), Some(0));
+        assert!(output.stderr.is_empty(), "{}", stderr(output));
+        let reply: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+        let decision = &reply["hookSpecificOutput"]["permissionDecision"];
+        if i % 2 == 0 {
+            assert!(decision.is_null(), "{reply}");
+            assert!(reply.to_string().contains("seen"), "{reply}");
+        } else {
+            assert_eq!(decision, "deny", "{reply}");
+        }
+    }
+    let audit = env.audit_log();
+    assert_eq!(
+        audit.len(),
+        calls / 2,
+        "one whole line per handler run (the plugin runs when the guard allows)"
+    );
 }

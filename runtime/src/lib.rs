@@ -324,8 +324,16 @@ fn read_stdin() -> Result<Vec<u8>, Failure> {
         .read_to_end(&mut input)
         .map_err(|e| Failure::Internal(format!("cannot read stdin: {e}")))?;
     if input.len() > MAX_STDIN {
-        // Drain the rest so the host does not see a broken pipe, then let the event through.
-        let _ = std::io::copy(&mut stdin, &mut std::io::sink());
+        // Drain the rest so the host does not see a broken pipe, then let the event through;
+        // for at most a second, so an endless writer cannot hold the event until the deadline.
+        let started = Instant::now();
+        let mut buffer = vec![0u8; 256 * 1024];
+        while started.elapsed() < Duration::from_secs(1) {
+            match stdin.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
         return Err(Failure::Internal(format!(
             "stdin is larger than the {} MiB cap; the event was not inspected",
             MAX_STDIN / (1024 * 1024)
