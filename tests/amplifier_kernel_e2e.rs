@@ -4,10 +4,13 @@
 
 mod support;
 
-use std::time::Duration;
-
 use serde_json::Value;
-use support::{TestEnv, kernel_python, repo_root, run_with_timeout, stderr, stdout};
+use support::{TestEnv, context_has, run_kernel_harness, stderr, stdout};
+
+/// The bridge harness on the test's project.
+fn bridge(env: &TestEnv, extra: &[(&str, &str)]) -> Vec<Value> {
+    run_kernel_harness(env, "bridge_harness.py", &[env.project.as_os_str()], extra)
+}
 
 #[test]
 fn the_installed_registration_injects_context_and_denies_through_the_real_kernel() {
@@ -19,27 +22,7 @@ fn the_installed_registration_injects_context_and_denies_through_the_real_kernel
         "Kernel-context marker: the corge project.",
     );
 
-    let mut command = env.command(&kernel_python());
-    command
-        .arg(repo_root().join("tests/amplifier/bridge_harness.py"))
-        .arg(&env.project)
-        .env("AMPLIHACK_LOG_DIR", env.root().join("logs"));
-    let (output, _) = run_with_timeout(command, b"", Duration::from_secs(120));
-    assert!(
-        output.status.success(),
-        "harness failed:\n{}\n{}",
-        stdout(&output),
-        stderr(&output)
-    );
-    assert!(
-        !stderr(&output).contains("Hook handler error"),
-        "{}",
-        stderr(&output)
-    );
-    let lines: Vec<Value> = stdout(&output)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect();
+    let lines = bridge(&env, &[]);
     let result = |index: usize| &lines[index];
 
     // session:start: PROJECT.md injected as a system message in the session's context.
@@ -150,13 +133,7 @@ fn under_amplifier_each_plugin_runs_exactly_once() {
     // Trusted or not, project plugins are the bridge's to run under Amplifier. The bridge stops
     // at the first hook of an event that injects context, so here amplihack must say nothing on
     // the prompt (a nested session gets no reminder) for the project plugin to be reached.
-    let mut command = env.command(&kernel_python());
-    command
-        .arg(repo_root().join("tests/amplifier/bridge_harness.py"))
-        .arg(&env.project)
-        .env("AMPLIHACK_SESSION_DEPTH", "1");
-    let (output, _) = run_with_timeout(command, b"", Duration::from_secs(120));
-    assert!(output.status.success(), "{}", stderr(&output));
+    bridge(&env, &[("AMPLIHACK_SESSION_DEPTH", "1")]);
     let mut ran = env.marks("ran");
     ran.sort();
     assert_eq!(
@@ -182,30 +159,13 @@ fn the_built_ins_answer_in_amplifiers_dialect() {
     let lock = env.run_amplihack(&["lock", "--message", "Keep going, kernel"]);
     assert!(lock.status.success(), "{}", stderr(&lock));
 
-    let mut command = env.command(&kernel_python());
-    command
-        .arg(repo_root().join("tests/amplifier/bridge_harness.py"))
-        .arg(&env.project)
-        .env("AMPLIHACK_LOG_DIR", env.root().join("logs"));
-    let (output, _) = run_with_timeout(command, b"", Duration::from_secs(120));
-    assert!(output.status.success(), "{}", stderr(&output));
-    let lines: Vec<Value> = stdout(&output)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect();
+    let lines = bridge(&env, &[]);
     let by_event = |name: &str| {
         lines
             .iter()
             .find(|l| l["event"] == name)
             .cloned()
             .unwrap_or_else(|| panic!("no {name} in {lines:?}"))
-    };
-    let context_has = |line: &Value, needle: &str| {
-        line["context"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c.as_str().is_some_and(|s| s.contains(needle)))
     };
 
     let prompt = by_event("prompt:submit");

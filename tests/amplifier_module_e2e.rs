@@ -5,32 +5,13 @@
 
 mod support;
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
-use support::{
-    TestEnv, command, kernel_python, one_group, repo_root, run_with_timeout, stderr, stdout,
-};
+use support::{TestEnv, command, context_has, one_group, run_kernel_harness, stderr, stdout};
 
 fn run_harness(env: &TestEnv, spec: &Value) -> Vec<Value> {
     let spec_file = env.root().join("spec.json");
     env.write(&spec_file, &spec.to_string());
-    let mut command = env.command(&kernel_python());
-    command
-        .arg(repo_root().join("tests/amplifier/module_harness.py"))
-        .arg(&spec_file)
-        .env("AMPLIHACK_LOG_DIR", env.root().join("logs"));
-    let (output, _) = run_with_timeout(command, b"", Duration::from_secs(120));
-    assert!(
-        output.status.success(),
-        "harness failed:\n{}\n{}",
-        stdout(&output),
-        stderr(&output)
-    );
-    stdout(&output)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
+    run_kernel_harness(env, "module_harness.py", &[spec_file.as_os_str()], &[])
 }
 
 #[test]
@@ -107,13 +88,6 @@ fn the_module_gives_amplifier_the_full_product_through_the_real_kernel() {
         ]}),
     );
     let at = |i: usize| &lines[i];
-    let context_has = |line: &Value, needle: &str| {
-        line["context"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c.as_str().is_some_and(|s| s.contains(needle)))
-    };
 
     assert_eq!(at(0)["emitted_action"], "inject_context", "{}", at(0));
     assert!(context_has(at(0), "Module-context marker"), "{}", at(0));

@@ -391,3 +391,44 @@ pub fn one_group(event: &str, matcher: Option<&str>, handlers: Vec<Value>) -> Va
 pub fn command(cmd: &str) -> Value {
     serde_json::json!({"type": "command", "command": cmd})
 }
+
+/// Runs a kernel harness (`tests/amplifier/<script>`) with `args` and `extra` environment, in the
+/// test's home, failing on a non-zero exit; returns its JSON lines.
+pub fn run_kernel_harness(
+    env: &TestEnv,
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    extra: &[(&str, &str)],
+) -> Vec<Value> {
+    let mut command = env.command(&kernel_python());
+    command
+        .arg(repo_root().join("tests/amplifier").join(script))
+        .args(args)
+        .env("AMPLIHACK_LOG_DIR", env.root().join("logs"))
+        .envs(extra.iter().copied());
+    let (output, _) = run_with_timeout(command, b"", Duration::from_secs(120));
+    assert!(
+        output.status.success(),
+        "{script} failed:\n{}\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(
+        !stderr(&output).contains("Hook handler error"),
+        "{}",
+        stderr(&output)
+    );
+    stdout(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+/// Whether a harness line's injected context holds `needle`.
+pub fn context_has(line: &Value, needle: &str) -> bool {
+    line["context"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c.as_str().is_some_and(|s| s.contains(needle)))
+}
