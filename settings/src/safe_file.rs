@@ -208,6 +208,12 @@ pub fn resolve_target(path: &Path) -> Result<PathBuf, FileError> {
     })
 }
 
+thread_local! {
+    /// The last file `read_json` parsed: its path, its text and its value.
+    static PARSED: std::cell::RefCell<Option<(PathBuf, String, Value)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// How a file's text is written, beyond its JSON: a leading byte-order mark, and whether every
 /// line ends in CRLF. Edits are made on the plain text and written back the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,6 +271,17 @@ pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
             });
         }
     };
+    // One command reads the same file several times (a check before anything is written, a
+    // preview without the lock, the edit under it): the same bytes are parsed once.
+    if let Some(value) = PARSED.with(|cache| {
+        cache
+            .borrow()
+            .as_ref()
+            .filter(|(p, t, _)| p == &target && *t == text)
+            .map(|(_, _, v)| v.clone())
+    }) {
+        return Ok(Some((text, value)));
+    }
     let (_, work) = Encoding::decode(&text);
     if work.trim().is_empty() {
         // An empty file is a settings file nobody has written yet.
@@ -281,7 +298,7 @@ pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
             ),
         });
     }
-    let value = serde_json::from_str(&work).map_err(|e| {
+    let value: Value = serde_json::from_str(&work).map_err(|e| {
         let message = e.to_string();
         let message = message
             .rfind(" at line ")
@@ -293,6 +310,7 @@ pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
             message,
         }
     })?;
+    PARSED.with(|cache| *cache.borrow_mut() = Some((target.clone(), text.clone(), value.clone())));
     Ok(Some((text, value)))
 }
 

@@ -10,7 +10,8 @@
 //! `AMPLIHACK_BENCH_MAX_RSS_KIB` (default 4096). It also measures what the built-ins add, the
 //! same call with them on and off: under 0.05 ms for pre-tool-use's guard, under 0.1 ms for
 //! post-tool-use's metrics line. And it checks the binary carries no TLS, HTTP client or async
-//! runtime (`rustls`, `ureq`, `tokio`) and is at most 4 MiB (`AMPLIHACK_BENCH_MAX_SIZE_KIB`).
+//! runtime (`rustls`, `ureq`, `tokio`) and is at most 4 MiB (`AMPLIHACK_BENCH_MAX_SIZE_KIB`), and
+//! times `amplihack install` on 1 MiB of user settings (gate 75 ms; the goal is 50).
 //!
 //! A shared 2-core machine has bursts of noise that can move one median by 10%; a measurement
 //! that falls short is taken again, up to three times in all, and the best one counts. A slower
@@ -256,6 +257,67 @@ fn main() {
         }
         if best > limit_ms {
             println!("  FAIL: {label} add {best:.3} ms, over {limit_ms} ms");
+            failed = true;
+        }
+    }
+    // `amplihack install` on 1 MiB of the user's settings, from a fresh copy each time (the
+    // amplihack next to the hook binary: the one users run).
+    let amplihack = hooks.with_file_name("amplihack");
+    if amplihack.exists() {
+        let home = sandbox.path().join("install-home");
+        let settings = home.join(".claude/settings.json");
+        std::fs::create_dir_all(settings.parent().expect("dir")).expect("mkdir");
+        // Realistic bulk: permission rules and environment variables, to 1 MiB pretty-printed.
+        let rules = 17_000;
+        let big = serde_json::json!({
+            "model": "opus",
+            "permissions": {"allow": (0..rules).map(|i| format!("Bash(tool-{i}:*)")).collect::<Vec<_>>()},
+            "env": (0..rules)
+                .map(|i| (format!("VAR_{i}"), serde_json::json!("x".repeat(16))))
+                .collect::<serde_json::Map<String, serde_json::Value>>(),
+        });
+        let text = serde_json::to_string_pretty(&big).expect("json");
+        assert!(text.len() >= 1024 * 1024, "{} bytes", text.len());
+        // The goal is under 50 ms (measured 43-45 ms here); the gate leaves room for a slower
+        // disk's fsyncs on a shared machine and still catches the 180-290 ms this once took.
+        let limit_ms = 75.0;
+        let mut best = f64::MAX;
+        for attempt in 1..=ATTEMPTS {
+            let mut times = Vec::new();
+            for _ in 0..15 {
+                std::fs::write(&settings, &text).expect("write");
+                let started = Instant::now();
+                let status = Command::new(&amplihack)
+                    .args(["install", "--host", "claude"])
+                    .env("HOME", &home)
+                    .env("AMPLIHACK_BIN_DIR", sandbox.path().join("install-bin"))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .expect("install");
+                assert!(status.success(), "install failed");
+                times.push(started.elapsed());
+            }
+            times.sort();
+            let median = ms(percentile(&times, 0.5));
+            println!(
+                "amplihack install, {} KiB of settings        median {median:.1} ms (limit {limit_ms} ms){}",
+                text.len() / 1024,
+                if attempt > 1 {
+                    format!(" (attempt {attempt})")
+                } else {
+                    String::new()
+                }
+            );
+            best = best.min(median);
+            if best <= limit_ms {
+                break;
+            }
+        }
+        if best > limit_ms {
+            println!(
+                "  FAIL: installing on 1 MiB of settings took {best:.1} ms, over {limit_ms} ms"
+            );
             failed = true;
         }
     }
