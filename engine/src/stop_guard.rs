@@ -12,6 +12,17 @@ use amplihack_state::{StateDir, session};
 /// own cap. `AMPLIHACK_STOP_BLOCK_CAP` changes it; `0` turns the guard off.
 pub const DEFAULT_CAP: u32 = 8;
 
+/// The cap in force: `AMPLIHACK_STOP_BLOCK_CAP`, else the host's own
+/// (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, which hooks inherit from Claude Code; `0` means the host
+/// has none), else [`DEFAULT_CAP`]. Following the host's setting means amplihack never stops a
+/// session earlier than the host itself would.
+pub fn cap(var: &dyn Fn(&str) -> Option<String>) -> u32 {
+    let parse = |name: &str| var(name).and_then(|v| v.trim().parse::<u32>().ok());
+    parse("AMPLIHACK_STOP_BLOCK_CAP")
+        .or_else(|| parse("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"))
+        .unwrap_or(DEFAULT_CAP)
+}
+
 /// Applies the guard to the plugins' merged reply.
 pub fn apply(reply: &mut Reply, event: &HookEvent, state: &StateDir, cap: u32) {
     if !matches!(event.name, EventName::Stop | EventName::SubagentStop) || cap == 0 {
@@ -49,5 +60,35 @@ pub fn apply(reply: &mut Reply, event: &HookEvent, state: &StateDir, cap: u32) {
             Some(message) => format!("{message}\n{note}"),
             None => note,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hosts_cap_is_followed_unless_amplihacks_is_set() {
+        let cases: &[(&[(&str, &str)], u32)] = &[
+            (&[], DEFAULT_CAP),
+            (&[("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "20")], 20),
+            (&[("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "0")], 0),
+            (
+                &[
+                    ("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "20"),
+                    ("AMPLIHACK_STOP_BLOCK_CAP", "3"),
+                ],
+                3,
+            ),
+            (&[("AMPLIHACK_STOP_BLOCK_CAP", "junk")], DEFAULT_CAP),
+        ];
+        for (env, want) in cases {
+            let got = cap(&|k| {
+                env.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            });
+            assert_eq!(got, *want, "{env:?}");
+        }
     }
 }

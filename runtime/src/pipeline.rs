@@ -81,11 +81,8 @@ pub fn run(call: &Call<'_>) -> Outcome {
             budget: call.time_left(),
         });
         if let Some(state) = &state {
-            let cap = call
-                .ctx
-                .var("AMPLIHACK_STOP_BLOCK_CAP")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(stop_guard::DEFAULT_CAP);
+            let var = |name: &str| call.ctx.var(name);
+            let cap = stop_guard::cap(&var);
             stop_guard::apply(&mut forwarded.reply, call.event, state, cap);
         }
         outcome.problems.extend(forwarded.problems.iter().cloned());
