@@ -91,12 +91,17 @@ pub fn program_words(command: &str) -> Vec<String> {
     words.into_iter().skip(i).collect()
 }
 
+/// Whether a program word (a path or a bare name) is `amplihack-hooks`, wherever it lives.
+pub fn is_hooks_program(program: &str) -> bool {
+    let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    name == HOOKS_BINARY || name == "amplihack-hooks.exe"
+}
+
 /// The program of a command is `amplihack-hooks`, wherever it lives and however it is wrapped.
 pub fn runs_amplihack_hooks(command: &str) -> bool {
-    program_words(command).first().is_some_and(|program| {
-        let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
-        name == HOOKS_BINARY || name == "amplihack-hooks.exe"
-    })
+    program_words(command)
+        .first()
+        .is_some_and(|program| is_hooks_program(program))
 }
 
 /// Bare when every character is safe in `sh`, else double-quoted with `"`, `\`, `$` and `` ` ``

@@ -67,21 +67,20 @@ pub struct OurHandler {
 /// with one of its subcommands, or a legacy Python amplihack hook (`tools/amplihack/hooks/*.py`).
 pub fn recognise(command: &str) -> Option<OurHandler> {
     let words = amplihack_protocol::command::program_words(command);
-    if let Some(program) = words.first() {
-        let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
-        if name == HOOKS_BINARY || name == "amplihack-hooks.exe" {
-            let subcommand = words[1..].iter().find(|w| {
-                !w.starts_with('-') && w.as_str() != "amplifier" && w.as_str() != "claude"
+    if let Some(program) = words.first()
+        && amplihack_protocol::command::is_hooks_program(program)
+    {
+        let subcommand = words[1..]
+            .iter()
+            .find(|w| !w.starts_with('-') && w.as_str() != "amplifier" && w.as_str() != "claude");
+        let known = subcommand.is_some_and(|s| {
+            table::find(s).is_some() || table::LEGACY_SUBCOMMANDS.contains(&s.as_str())
+        });
+        if known {
+            return Some(OurHandler {
+                binary: Some(program.clone()),
+                subcommand: subcommand.cloned(),
             });
-            let known = subcommand.is_some_and(|s| {
-                table::find(s).is_some() || table::LEGACY_SUBCOMMANDS.contains(&s.as_str())
-            });
-            if known {
-                return Some(OurHandler {
-                    binary: Some(program.clone()),
-                    subcommand: subcommand.cloned(),
-                });
-            }
         }
     }
     let normalized = command.replace('\\', "/");
