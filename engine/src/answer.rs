@@ -1,8 +1,10 @@
 //! One handler's output read as Claude Code reads it, into a [`Reply`].
 //!
-//! Exit 0: a JSON object on stdout is an answer; other text is context for UserPromptSubmit and
-//! SessionStart and ignored elsewhere. Exit 2: a block, with stderr as the reason, routed per event
-//! by the renderer. Any other exit, a timeout or a failure to start: a non-blocking warning.
+//! As Claude Code 2.1.328 reads it: stdout that starts with `{` is a JSON answer, and a valid one
+//! decides whatever the exit code (unless it is 2); other text is context for UserPromptSubmit and
+//! SessionStart and ignored elsewhere. Exit 2: a block whatever the JSON says, with the JSON's
+//! `reason` or else stderr as the message, routed per event by the renderer. Any other exit without
+//! a JSON answer, a timeout or a failure to start: a non-blocking warning.
 
 use amplihack_protocol::{Decision, EventName, Reply};
 use serde_json::Value;
@@ -26,18 +28,38 @@ pub fn interpret(event: &EventName, plugin: &str, finished: &Finished) -> (Reply
             )),
         );
     }
-    match finished.exit {
-        Some(0) => (from_stdout(event, finished.stdout.trim()), None),
-        Some(2) => {
-            let reason = finished.stderr.trim();
-            let reason = if reason.is_empty() {
-                format!("blocked by hook from {plugin}")
-            } else {
-                reason.to_string()
-            };
-            (Reply::deny(reason), None)
+    let json = json_answer(finished.stdout.trim());
+    match (finished.exit, json) {
+        (_, Some(Err(error))) if finished.exit != Some(2) => (
+            Reply::default(),
+            Some(format!(
+                "hook from {plugin} printed output that starts with {{ but is not a JSON object: {error}"
+            )),
+        ),
+        (Some(0), None)
+            if takes_plain_text_context(event) && !finished.stdout.trim().is_empty() =>
+        {
+            (Reply::context(finished.stdout.trim()), None)
         }
-        code => {
+        (Some(0), None) => (Reply::default(), None),
+        // Exit 2 blocks whatever the JSON says; its `reason`, if any, is the message.
+        (Some(2), json) => {
+            let (mut reply, json_reason) = match json {
+                Some(Ok(answer)) => (from_json(event, &answer), text(answer.get("reason"))),
+                _ => (Reply::default(), None),
+            };
+            let stderr = finished.stderr.trim();
+            let reason = json_reason
+                .or(reply.reason.take())
+                .or_else(|| (!stderr.is_empty()).then(|| stderr.to_string()))
+                .unwrap_or_else(|| format!("blocked by hook from {plugin}"));
+            reply.decision = Some(Decision::Deny);
+            reply.reason = Some(reason);
+            (reply, None)
+        }
+        // Any exit: a valid JSON object decides (Claude Code ignores the exit code then).
+        (_, Some(Ok(answer))) => (from_json(event, &answer), None),
+        (code, _) => {
             let first_line = finished.stderr.lines().next().unwrap_or("no stderr output");
             let code = code.map_or("a signal".to_string(), |c| c.to_string());
             (
@@ -57,16 +79,49 @@ fn takes_plain_text_context(event: &EventName) -> bool {
     )
 }
 
-fn from_stdout(event: &EventName, stdout: &str) -> Reply {
-    if stdout.is_empty() {
-        return Reply::default();
+/// Stdout that starts with `{` is a JSON answer (Claude Code's rule): the object, or why not.
+fn json_answer(stdout: &str) -> Option<Result<serde_json::Map<String, Value>, String>> {
+    if !stdout.starts_with('{') {
+        return None;
     }
-    match serde_json::from_str::<Value>(stdout) {
-        Ok(Value::Object(answer)) => from_json(&answer),
-        _ if takes_plain_text_context(event) => Reply::context(stdout),
-        _ => Reply::default(),
-    }
+    Some(match serde_json::from_str::<Value>(stdout) {
+        Ok(Value::Object(answer)) => Ok(answer),
+        Ok(_) => Err("not an object".into()),
+        Err(e) => Err(e.to_string()),
+    })
 }
+
+/// The reply in a JSON answer printed by a handler that declared itself async: its last line
+/// that is a JSON object other than the `{"async": true}` declaration (or the whole rest).
+pub fn async_answer(event: &EventName, stdout: &str) -> Option<Reply> {
+    let declared = |answer: &serde_json::Map<String, Value>| answer.contains_key("async");
+    let rest: Vec<&str> = stdout
+        .lines()
+        .skip_while(|line| {
+            line.trim().is_empty()
+                || matches!(json_answer(line.trim()), Some(Ok(a)) if declared(&a))
+        })
+        .collect();
+    if let Some(Ok(answer)) = json_answer(rest.join("\n").trim()) {
+        return Some(from_json(event, &answer));
+    }
+    rest.iter()
+        .rev()
+        .find_map(|line| match json_answer(line.trim()) {
+            Some(Ok(answer)) if !declared(&answer) => Some(from_json(event, &answer)),
+            _ => None,
+        })
+}
+
+/// The `hookSpecificOutput` fields read into [`Reply`]'s own fields.
+const INTERPRETED: [&str; 6] = [
+    "hookEventName",
+    "permissionDecision",
+    "permissionDecisionReason",
+    "updatedInput",
+    "additionalContext",
+    "decision",
+];
 
 fn text(value: Option<&Value>) -> Option<String> {
     value
@@ -75,7 +130,7 @@ fn text(value: Option<&Value>) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-fn from_json(answer: &serde_json::Map<String, Value>) -> Reply {
+fn from_json(event: &EventName, answer: &serde_json::Map<String, Value>) -> Reply {
     let mut reply = Reply {
         suppress_output: answer.get("suppressOutput") == Some(&Value::Bool(true)),
         ..Reply::default()
@@ -122,7 +177,16 @@ fn from_json(answer: &serde_json::Map<String, Value>) -> Reply {
         if let Some(context) = text(specific.get("additionalContext")) {
             reply.context.push(context);
         }
+        // The rest goes to Claude Code as it came, when it was meant for this event.
+        if specific.get("hookEventName").and_then(Value::as_str) == Some(event.as_str()) {
+            reply.passthrough = specific
+                .iter()
+                .filter(|(key, _)| !INTERPRETED.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect();
+        }
     }
+    reply.terminal_sequence = text(answer.get("terminalSequence"));
     // The seeds' Amplifier-style fields. `newContent` has no Claude Code equivalent; its text is
     // handed to the model as context so it is not lost.
     for key in ["contextInjection", "newContent"] {
@@ -195,10 +259,66 @@ mod tests {
                 false,
             ),
         ];
+        let mut cases = cases;
+        cases.extend(vec![
+            // Claude Code 2.1.328's leniency: a valid JSON object decides on any exit but 2 ...
+            (E::Stop, finished(Some(1), &json!({"decision": "block", "reason": "r1"}).to_string(), "noise"), deny("r1"), false),
+            // ... exit 2 blocks whatever the JSON says, with its reason when it has one ...
+            (E::PreToolUse, finished(Some(2), &json!({"permissionDecision": "allow", "reason": "json says"}).to_string(), "stderr says"), deny("json says"), false),
+            (E::PostToolUse, finished(Some(2), "not json", "stderr says\n"), deny("stderr says"), false),
+            // ... and output that starts with { but is not JSON is an error, never context.
+            (E::UserPromptSubmit, finished(Some(0), "{oops", ""), Reply::default(), true),
+            (E::UserPromptSubmit, finished(Some(0), "[1, 2]", ""), Reply::context("[1, 2]"), false),
+            // Fields amplihack does not read itself reach Claude Code unchanged, for their event.
+            (
+                E::UserPromptSubmit,
+                finished(Some(0), &json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "sessionTitle": "Fix login"}, "terminalSequence": "\u{7}"}).to_string(), ""),
+                Reply { passthrough: json!({"sessionTitle": "Fix login"}).as_object().cloned().unwrap_or_default(), terminal_sequence: Some("\u{7}".into()), ..Reply::default() },
+                false,
+            ),
+            (
+                E::PostToolUse,
+                finished(Some(0), &json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedToolOutput": "x"}}).to_string(), ""),
+                Reply::default(),
+                false,
+            ),
+        ]);
         for (event, output, want, warns) in cases {
             let (reply, warning) = interpret(&event, "p", &output);
             assert_eq!(reply, want, "{event} {output:?}");
             assert_eq!(warning.is_some(), warns, "{event} {output:?}: {warning:?}");
+        }
+    }
+
+    #[test]
+    fn an_async_handler_answers_after_its_declaration() {
+        let event = EventName::PostToolUse;
+        let context = |text: &str| Some(Reply::context(text));
+        let cases = [
+            (
+                "{\"async\": true}\n{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", \"additionalContext\": \"later\"}}\n",
+                context("later"),
+            ),
+            (
+                "{\"async\":true,\"asyncTimeout\":5000}\nprogress...\n{\"systemMessage\": \"done\"}\n",
+                Some(Reply {
+                    system_message: Some("done".into()),
+                    ..Reply::default()
+                }),
+            ),
+            (
+                "{\"async\": true}\n{\n  \"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", \"additionalContext\": \"pretty\"}\n}\n",
+                context("pretty"),
+            ),
+            (
+                "{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", \"additionalContext\": \"config async\"}}",
+                context("config async"),
+            ),
+            ("{\"async\": true}\n", None),
+            ("plain words\n", None),
+        ];
+        for (stdout, want) in cases {
+            assert_eq!(async_answer(&event, stdout), want, "{stdout}");
         }
     }
 }

@@ -421,18 +421,8 @@ pub fn forward(request: &Request<'_>) -> Outcome {
         let mut merged_here = Reply::default();
         for (i, finished) in results {
             let candidate = batch[i];
-            let (mut reply, warning) =
+            let (reply, warning) =
                 answer::interpret(&event.name, &candidate.plugin.name, &finished);
-            let source = format!(
-                "{}:{}",
-                candidate.plugin.level.as_str(),
-                candidate.plugin.name
-            );
-            reply.context = reply
-                .context
-                .into_iter()
-                .map(|c| format!("[hook {source}] {c}"))
-                .collect();
             if let Some(warning) = &warning {
                 outcome.problems.push(warning.clone());
             }

@@ -114,6 +114,12 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
     if let Some(message) = system_message {
         out.insert("systemMessage".into(), json!(message));
     }
+    for (key, value) in &reply.passthrough {
+        specific.entry(key.clone()).or_insert_with(|| value.clone());
+    }
+    if let Some(sequence) = &reply.terminal_sequence {
+        out.insert("terminalSequence".into(), json!(sequence));
+    }
     if let Some(reason) = &reply.halt {
         out.insert("continue".into(), json!(false));
         out.insert("stopReason".into(), json!(reason));

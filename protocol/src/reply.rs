@@ -47,6 +47,12 @@ pub struct Reply {
     pub halt: Option<String>,
     /// `suppressOutput`: hide the hook's output from the transcript (Amplifier honours it).
     pub suppress_output: bool,
+    /// `hookSpecificOutput` fields amplihack does not interpret itself (`sessionTitle`,
+    /// `updatedToolOutput`, `updatedMCPToolOutput`, `watchPaths`, `retry`, ...): handed to Claude
+    /// Code unchanged, so a plugin's answer means what it means natively.
+    pub passthrough: serde_json::Map<String, Value>,
+    /// `terminalSequence`: written to the terminal by Claude Code.
+    pub terminal_sequence: Option<String>,
 }
 
 impl Reply {
@@ -98,6 +104,10 @@ impl Reply {
             self.halt = other.halt;
         }
         self.suppress_output |= other.suppress_output;
+        self.passthrough.extend(other.passthrough);
+        if other.terminal_sequence.is_some() {
+            self.terminal_sequence = other.terminal_sequence;
+        }
     }
 }
 
