@@ -89,6 +89,33 @@ fn matchers_select_by_each_events_own_field() {
     assert_eq!(env.marks("ran"), ["startup"]);
 }
 
+/// A handler's `if` rule: it runs only for the tool calls the rule matches, as in Claude Code.
+#[test]
+fn if_rules_select_tool_calls() {
+    let env = TestEnv::new();
+    let handler = |rule: &str, name: &str| json!({"type": "command", "if": rule, "command": env.mark("ran", name)});
+    env.plugin(
+        &env.user_hooks_dir(),
+        "guarded",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![
+                handler("Bash(git commit:*)", "commit"),
+                handler("Bash(npm *)", "npm"),
+                handler("Edit(*.ts)", "ts"),
+            ],
+        ),
+    );
+    for cmd in ["git commit -m x", "ls && npm test", "git status"] {
+        let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, cmd), &[]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let edit = json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Edit", "tool_input": {"file_path": "/p/a.ts"}});
+    env.run_hooks(&["pre-tool-use"], &edit, &[]);
+    assert_eq!(env.marks("ran"), ["commit", "npm", "ts"]);
+}
+
 #[test]
 fn answers_merge_deny_over_ask_over_allow_with_contexts_named() {
     let env = TestEnv::new();
@@ -587,25 +614,99 @@ fn project_plugins_run_only_when_trusted_and_again_after_any_change() {
     );
 }
 
+/// Handlers that answer later, as Claude Code runs them: `async: true`, `asyncRewake: true`, and a
+/// first line `{"async": true}`. None delays the answer; what they say reaches the model at the
+/// session's next event that carries context, exactly once; one past its timeout says nothing
+/// and is stopped; SessionEnd stops what still runs.
 #[test]
-fn async_handlers_never_delay_the_answer() {
+fn background_answers_reach_the_model_at_the_next_turn_exactly_once() {
     let env = TestEnv::new();
-    let handler = json!({"type": "command", "command": format!("sleep 1; {}", env.mark("ran", "async")), "async": true});
+    let answer = |context: &str| {
+        json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": context}})
+            .to_string()
+    };
+    let handlers = vec![
+        json!({"type": "command", "async": true, "command": format!(
+            "sleep 0.3; echo '{}'",
+            json!({"systemMessage": "msg A", "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "ctx A"}})
+        )}),
+        // Declared on its first line; keeps writing to stderr after the hand-over (a closed pipe
+        // would kill it with SIGPIPE before it answers).
+        command(&format!(
+            "echo '{{\"async\": true, \"asyncTimeout\": 5000}}'; sleep 0.3; seq 1 20000 >&2; echo '{}'",
+            answer("ctx B")
+        )),
+        json!({"type": "command", "asyncRewake": true, "rewakeMessage": "Review:", "command": "echo 'finding X' >&2; exit 2"}),
+        json!({"type": "command", "asyncRewake": true, "command": "echo 'all good' >&2; exit 0"}),
+        command(&format!(
+            "echo '{{\"async\": true, \"asyncTimeout\": 300}}'; sleep 2; {}; echo '{}'",
+            env.mark("late", "ran past its timeout"),
+            answer("ctx late")
+        )),
+    ];
     env.plugin(
         &env.user_hooks_dir(),
-        "slow",
-        &one_group("PostToolUse", None, vec![handler]),
+        "later",
+        &one_group("PostToolUse", None, handlers),
     );
-    let payload = json!({"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}});
-    let (output, elapsed) = env.run_hooks(&["post-tool-use"], &payload, &[]);
-    assert_eq!(output.status.code(), Some(0));
+    let post = json!({"hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}});
+    let (output, elapsed) = env.run_hooks(&["post-tool-use"], &post, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(elapsed < Duration::from_millis(500), "waited: {elapsed:?}");
+    assert_eq!(reply_of(&output), Value::Null, "nothing yet");
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(env.marks("late").is_empty(), "stopped at its asyncTimeout");
+
+    let prompt = |session: &str| json!({"hook_event_name": "UserPromptSubmit", "session_id": session, "prompt": "next"});
+    let context_of = |output: &std::process::Output| {
+        reply_of(output)["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    // Another session's turn, and an event that carries no context, get none of it.
+    let (other, _) = env.run_hooks(&["user-prompt-submit"], &prompt("s2"), &[]);
+    assert_eq!(context_of(&other), "");
+    let pre = json!({"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Read", "tool_input": {"file_path": "/x"}});
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &pre, &[]);
+    assert_eq!(reply_of(&output), Value::Null);
+
+    let (output, elapsed) = env.run_hooks(&["user-prompt-submit"], &prompt("s1"), &[]);
     assert!(elapsed < Duration::from_millis(500), "{elapsed:?}");
-    assert!(env.marks("ran").is_empty());
-    let started = std::time::Instant::now();
-    while env.marks("ran").is_empty() && started.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(env.marks("ran"), ["async"], "it did run, detached");
+    let context = context_of(&output);
+    assert_eq!(
+        context, "msg A\n\nctx A\n\nReview: finding X\n\nctx B",
+        "configured ones first (they start before the others run), then the declared one; the \
+         message before the context, as Claude Code hands both to the model"
+    );
+    let (again, _) = env.run_hooks(&["user-prompt-submit"], &prompt("s1"), &[]);
+    assert_eq!(context_of(&again), "", "delivered once");
+    assert_eq!(stderr(&output), "");
+
+    // SessionEnd stops what still runs, with its children, and leaves nothing behind.
+    let marker = env.root().join("marks/after-end");
+    env.plugin(
+        &env.user_hooks_dir(),
+        "later",
+        &one_group(
+            "PostToolUse",
+            None,
+            vec![json!({"type": "command", "async": true, "command": format!("sleep 3; echo done > '{}'", marker.display())})],
+        ),
+    );
+    let (output, _) = env.run_hooks(&["post-tool-use"], &post, &[]);
+    assert_eq!(output.status.code(), Some(0));
+    std::thread::sleep(Duration::from_millis(300));
+    let end = json!({"hook_event_name": "SessionEnd", "session_id": "s1", "reason": "exit"});
+    let (output, _) = env.run_hooks(&["session-end"], &end, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    std::thread::sleep(Duration::from_millis(3500));
+    assert!(!marker.exists(), "the handler outlived its session");
+    let async_dir = env.home.join(".local/state/amplihack/async");
+    let left: Vec<_> = std::fs::read_dir(&async_dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(!left.iter().any(|p| p.ends_with("s1")), "{left:?}");
 }
 
 #[test]

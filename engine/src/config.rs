@@ -1,20 +1,26 @@
-//! A plugin's `hooks.json`: Claude Code's schema plus the seed fields `enabled`, `priority`,
-//! `async` and `description`, validated with errors that name the file, the field and the fix.
+//! A plugin's `hooks.json`: Claude Code's schema (including `async`, `asyncRewake` with
+//! `rewakeMessage`, and `if`) plus the seed fields `enabled`, `priority` and `description`, validated with errors that name the file, the field and the fix.
 
 use std::path::{Path, PathBuf};
 
 use amplihack_protocol::event::json_kind as kind;
 use serde_json::Value;
 
-/// Handler timeout when none is configured, and the most that may be configured (seconds).
+/// Handler timeout when none is configured (seconds). Any positive timeout is accepted, as Claude
+/// Code accepts it; a handler amplihack waits for is also bounded by amplihack's own deadline.
 pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
-pub const MAX_TIMEOUT_SECS: f64 = 300.0;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Handler {
     pub command: String,
     pub timeout_secs: f64,
     pub is_async: bool,
+    /// `asyncRewake: true`: runs in the background; an exit 2 wakes the model with its stderr,
+    /// prefixed by `rewakeMessage`.
+    pub rewake: Option<crate::background::Rewake>,
+    /// `if`: one permission-rule pattern (`Bash(git commit:*)`); the handler runs only for tool
+    /// calls it matches.
+    pub condition: Option<String>,
     /// Lower runs first; handlers of one priority run in parallel.
     pub priority: i64,
     pub enabled: bool,
@@ -214,12 +220,12 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                 let timeout_secs = match handler.get("timeout") {
                     None => DEFAULT_TIMEOUT_SECS,
                     Some(v) => match v.as_f64() {
-                        Some(t) if t > 0.0 && t <= MAX_TIMEOUT_SECS => t,
+                        Some(t) if t > 0.0 && t.is_finite() => t,
                         Some(t) => {
                             return Err(checker.error(
                                 format!("{at}.timeout"),
                                 format!("is {t} s"),
-                                format!("use seconds between 1 and {MAX_TIMEOUT_SECS}"),
+                                "use a positive number of seconds",
                             ));
                         }
                         None => {
@@ -249,6 +255,21 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                         &format!("{at}.async"),
                         false,
                     )?,
+                    rewake: checker
+                        .bool_field(
+                            handler.get("asyncRewake"),
+                            &format!("{at}.asyncRewake"),
+                            false,
+                        )?
+                        .then(|| {
+                            checker.string_field(
+                                handler.get("rewakeMessage"),
+                                &format!("{at}.rewakeMessage"),
+                            )
+                        })
+                        .transpose()?
+                        .map(|message| crate::background::Rewake { message }),
+                    condition: checker.string_field(handler.get("if"), &format!("{at}.if"))?,
                     priority,
                     enabled: checker.bool_field(
                         handler.get("enabled"),
@@ -307,9 +328,9 @@ mod tests {
                 "missing or empty",
             ),
             (
-                "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"x\", \"timeout\": 900}]}]}}",
+                "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"x\", \"timeout\": -5}]}]}}",
                 "hooks.Stop[0].hooks[0].timeout",
-                "is 900 s",
+                "is -5 s",
             ),
             (
                 "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"x\", \"timeout\": \"5\"}]}]}}",
@@ -320,6 +341,16 @@ mod tests {
                 "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"x\", \"async\": \"yes\"}]}]}}",
                 "hooks.Stop[0].hooks[0].async",
                 "not a boolean",
+            ),
+            (
+                "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"x\", \"asyncRewake\": 1}]}]}}",
+                "hooks.Stop[0].hooks[0].asyncRewake",
+                "not a boolean",
+            ),
+            (
+                "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"x\", \"if\": [\"Bash\"]}]}]}}",
+                "hooks.Stop[0].hooks[0].if",
+                "not a string",
             ),
             (
                 "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"x\", \"priority\": 1.5}]}]}}",

@@ -19,8 +19,9 @@ use amplihack_protocol::command::runs_amplihack_hooks;
 use amplihack_state::{StateDir, audit, files, plugins, session, session_key, trust};
 
 use crate::answer;
+use crate::background::{self, Background, Rewake};
 use crate::discovery::{self, Level, Plugin};
-use crate::execute::{self, Finished, Spawn};
+use crate::execute::{self, Finished, Ran, Spawn};
 use crate::matcher;
 
 /// Set in every handler's environment; a hook that calls `amplihack-hooks` again is not forwarded
@@ -119,7 +120,34 @@ struct Candidate<'p> {
     command: String,
     timeout: Duration,
     priority: i64,
-    detached: bool,
+    /// Runs in the background (`async`, or `asyncRewake` with its message).
+    background: Option<Option<Rewake>>,
+}
+
+impl Candidate<'_> {
+    /// `level:name`, as the audit log names plugins.
+    fn source(&self) -> String {
+        format!("{}:{}", self.plugin.level.as_str(), self.plugin.name)
+    }
+
+    fn run(
+        &self,
+        detached: bool,
+        finished: Option<Finished>,
+        reply: Reply,
+        warning: Option<String>,
+    ) -> Run {
+        Run {
+            plugin: self.plugin.name.clone(),
+            level: self.plugin.level,
+            command: self.command.clone(),
+            priority: self.priority,
+            detached,
+            finished,
+            reply,
+            warning,
+        }
+    }
 }
 
 fn substitute(command: &str, plugin: &Plugin) -> String {
@@ -223,32 +251,71 @@ pub fn forward(request: &Request<'_>) -> Outcome {
         return outcome;
     }
     let event = request.event;
-    let levels = levels(event.cwd.as_deref(), request.host, var);
-    if levels.is_empty() {
-        return outcome;
-    }
     let Some(state) = StateDir::locate(var) else {
         return outcome;
     };
-    let disabled = plugins::disabled(&state);
+    let session = event
+        .session_id
+        .clone()
+        .or_else(|| var("AMPLIFIER_SESSION_ID"));
+    let background = Background {
+        state: &state,
+        session: session.as_deref(),
+    };
+    if background::delivers_on(&event.name) {
+        outcome.reply.merge(background.deliver());
+    }
+    let (plugins, project_root) = discover(request, &state, &mut outcome);
+    let candidates = candidates(&plugins, event, &mut outcome);
+    if !candidates.is_empty() {
+        let setting = Setting::new(request, &state, session.as_deref(), project_root);
+        for candidate in candidates.iter().filter(|c| c.background.is_some()) {
+            outcome
+                .runs
+                .push(start_in_background(candidate, &setting, &background, event));
+        }
+        run_in_order(&candidates, &setting, &background, request, &mut outcome);
+        setting.finish(var);
+        audit_runs(
+            &state,
+            event,
+            session.as_deref(),
+            &outcome.runs,
+            &mut outcome.problems,
+        );
+    }
+    if event.name == EventName::SessionEnd {
+        background.end();
+    }
+    outcome
+}
+
+/// The plugins of every level this host leaves to amplihack, a project's only when trusted, and
+/// the project's root when its plugins take part.
+fn discover(
+    request: &Request<'_>,
+    state: &StateDir,
+    outcome: &mut Outcome,
+) -> (Vec<Plugin>, Option<PathBuf>) {
+    let event = request.event;
     let mut plugins: Vec<Plugin> = Vec::new();
     let mut project_root: Option<PathBuf> = None;
-    for (level, dir) in &levels {
-        let found = discovery::load_level(dir, *level);
-        if *level == Level::Project {
+    for (level, dir) in levels(event.cwd.as_deref(), request.host, request.var) {
+        let found = discovery::load_level(&dir, level);
+        if level == Level::Project {
             let project = dir
                 .parent()
                 .and_then(Path::parent)
                 .map(Path::to_path_buf)
                 .unwrap_or_default();
             let files: Vec<PathBuf> = found.iter().map(|p| p.file.clone()).collect();
-            if !found.is_empty() && !trust::is_trusted(&state, &project, &files) {
+            if !found.is_empty() && !trust::is_trusted(state, &project, &files) {
                 notify_untrusted(
-                    &state,
+                    state,
                     event.session_id.as_deref(),
                     &project,
                     found.len(),
-                    &mut outcome,
+                    outcome,
                 );
                 outcome.skipped.extend(
                     found
@@ -261,10 +328,32 @@ pub fn forward(request: &Request<'_>) -> Outcome {
         }
         plugins.extend(found);
     }
+    let disabled = plugins::disabled(state);
+    plugins.retain(|plugin| {
+        let enabled = plugin.config.as_ref().map_or(true, |c| c.enabled);
+        if !enabled || disabled.contains(&plugin.root) {
+            outcome.skipped.push(format!(
+                "{}:{}: disabled",
+                plugin.level.as_str(),
+                plugin.name
+            ));
+        }
+        enabled && !disabled.contains(&plugin.root)
+    });
+    (plugins, project_root)
+}
 
+/// The handlers this event runs, in plugin order: matching group, enabled, its `if` holding for
+/// the tool call, not amplihack itself, each distinct command once.
+fn candidates<'p>(
+    plugins: &'p [Plugin],
+    event: &HookEvent,
+    outcome: &mut Outcome,
+) -> Vec<Candidate<'p>> {
     let target = event.matcher_target();
+    let tool = event.tool();
     let mut candidates: Vec<Candidate<'_>> = Vec::new();
-    for plugin in &plugins {
+    for plugin in plugins {
         let config = match &plugin.config {
             Ok(config) => config,
             Err(error) => {
@@ -274,153 +363,173 @@ pub fn forward(request: &Request<'_>) -> Outcome {
                 continue;
             }
         };
-        if !config.enabled || disabled.contains(&plugin.root) {
-            outcome.skipped.push(format!(
-                "{}:{}: disabled",
-                plugin.level.as_str(),
-                plugin.name
-            ));
-            continue;
-        }
-        for group in config
-            .groups
-            .iter()
-            .filter(|g| g.event == event.name.as_str())
-        {
-            if !matcher::matches(group.matcher.as_deref(), target.as_deref()) {
-                continue;
-            }
-            for handler in group
-                .handlers
-                .iter()
-                .filter(|h| h.enabled && !runs_amplihack_hooks(&h.command))
-            {
-                let command = substitute(&handler.command, plugin);
-                if candidates.iter().any(|c| c.command == command) {
-                    continue; // identical commands run once
-                }
-                candidates.push(Candidate {
-                    plugin,
-                    command,
-                    timeout: Duration::from_secs_f64(handler.timeout_secs),
-                    priority: handler.priority,
-                    detached: handler.is_async,
+        let groups = config.groups.iter().filter(|g| {
+            g.event == event.name.as_str()
+                && matcher::matches(g.matcher.as_deref(), target.as_deref())
+        });
+        for handler in groups.flat_map(|g| &g.handlers) {
+            let applies = handler.enabled
+                && !runs_amplihack_hooks(&handler.command)
+                && handler.condition.as_deref().is_none_or(|rule| {
+                    matcher::condition_holds(
+                        rule,
+                        tool.map(|t| t.name.as_str()),
+                        tool.map(|t| &t.input),
+                    )
                 });
+            let command = substitute(&handler.command, plugin);
+            if !applies || candidates.iter().any(|c| c.command == command) {
+                continue; // identical commands run once
             }
+            candidates.push(Candidate {
+                plugin,
+                command,
+                timeout: Duration::from_secs_f64(handler.timeout_secs),
+                priority: handler.priority,
+                background: (handler.is_async || handler.rewake.is_some())
+                    .then(|| handler.rewake.clone()),
+            });
         }
     }
-    if candidates.is_empty() {
-        return outcome;
-    }
+    candidates
+}
 
-    // The environment every handler gets.
-    let cwd = execute::working_dir(&[
-        var("CLAUDE_PROJECT_DIR").map(PathBuf::from),
-        var("AMPLIFIER_PROJECT_DIR").map(PathBuf::from),
-        project_root,
-        event.cwd.as_ref().map(PathBuf::from),
-    ]);
-    let session = event
-        .session_id
-        .clone()
-        .or_else(|| var("AMPLIFIER_SESSION_ID"));
-    let env_file = session::env_file(&state, session.as_deref());
-    let mut base_env: Vec<(String, String)> = vec![(RECURSION_MARKER.into(), "1".into())];
-    base_env.push((
-        "CLAUDE_PROJECT_DIR".into(),
-        cwd.to_string_lossy().into_owned(),
-    ));
-    base_env.push((
-        "AMPLIFIER_PROJECT_DIR".into(),
-        cwd.to_string_lossy().into_owned(),
-    ));
-    if let Some(session) = &session {
-        base_env.push(("AMPLIFIER_SESSION_ID".into(), session.clone()));
-    }
-    if let Ok(text) = std::fs::read_to_string(&env_file) {
-        base_env.extend(parse_env_file(&text));
-    }
-    let is_session_start = event.name == EventName::SessionStart;
-    if is_session_start {
-        // Private: what plugins export may be secret.
-        let _ = files::open_append(&env_file);
-        for key in ["CLAUDE_ENV_FILE", "AMPLIFIER_ENV_FILE"] {
-            base_env.push((key.into(), env_file.to_string_lossy().into_owned()));
+/// Where and with what environment handlers run, and the session env file around them.
+struct Setting {
+    cwd: PathBuf,
+    env: Vec<(String, String)>,
+    env_file: PathBuf,
+    /// The env file before SessionStart handlers ran (their exports are forwarded after).
+    env_before: Option<String>,
+    deadline: Instant,
+}
+
+impl Setting {
+    fn new(
+        request: &Request<'_>,
+        state: &StateDir,
+        session: Option<&str>,
+        project_root: Option<PathBuf>,
+    ) -> Setting {
+        let var = request.var;
+        let cwd = execute::working_dir(&[
+            var("CLAUDE_PROJECT_DIR").map(PathBuf::from),
+            var("AMPLIFIER_PROJECT_DIR").map(PathBuf::from),
+            project_root,
+            request.event.cwd.as_ref().map(PathBuf::from),
+        ]);
+        let env_file = session::env_file(state, session);
+        let mut env: Vec<(String, String)> = vec![(RECURSION_MARKER.into(), "1".into())];
+        for key in ["CLAUDE_PROJECT_DIR", "AMPLIFIER_PROJECT_DIR"] {
+            env.push((key.into(), cwd.to_string_lossy().into_owned()));
+        }
+        if let Some(session) = session {
+            env.push(("AMPLIFIER_SESSION_ID".into(), session.to_string()));
+        }
+        if let Ok(text) = std::fs::read_to_string(&env_file) {
+            env.extend(parse_env_file(&text));
+        }
+        let mut env_before = None;
+        if request.event.name == EventName::SessionStart {
+            // Private: what plugins export may be secret.
+            let _ = files::open_append(&env_file);
+            for key in ["CLAUDE_ENV_FILE", "AMPLIFIER_ENV_FILE"] {
+                env.push((key.into(), env_file.to_string_lossy().into_owned()));
+            }
+            env_before = Some(std::fs::read_to_string(&env_file).unwrap_or_default());
+        }
+        Setting {
+            cwd,
+            env,
+            env_file,
+            env_before,
+            deadline: Instant::now() + request.budget,
         }
     }
-    let env_before = std::fs::read_to_string(&env_file).unwrap_or_default();
 
-    let deadline = Instant::now() + request.budget;
-    let mut stdin: Vec<u8> = request.raw.to_vec();
-    let mut priorities: Vec<i64> = candidates.iter().map(|c| c.priority).collect();
-    priorities.sort_unstable();
-    priorities.dedup();
+    fn finish(&self, var: &dyn Fn(&str) -> Option<String>) {
+        if let Some(before) = &self.env_before {
+            forward_exports(&self.env_file, before, var);
+        }
+    }
+}
 
-    // Detached handlers start first: they never wait for anything.
-    for candidate in candidates.iter().filter(|c| c.detached) {
-        let env = handler_env(&base_env, candidate.plugin);
-        let spawn = Spawn {
-            command: &candidate.command,
-            cwd: &cwd,
-            env: &env,
-            stdin: &stdin,
-            timeout: candidate.timeout,
-        };
-        let warning = execute::start_detached(&spawn).err().map(|e| {
+/// Starts a background handler; it never delays the answer.
+fn start_in_background(
+    candidate: &Candidate<'_>,
+    setting: &Setting,
+    background: &Background<'_>,
+    event: &HookEvent,
+) -> Run {
+    let env = handler_env(&setting.env, candidate.plugin);
+    let spawn = Spawn {
+        command: &candidate.command,
+        cwd: &setting.cwd,
+        env: &env,
+        stdin: &with_raw(&event.raw),
+        timeout: candidate.timeout,
+    };
+    let rewake = candidate.background.as_ref().and_then(Option::as_ref);
+    let warning = background
+        .start(&spawn, &event.name, &candidate.source(), rewake)
+        .err()
+        .map(|e| {
             format!(
                 "async hook from {} could not start: {e}",
                 candidate.plugin.name
             )
         });
-        outcome.runs.push(Run {
-            plugin: candidate.plugin.name.clone(),
-            level: candidate.plugin.level,
-            command: candidate.command.clone(),
-            priority: candidate.priority,
-            detached: true,
-            finished: None,
-            reply: Reply::default(),
-            warning,
-        });
-    }
+    candidate.run(true, None, Reply::default(), warning)
+}
 
+/// Runs the other handlers: priorities in sequence (lower first), one priority's handlers in
+/// parallel. A deny ends the event; an `updatedInput` is what the next priority receives.
+fn run_in_order(
+    candidates: &[Candidate<'_>],
+    setting: &Setting,
+    background: &Background<'_>,
+    request: &Request<'_>,
+    outcome: &mut Outcome,
+) {
+    let event = request.event;
+    let mut stdin: Vec<u8> = request.raw.to_vec();
+    let mut priorities: Vec<i64> = candidates.iter().map(|c| c.priority).collect();
+    priorities.sort_unstable();
+    priorities.dedup();
     for priority in priorities {
         let batch: Vec<&Candidate<'_>> = candidates
             .iter()
-            .filter(|c| c.priority == priority && !c.detached)
+            .filter(|c| c.priority == priority && c.background.is_none())
             .collect();
-        if batch.is_empty() {
-            continue;
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        let results: Vec<(usize, Finished)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = batch
-                .iter()
-                .enumerate()
-                .map(|(i, candidate)| {
-                    let env = handler_env(&base_env, candidate.plugin);
-                    let stdin = &stdin;
-                    let cwd = &cwd;
-                    scope.spawn(move || {
-                        let timeout = candidate.timeout.min(left);
-                        (
-                            i,
-                            execute::run(&Spawn {
-                                command: &candidate.command,
-                                cwd,
-                                env: &env,
-                                stdin,
-                                timeout,
-                            }),
-                        )
-                    })
-                })
-                .collect();
-            handles.into_iter().filter_map(|h| h.join().ok()).collect()
-        });
+        let left = setting.deadline.saturating_duration_since(Instant::now());
         let mut merged_here = Reply::default();
-        for (i, finished) in results {
-            let candidate = batch[i];
+        for (candidate, ran) in run_batch(&batch, setting, &stdin, left) {
+            let finished = match ran {
+                Ran::Finished(finished) => finished,
+                Ran::Declared(handoff) => {
+                    let env = handler_env(&setting.env, candidate.plugin);
+                    let spawn = Spawn {
+                        command: &candidate.command,
+                        cwd: &setting.cwd,
+                        env: &env,
+                        stdin: &stdin,
+                        timeout: candidate.timeout,
+                    };
+                    let warning = background
+                        .adopt(handoff, &spawn, &event.name, &candidate.source())
+                        .err()
+                        .map(|e| {
+                            format!(
+                                "async hook from {} could not be followed: {e}",
+                                candidate.plugin.name
+                            )
+                        });
+                    outcome
+                        .runs
+                        .push(candidate.run(true, None, Reply::default(), warning));
+                    continue;
+                }
+            };
             let (reply, warning) =
                 answer::interpret(&event.name, &candidate.plugin.name, &finished);
             if let Some(warning) = &warning {
@@ -434,16 +543,9 @@ pub fn forward(request: &Request<'_>) -> Outcome {
                 ));
             }
             merged_here.merge(reply.clone());
-            outcome.runs.push(Run {
-                plugin: candidate.plugin.name.clone(),
-                level: candidate.plugin.level,
-                command: candidate.command.clone(),
-                priority,
-                detached: false,
-                finished: Some(finished),
-                reply,
-                warning,
-            });
+            outcome
+                .runs
+                .push(candidate.run(false, Some(finished), reply, warning));
         }
         let denied = merged_here.decision == Some(Decision::Deny);
         if let Some(input) = &merged_here.updated_input {
@@ -454,18 +556,38 @@ pub fn forward(request: &Request<'_>) -> Outcome {
             break; // a deny ends the event: later priorities do not run
         }
     }
+}
 
-    if is_session_start {
-        forward_exports(&env_file, &env_before, var);
-    }
-    audit_runs(
-        &state,
-        event,
-        session.as_deref(),
-        &outcome.runs,
-        &mut outcome.problems,
-    );
-    outcome
+/// One priority's handlers, in parallel, each bounded by its timeout and the time left.
+fn run_batch<'c, 'p>(
+    batch: &[&'c Candidate<'p>],
+    setting: &Setting,
+    stdin: &[u8],
+    left: Duration,
+) -> Vec<(&'c Candidate<'p>, Ran)> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = batch
+            .iter()
+            .map(|candidate| {
+                let env = handler_env(&setting.env, candidate.plugin);
+                scope.spawn(move || {
+                    let spawn = Spawn {
+                        command: &candidate.command,
+                        cwd: &setting.cwd,
+                        env: &env,
+                        stdin,
+                        timeout: candidate.timeout.min(left),
+                    };
+                    (*candidate, execute::run(&spawn, true))
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    })
+}
+
+fn with_raw(raw: &serde_json::Map<String, Value>) -> Vec<u8> {
+    serde_json::to_vec(raw).unwrap_or_default()
 }
 
 fn handler_env(base: &[(String, String)], plugin: &Plugin) -> Vec<(String, String)> {

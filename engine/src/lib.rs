@@ -6,12 +6,14 @@
 //! * [`matcher`]: Claude Code's matcher rules;
 //! * [`execute`]: one handler as a process group with a timeout and output caps;
 //! * [`answer`]: one handler's output read as Claude Code reads it;
+//! * [`background`]: handlers that answer later (`async`, `asyncRewake`, `{"async": true}`);
 //! * [`forward`]: priorities, parallelism, merging, trust, the session env file;
 //! * [`stop_guard`]: no endless Stop blocks;
 //!
 //! Trust, disabled plugins, the audit log and session files are [`amplihack_state`]'s.
 
 pub mod answer;
+pub mod background;
 pub mod config;
 pub mod discovery;
 pub mod execute;

@@ -123,6 +123,13 @@ fn parse_args(args: &[OsString]) -> Result<Command, String> {
 
 /// The whole program; returns the exit code.
 pub fn main(args: Vec<OsString>) -> i32 {
+    if let [flag, spec] = args.as_slice()
+        && flag == amplihack_engine::background::COLLECT_FLAG
+    {
+        // A background handler's collector (started by a forward, never by a host).
+        on_stop_signals();
+        return amplihack_engine::background::collect(&spec.to_string_lossy());
+    }
     let invocation = match parse_args(&args) {
         Ok(Command::Help) => return write_stdout(&usage(), 0),
         Ok(Command::Version) => return write_stdout(&format!("amplihack-hooks {VERSION}\n"), 0),

@@ -1,0 +1,368 @@
+//! Handlers that answer later, run as Claude Code runs them.
+//!
+//! Three kinds: `"async": true` and `"asyncRewake": true` in `hooks.json`, and a handler whose
+//! first line of stdout is `{"async": true}` (with an optional `asyncTimeout` in milliseconds).
+//! Claude Code does not wait for them; when one ends, the `systemMessage` and
+//! `hookSpecificOutput.additionalContext` of its JSON answer reach the model on the next turn, and
+//! an `asyncRewake` handler that exits 2 wakes the model with its stderr.
+//!
+//! amplihack answers the host before such a handler ends, so a *collector* (this binary again,
+//! started with [`COLLECT_FLAG`], detached, no async runtime) waits for it and writes its output
+//! to `<state>/async/<session>/<id>.json`. The session's next event that carries context to the
+//! model (SessionStart, UserPromptSubmit, PostToolUse) claims and delivers it, exactly once. At
+//! SessionEnd the session's collectors still running are stopped with their handlers, and what
+//! was never delivered is removed: nothing outlives the session.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use amplihack_protocol::{EventName, Reply};
+use amplihack_state::{StateDir, files, session_key};
+use serde_json::{Value, json};
+
+use crate::answer;
+use crate::execute::{self, Handoff, Pipes, Spawn};
+
+/// The hidden argument that makes `amplihack-hooks` a collector: `--collect-async <spec>`.
+pub const COLLECT_FLAG: &str = "--collect-async";
+
+/// How long a handler that declared itself async may run when it gave no `asyncTimeout`: the
+/// default timeout Claude Code gives command hooks.
+const DECLARED_DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The events whose reply carries context to the model, where answers that arrived are handed
+/// over.
+pub fn delivers_on(event: &EventName) -> bool {
+    matches!(
+        event,
+        EventName::SessionStart | EventName::UserPromptSubmit | EventName::PostToolUse
+    )
+}
+
+/// An `asyncRewake` handler: its exit 2 wakes the model with this message and its stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewake {
+    pub message: Option<String>,
+}
+
+/// One session's background handlers.
+pub struct Background<'a> {
+    pub state: &'a StateDir,
+    pub session: Option<&'a str>,
+}
+
+impl Background<'_> {
+    fn dir(&self) -> PathBuf {
+        self.state.dir("async").join(session_key(self.session))
+    }
+
+    /// Starts an `async` / `asyncRewake` handler under a collector; returns at once.
+    pub fn start(
+        &self,
+        spawn: &Spawn<'_>,
+        event: &EventName,
+        plugin: &str,
+        rewake: Option<&Rewake>,
+    ) -> Result<(), String> {
+        let mut input = tempfile::tempfile().map_err(|e| format!("temporary stdin: {e}"))?;
+        std::io::Write::write_all(&mut input, spawn.stdin)
+            .and_then(|()| std::io::Seek::rewind(&mut input))
+            .map_err(|e| format!("temporary stdin: {e}"))?;
+        let spec = self.spec(event, plugin, spawn.command, spawn.timeout, rewake, None)?;
+        let mut command = self.collector(&spec, spawn.cwd, spawn.env)?;
+        command.stdin(Stdio::from(input)).process_group(0);
+        command.spawn().map(drop).map_err(|e| e.to_string())
+    }
+
+    /// Hands a handler that declared itself async to a collector, which joins its process group.
+    pub fn adopt(
+        &self,
+        handoff: Handoff,
+        spawn: &Spawn<'_>,
+        event: &EventName,
+        plugin: &str,
+    ) -> Result<(), String> {
+        let timeout = handoff.timeout.unwrap_or(DECLARED_DEFAULT_TIMEOUT);
+        let spec = self.spec(
+            event,
+            plugin,
+            spawn.command,
+            timeout,
+            None,
+            Some((&handoff.stdout_so_far, &handoff.stderr_so_far)),
+        )?;
+        let mut command = self.collector(&spec, spawn.cwd, spawn.env)?;
+        let stderr = handoff.stderr.as_raw_fd();
+        command
+            .stdin(Stdio::from(handoff.stdout))
+            .process_group(handoff.group);
+        // SAFETY: between fork and exec only dup2/fcntl, which are async-signal-safe. The
+        // handler's stderr becomes the collector's descriptor 3.
+        unsafe {
+            command.pre_exec(move || {
+                let moved = if stderr == 3 {
+                    libc::fcntl(3, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(stderr, 3)
+                };
+                if moved < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let started = command.spawn().map(drop).map_err(|e| e.to_string());
+        drop(handoff.stderr);
+        started
+    }
+
+    fn spec(
+        &self,
+        event: &EventName,
+        plugin: &str,
+        command: &str,
+        timeout: Duration,
+        rewake: Option<&Rewake>,
+        adopted: Option<(&[u8], &[u8])>,
+    ) -> Result<Value, String> {
+        static COUNT: AtomicU32 = AtomicU32::new(0);
+        let dir = self.dir();
+        files::private_dir(&dir).map_err(|e| e.to_string())?;
+        let id = format!(
+            "{:020}-{}-{}",
+            amplihack_state::time::now_unix().as_nanos(),
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        );
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        Ok(json!({
+            "dir": dir,
+            "id": id,
+            "event": event.as_str(),
+            "plugin": plugin,
+            "command": command,
+            "timeout_ms": timeout.as_millis() as u64,
+            "rewake": rewake.map(|r| json!({"message": r.message})),
+            "adopted": adopted.is_some(),
+            "stdout_so_far": adopted.map(|(out, _)| text(out)),
+            "stderr_so_far": adopted.map(|(_, err)| text(err)),
+        }))
+    }
+
+    fn collector(
+        &self,
+        spec: &Value,
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> Result<Command, String> {
+        let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
+        let mut command = Command::new(exe);
+        command
+            .arg(COLLECT_FLAG)
+            .arg(spec.to_string())
+            .current_dir(cwd)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        Ok(command)
+    }
+
+    /// Claims every answer that has arrived for this session (exactly once, even with calls
+    /// racing) and returns what the model is to read, in the order the handlers started.
+    pub fn deliver(&self) -> Reply {
+        let mut reply = Reply::default();
+        let Ok(entries) = std::fs::read_dir(self.dir()) else {
+            return reply;
+        };
+        let mut arrived: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        arrived.sort();
+        for path in arrived {
+            let claimed = path.with_extension(format!("claimed-{}", std::process::id()));
+            if std::fs::rename(&path, &claimed).is_err() {
+                continue; // another call took it
+            }
+            let text = std::fs::read_to_string(&claimed).unwrap_or_default();
+            let _ = std::fs::remove_file(&claimed);
+            if let Ok(result) = serde_json::from_str::<Value>(&text) {
+                reply.merge(answer_of(&result));
+            }
+        }
+        reply
+    }
+
+    /// SessionEnd: stops the collectors still running (and so their handlers) and removes what
+    /// was never delivered.
+    pub fn end(&self) {
+        let dir = self.dir();
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        for path in entries.flatten().map(|e| e.path()) {
+            if path.extension().is_some_and(|x| x == "pid")
+                && let Some(pid) = live_collector(&path)
+            {
+                // SAFETY: kill(2) on a collector proven alive by the lock it holds on its pid file.
+                unsafe { libc::kill(pid, libc::SIGTERM) };
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The pid in a collector's pid file, if that collector still holds its lock (so the pid is
+/// not a stale one the system may have reused).
+fn live_collector(pid_file: &Path) -> Option<libc::pid_t> {
+    let file = std::fs::File::open(pid_file).ok()?;
+    // SAFETY: flock on a descriptor we own.
+    let free = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+    if free {
+        return None;
+    }
+    std::fs::read_to_string(pid_file).ok()?.trim().parse().ok()
+}
+
+/// What one finished background handler gives the model.
+fn answer_of(result: &Value) -> Reply {
+    let text = |key: &str| result.get(key).and_then(Value::as_str).unwrap_or_default();
+    if result.get("timed_out") == Some(&Value::Bool(true)) {
+        return Reply::default(); // stopped at its timeout: Claude Code drops it too
+    }
+    let event = EventName::parse(text("event"));
+    if let Some(rewake) = result.get("rewake").filter(|r| r.is_object()) {
+        if result.get("exit").and_then(Value::as_i64) != Some(2) {
+            return Reply::default();
+        }
+        let message = rewake
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                format!(
+                    "{event} hook blocking error from command \"{}\":",
+                    text("command")
+                )
+            });
+        let body = Some(text("stderr").trim())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| text("stdout").trim());
+        return Reply::context(format!("{message} {body}"));
+    }
+    let Some(answer) = answer::async_answer(&event, text("stdout")) else {
+        return Reply::default();
+    };
+    // Claude Code hands both texts to the model as they are: the message first.
+    let mut reply = Reply::default();
+    reply.context.extend(answer.system_message);
+    reply.context.extend(answer.context);
+    reply
+}
+
+/// The collector: `amplihack-hooks --collect-async <spec>`. Waits for one background handler
+/// (started here, or adopted: stdin its stdout, descriptor 3 its stderr), then writes its output
+/// for the session's next event. Returns the exit code.
+pub fn collect(spec: &str) -> i32 {
+    let Ok(spec) = serde_json::from_str::<Value>(spec) else {
+        return 2;
+    };
+    let text = |key: &str| spec.get(key).and_then(Value::as_str).unwrap_or_default();
+    let dir = PathBuf::from(text("dir"));
+    let id = text("id");
+    let timeout =
+        Duration::from_millis(spec.get("timeout_ms").and_then(Value::as_u64).unwrap_or(0));
+    let pid_file = dir.join(format!("{id}.pid"));
+    let Ok(pid_lock) = files::open_append(&pid_file) else {
+        return 1;
+    };
+    // SAFETY: flock on a descriptor we own; held until we exit.
+    unsafe { libc::flock(pid_lock.as_raw_fd(), libc::LOCK_EX) };
+    let _ = std::fs::write(&pid_file, std::process::id().to_string());
+
+    let finished = if spec.get("adopted") == Some(&Value::Bool(true)) {
+        adopted_output(&spec, timeout)
+    } else {
+        let mut event = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut event);
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        execute::run(
+            &Spawn {
+                command: text("command"),
+                cwd: &cwd,
+                env: &[],
+                stdin: &event,
+                timeout,
+            },
+            false,
+        )
+        .finished()
+    };
+    let result = json!({
+        "event": text("event"),
+        "plugin": text("plugin"),
+        "command": text("command"),
+        "rewake": spec.get("rewake"),
+        "exit": finished.exit,
+        "timed_out": finished.timed_out,
+        "stdout": finished.stdout,
+        "stderr": finished.stderr,
+    });
+    // Written whole, then renamed into place: a reader never sees half an answer. One stopped at
+    // its timeout has nothing to say (Claude Code drops it too).
+    if !finished.timed_out {
+        let _ = files::replace(
+            &dir.join(format!("{id}.json")),
+            result.to_string().as_bytes(),
+        );
+    }
+    let _ = std::fs::remove_file(&pid_file);
+    if finished.timed_out && spec.get("adopted") == Some(&Value::Bool(true)) {
+        // The adopted handler shares our process group: stop it, and us with it.
+        // SAFETY: killpg on our own group, after our last write.
+        unsafe { libc::killpg(libc::getpgrp(), libc::SIGKILL) };
+    }
+    0
+}
+
+/// Reads an adopted handler's pipes to their end or its timeout (then its group is killed).
+fn adopted_output(spec: &Value, timeout: Duration) -> execute::Finished {
+    let started = Instant::now();
+    // SAFETY: getpgrp(2) cannot fail.
+    let group = unsafe { libc::getpgrp() };
+    execute::track_group(group);
+    // SAFETY: descriptors 0 and 3 were set up for us by the process that adopted the handler;
+    // F_GETFD proves descriptor 3 is open before it is owned here.
+    let stdin = unsafe { libc::dup(0) };
+    let stdout = (stdin >= 0).then(|| unsafe { OwnedFd::from_raw_fd(stdin) });
+    let stderr =
+        (unsafe { libc::fcntl(3, libc::F_GETFD) } >= 0).then(|| unsafe { OwnedFd::from_raw_fd(3) });
+    let mut pipes = Pipes::new(stdout, stderr);
+    let so_far = |key: &str| {
+        spec.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .as_bytes()
+            .to_vec()
+    };
+    pipes.out.kept = so_far("stdout_so_far");
+    pipes.err.kept = so_far("stderr_so_far");
+    let ended = pipes.read_until(started + timeout, None, false);
+    let timed_out = ended == execute::Ended::TimedOut;
+    execute::Finished {
+        exit: None,
+        timed_out,
+        stdout: String::from_utf8_lossy(&pipes.out.kept).into_owned(),
+        stderr: String::from_utf8_lossy(&pipes.err.kept).into_owned(),
+        truncated: pipes.out.truncated || pipes.err.truncated,
+        duration: started.elapsed(),
+        spawn_error: None,
+    }
+}
