@@ -37,9 +37,12 @@ pub enum FileError {
         error: ShapeError,
     },
     Io {
+        /// What failed: the file itself, or its lock, temporary, backup or directory.
         path: PathBuf,
         action: &'static str,
         source: io::Error,
+        /// The file being edited, when `path` is something beside it.
+        file: Option<PathBuf>,
     },
     LockTimeout {
         path: PathBuf,
@@ -81,7 +84,20 @@ impl std::fmt::Display for FileError {
                 path,
                 action,
                 source,
-            } => write!(f, "{}: cannot {action}: {source}", path.display()),
+                file,
+            } => {
+                match file {
+                    Some(file) if file != path => {
+                        write!(f, "{}: cannot {action} {}", file.display(), path.display())?
+                    }
+                    _ => write!(f, "{}: cannot {action}", path.display())?,
+                }
+                write!(f, ": {source}; {}", fix_for(source, path))?;
+                if *action != "sync the directory" {
+                    write!(f, "; the file was not changed")?;
+                }
+                Ok(())
+            }
             FileError::LockTimeout { path, lock, waited } => write!(
                 f,
                 "{}: another amplihack has held the lock {} for {:.1} s; wait for it to finish and run the command again",
@@ -103,11 +119,75 @@ impl std::fmt::Display for FileError {
 
 impl std::error::Error for FileError {}
 
+impl FileError {
+    /// Names `file`, the file being edited, in an error about something beside it.
+    fn about(self, file: &Path) -> FileError {
+        match self {
+            FileError::Io {
+                path,
+                action,
+                source,
+                file: None,
+            } => FileError::Io {
+                path,
+                action,
+                source,
+                file: Some(file.to_path_buf()),
+            },
+            other => other,
+        }
+    }
+}
+
+/// What to do about an I/O failure on `file` (the settings file, or what failed beside it).
+fn fix_for(error: &io::Error, file: &Path) -> String {
+    let quote = |p: &Path| amplihack_protocol::command::shell_quote(&p.to_string_lossy());
+    let dir = file
+        .parent()
+        .map(|d| d.display().to_string())
+        .unwrap_or_else(|| ".".into());
+    let quoted_dir = file.parent().map(quote).unwrap_or_else(|| ".".into());
+    use ErrorKind as K;
+    match error.kind() {
+        K::StorageFull | K::QuotaExceeded => {
+            format!("free some space on the disk that holds {dir}, then run the command again")
+        }
+        K::ReadOnlyFilesystem => format!(
+            "{dir} is on a read-only file system: remount it read-write, or choose another scope (--scope project or --scope local)"
+        ),
+        K::PermissionDenied => format!(
+            "you may not write in {dir}: check its owner and mode with `ls -ld {quoted_dir}` and make it yours (chown) or writable (chmod u+w), or install to another scope"
+        ),
+        K::IsADirectory => format!(
+            "a directory is where the file should be: move it aside (mv {0} {0}.dir) and run the command again",
+            quote(file)
+        ),
+        K::NotADirectory => format!(
+            "a parent of {} is a file, not a directory: move it aside and run the command again",
+            file.display()
+        ),
+        // ELOOP ("Too many levels of symbolic links" on Linux and macOS alike; its ErrorKind is not
+        // stable yet), or the limit of our own walk.
+        _ if error
+            .to_string()
+            .to_lowercase()
+            .contains("levels of symbolic links") =>
+        {
+            format!(
+                "the symlink at {} leads back to itself: point it at a real file or replace it with one",
+                file.display()
+            )
+        }
+        _ => "correct the cause above and run the command again".into(),
+    }
+}
+
 fn io_error<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) -> FileError + 'a {
     move |source| FileError::Io {
         path: path.to_path_buf(),
         action,
         source,
+        file: None,
     }
 }
 
@@ -205,6 +285,7 @@ pub fn resolve_target(path: &Path) -> Result<PathBuf, FileError> {
         path: path.to_path_buf(),
         action: "follow the symlink",
         source: io::Error::other("too many levels of symbolic links"),
+        file: None,
     })
 }
 
@@ -268,6 +349,7 @@ pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
                 path: path.to_path_buf(),
                 action: "read",
                 source: e,
+                file: None,
             });
         }
     };
@@ -388,7 +470,7 @@ fn commit(
     path: &Path,
     target: &Path,
     options: &EditOptions,
-    mut attempt: impl FnMut() -> Result<EditReport, FileError>,
+    attempt: impl FnMut() -> Result<EditReport, FileError>,
 ) -> Result<EditReport, FileError> {
     let dir = target
         .parent()
@@ -398,18 +480,40 @@ fn commit(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "settings".into());
+    let lock_path = dir.join(format!(".{name}.amplihack.lock"));
+    let dir_existed = dir.is_dir();
+    let lock_existed = lock_path.exists();
+    let result = commit_locked(path, target, options, &dir, &name, &lock_path, attempt);
+    if result.is_err() {
+        // A failed edit leaves nothing of ours behind: no lock sidecar, no directory we made.
+        if !lock_existed {
+            let _ = fs::remove_file(&lock_path);
+        }
+        if !dir_existed {
+            let _ = fs::remove_dir(&dir);
+        }
+    }
+    result.map_err(|e| e.about(path))
+}
+
+fn commit_locked(
+    path: &Path,
+    target: &Path,
+    options: &EditOptions,
+    dir: &Path,
+    name: &str,
+    lock_path: &Path,
+    mut attempt: impl FnMut() -> Result<EditReport, FileError>,
+) -> Result<EditReport, FileError> {
     // Directories we create are private: settings can hold secrets (`env`).
-    amplihack_state::files::private_dir(&dir).map_err(|e| FileError::Io {
-        path: dir.clone(),
+    amplihack_state::files::private_dir(dir).map_err(|e| FileError::Io {
+        path: dir.to_path_buf(),
         action: "create the directory",
         source: std::io::Error::other(e.to_string()),
+        file: None,
     })?;
-    let _lock = lock(
-        &dir.join(format!(".{name}.amplihack.lock")),
-        target,
-        options.lock_timeout,
-    )?;
-    remove_stale_temporaries(&dir, &name);
+    let _lock = lock(lock_path, target, options.lock_timeout)?;
+    remove_stale_temporaries(dir, name);
 
     for _ in 0..MAX_ATTEMPTS {
         let mut report = attempt()?;
@@ -417,34 +521,54 @@ fn commit(
             return Ok(report);
         }
         let backup = match (&report.before_text, options.backup) {
-            (Some(text), true) => Some(write_backup(&dir, &name, text)?),
+            (Some(text), true) => Some(write_backup(dir, name, text)?),
             _ => None,
         };
-        let staged = match &report.after_text {
-            Some(text) => Some(stage(&dir, &name, target, text)?),
-            None => None,
-        };
-        // Someone else wrote the file since we read it: start over from their version.
-        if read_bytes(target)? != report.before_text {
+        // From here a failure leaves the file as it was, so its backup goes too.
+        let discard = |backup: Option<PathBuf>| {
             if let Some(backup) = backup {
                 let _ = fs::remove_file(backup);
             }
-            continue;
-        }
-        match staged {
-            Some(staged) => {
-                staged.persist(target).map_err(|e| FileError::Io {
-                    path: target.to_path_buf(),
-                    action: "rename into place",
-                    source: e.error,
-                })?;
+        };
+        let staged = match &report.after_text {
+            Some(text) => match stage(dir, name, target, text) {
+                Ok(staged) => Some(staged),
+                Err(e) => {
+                    discard(backup);
+                    return Err(e);
+                }
+            },
+            None => None,
+        };
+        // Someone else wrote the file since we read it: start over from their version.
+        match read_bytes(target) {
+            Ok(now) if now == report.before_text => {}
+            Ok(_) => {
+                discard(backup);
+                continue;
             }
-            None => fs::remove_file(target).map_err(io_error(target, "remove"))?,
+            Err(e) => {
+                discard(backup);
+                return Err(e);
+            }
         }
-        File::open(&dir)
+        let written = match staged {
+            Some(staged) => staged.persist(target).map(drop).map_err(|e| FileError::Io {
+                path: target.to_path_buf(),
+                action: "rename into place",
+                source: e.error,
+                file: None,
+            }),
+            None => fs::remove_file(target).map_err(io_error(target, "remove")),
+        };
+        if let Err(e) = written {
+            discard(backup);
+            return Err(e);
+        }
+        File::open(dir)
             .and_then(|d| d.sync_all())
-            .map_err(io_error(&dir, "sync the directory"))?;
-        prune_backups(&dir, &name);
+            .map_err(io_error(dir, "sync the directory"))?;
+        prune_backups(dir, name);
         report.backup = backup;
         return Ok(report);
     }
@@ -504,6 +628,7 @@ pub fn edit_text(
                 path: path.to_path_buf(),
                 action: "read",
                 source: e,
+                file: None,
             }),
         }
     };
@@ -522,6 +647,7 @@ fn read_bytes(path: &Path) -> Result<Option<String>, FileError> {
             path: path.to_path_buf(),
             action: "read",
             source: e,
+            file: None,
         }),
     }
 }
@@ -557,6 +683,7 @@ fn lock(lock_path: &Path, target: &Path, timeout: Duration) -> Result<Lock, File
                     path: lock_path.to_path_buf(),
                     action: "lock",
                     source: e,
+                    file: None,
                 });
             }
         }
@@ -624,9 +751,13 @@ fn write_backup(dir: &Path, name: &str, text: &str) -> Result<PathBuf, FileError
         .mode_0600()
         .open(&path)
         .map_err(io_error(&path, "create the backup"))?;
-    file.write_all(text.as_bytes())
+    if let Err(e) = file
+        .write_all(text.as_bytes())
         .and_then(|()| file.sync_all())
-        .map_err(io_error(&path, "write the backup"))?;
+    {
+        let _ = fs::remove_file(&path); // never a truncated backup
+        return Err(io_error(&path, "write the backup")(e));
+    }
     Ok(path)
 }
 
