@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use amplihack_settings::claude_paths;
 use amplihack_state::StateDir;
 use clap::ValueEnum;
 
@@ -64,10 +65,7 @@ impl Locations {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .ok_or("HOME is not set: amplihack needs it to find ~/.claude/settings.json; set HOME and run again")?;
-        let claude_config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| home.join(".claude"));
+        let claude_config_dir = claude_paths::config_dir(&home, &|name| std::env::var(name).ok());
         Ok(Locations {
             home,
             claude_config_dir,
@@ -77,9 +75,9 @@ impl Locations {
 
     pub fn claude_settings(&self, scope: Scope) -> PathBuf {
         match scope {
-            Scope::User => self.claude_config_dir.join("settings.json"),
-            Scope::Project => self.project.join(".claude/settings.json"),
-            Scope::Local => self.project.join(".claude/settings.local.json"),
+            Scope::User => claude_paths::user(&self.claude_config_dir),
+            Scope::Project => claude_paths::project(&self.project),
+            Scope::Local => claude_paths::local(&self.project),
         }
     }
 

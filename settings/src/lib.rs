@@ -4,12 +4,14 @@
 //!   from the user's;
 //! * [`json_text`]: edits spliced into the original text, keeping the user's formatting;
 //! * [`safe_file`]: locked, backed-up, atomic edits that refuse a file they cannot parse;
+//! * [`claude_paths`]: where Claude Code's settings files are;
 //! * [`amplifier_yaml`]: amplihack's module entry in Amplifier's `settings.yaml`, edited as text.
 //!
 //! The installer uses all three; the hook binary uses them to repair stale registrations at
 //! session start, with exactly the same edit.
 
 pub mod amplifier_yaml;
+pub mod claude_paths;
 pub mod json_text;
 pub mod registration;
 pub mod safe_file;

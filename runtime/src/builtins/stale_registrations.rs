@@ -14,21 +14,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use amplihack_protocol::{EventName, Host, Reply};
+use amplihack_settings::claude_paths;
 use amplihack_settings::registration::{self, OurHandler};
 use amplihack_settings::safe_file::{self, EditOptions, NewContent};
 use amplihack_state::session;
 
 use super::{BuiltinError, Result};
 use crate::pipeline::Call;
-
-/// The settings files of a session: user, project, local.
-pub fn settings_files(user_dir: &Path, root: &Path) -> [(&'static str, PathBuf); 3] {
-    [
-        ("user", user_dir.join("settings.json")),
-        ("project", root.join(".claude/settings.json")),
-        ("local", root.join(".claude/settings.local.json")),
-    ]
-}
 
 pub fn run(call: &Call<'_>) -> Result<Reply> {
     let (event, ctx) = (call.event, call.ctx);
@@ -47,14 +39,12 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     let Some(home) = ctx.var("HOME") else {
         return Ok(Reply::default());
     };
-    let user_dir = ctx
-        .var("CLAUDE_CONFIG_DIR")
-        .map_or_else(|| PathBuf::from(&home).join(".claude"), PathBuf::from);
+    let user_dir = claude_paths::config_dir(Path::new(&home), &|name| ctx.var(name));
     let root = ctx.project_root(event);
     let running = std::env::current_exe().ok();
     let mut changed = Vec::new();
     let mut user_binary: Option<String> = None;
-    for (scope, path) in settings_files(&user_dir, &root) {
+    for (scope, path) in claude_paths::all(&user_dir, &root) {
         if scope != "user" && same_file(&path, &user_dir.join("settings.json")) {
             continue;
         }
