@@ -328,6 +328,9 @@ fn discover(
         }
         plugins.extend(found);
     }
+    if plugins.is_empty() {
+        return (plugins, project_root); // the common case: no file read for the disabled list
+    }
     let disabled = plugins::disabled(state);
     plugins.retain(|plugin| {
         let enabled = plugin.config.as_ref().map_or(true, |c| c.enabled);
