@@ -264,18 +264,6 @@ fn hooks_registered_by_amplihack_install_fire_inside_claude_code() {
     );
 }
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
-}
-
 /// The user's plugins, forwarded by amplihack inside the real Claude Code: a Claude Code plugin
 /// copied unchanged blocks a tool call and its reason reaches the model; contexts from two plugins
 /// (user level, and a trusted project) both reach the model, once each.
@@ -284,7 +272,7 @@ fn user_plugins_forwarded_by_amplihack_are_honoured_by_claude_code() {
     let env = TestEnv::new();
     let install = env.run_amplihack(&["install"]);
     assert!(install.status.success(), "{}", support::stderr(&install));
-    copy_dir(
+    support::copy_dir(
         &support::repo_root().join("tests/fixtures/plugins/freeze-deploys"),
         &env.user_hooks_dir().join("freeze-deploys"),
     );

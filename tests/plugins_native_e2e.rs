@@ -11,7 +11,6 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::Value;
 use support::TestEnv;
@@ -116,18 +115,6 @@ fn seen(env: &TestEnv, fake: &FakeAnthropic, run: &support::ClaudeRun) -> Seen {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
-}
-
 fn fixture_plugin(name: &str) -> std::path::PathBuf {
     support::repo_root()
         .join("tests/fixtures/plugins")
@@ -141,7 +128,7 @@ fn plugins_give_the_same_under_amplihack_as_natively() {
     let mut args: Vec<String> = vec!["-p".into(), "tidy up".into()];
     for name in PLUGINS {
         let dir = native_env.root().join("plugins").join(name);
-        copy_dir(&fixture_plugin(name), &dir);
+        support::copy_dir(&fixture_plugin(name), &dir);
         args.push("--plugin-dir".into());
         args.push(dir.to_string_lossy().into_owned());
     }
@@ -155,7 +142,7 @@ fn plugins_give_the_same_under_amplihack_as_natively() {
     let install = env.run_amplihack(&["install"]);
     assert!(install.status.success(), "{}", support::stderr(&install));
     for name in PLUGINS {
-        copy_dir(&fixture_plugin(name), &env.user_hooks_dir().join(name));
+        support::copy_dir(&fixture_plugin(name), &env.user_hooks_dir().join(name));
     }
     let fake = FakeAnthropic::start(script());
     let run = env.claude_with(&fake.url, &["-p", "tidy up"], &[]);

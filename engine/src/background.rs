@@ -355,14 +355,5 @@ fn adopted_output(spec: &Value, timeout: Duration) -> execute::Finished {
     pipes.out.kept = so_far("stdout_so_far");
     pipes.err.kept = so_far("stderr_so_far");
     let ended = pipes.read_until(started + timeout, None, false);
-    let timed_out = ended == execute::Ended::TimedOut;
-    execute::Finished {
-        exit: None,
-        timed_out,
-        stdout: String::from_utf8_lossy(&pipes.out.kept).into_owned(),
-        stderr: String::from_utf8_lossy(&pipes.err.kept).into_owned(),
-        truncated: pipes.out.truncated || pipes.err.truncated,
-        duration: started.elapsed(),
-        spawn_error: None,
-    }
+    pipes.finished(None, ended == execute::Ended::TimedOut, started)
 }

@@ -197,15 +197,7 @@ pub fn run(spawn: &Spawn<'_>, sniff_async: bool) -> Ran {
         (_, Ok(status)) => (status.ok().and_then(|s| s.code()), false),
     };
     untrack(slot);
-    Ran::Finished(Finished {
-        exit,
-        timed_out,
-        stdout: String::from_utf8_lossy(&pipes.out.kept).into_owned(),
-        stderr: String::from_utf8_lossy(&pipes.err.kept).into_owned(),
-        truncated: pipes.out.truncated || pipes.err.truncated,
-        duration: started.elapsed(),
-        spawn_error: None,
-    })
+    Ran::Finished(pipes.finished(exit, timed_out, started))
 }
 
 /// One output pipe being read: what was kept of it, up to [`OUTPUT_CAP`].
@@ -266,6 +258,19 @@ impl Pipes {
                 fd: stderr,
                 ..Capture::default()
             },
+        }
+    }
+
+    /// What was read, as a handler's result.
+    pub fn finished(self, exit: Option<i32>, timed_out: bool, started: Instant) -> Finished {
+        Finished {
+            exit,
+            timed_out,
+            stdout: String::from_utf8_lossy(&self.out.kept).into_owned(),
+            stderr: String::from_utf8_lossy(&self.err.kept).into_owned(),
+            truncated: self.out.truncated || self.err.truncated,
+            duration: started.elapsed(),
+            spawn_error: None,
         }
     }
 

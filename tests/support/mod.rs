@@ -432,3 +432,16 @@ pub fn context_has(line: &Value, needle: &str) -> bool {
         .flatten()
         .any(|c| c.as_str().is_some_and(|s| s.contains(needle)))
 }
+
+/// Copies a directory tree (a plugin, unchanged).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
