@@ -636,6 +636,11 @@ fn background_answers_reach_the_model_at_the_next_turn_exactly_once() {
             "echo '{{\"async\": true, \"asyncTimeout\": 5000}}'; sleep 0.3; seq 1 20000 >&2; echo '{}'",
             answer("ctx B")
         )),
+        // Declared, then answers and ends at once: gone before anyone can join its group.
+        command(&format!(
+            "echo '{{\"async\": true}}'; echo '{}'",
+            answer("ctx C")
+        )),
         json!({"type": "command", "asyncRewake": true, "rewakeMessage": "Review:", "command": "echo 'finding X' >&2; exit 2"}),
         json!({"type": "command", "asyncRewake": true, "command": "echo 'all good' >&2; exit 0"}),
         command(&format!(
@@ -675,9 +680,9 @@ fn background_answers_reach_the_model_at_the_next_turn_exactly_once() {
     assert!(elapsed < Duration::from_millis(500), "{elapsed:?}");
     let context = context_of(&output);
     assert_eq!(
-        context, "msg A\n\nctx A\n\nReview: finding X\n\nctx B",
-        "configured ones first (they start before the others run), then the declared one; the \
-         message before the context, as Claude Code hands both to the model"
+        context, "msg A\n\nctx A\n\nReview: finding X\n\nctx B\n\nctx C",
+        "configured ones first (they start before the others run), then the declared ones in \
+         plugin order; the message before the context, as Claude Code hands both to the model"
     );
     let (again, _) = env.run_hooks(&["user-prompt-submit"], &prompt("s1"), &[]);
     assert_eq!(context_of(&again), "", "delivered once");

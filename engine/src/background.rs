@@ -78,7 +78,9 @@ impl Background<'_> {
         command.spawn().map(drop).map_err(|e| e.to_string())
     }
 
-    /// Hands a handler that declared itself async to a collector, which joins its process group.
+    /// Hands a handler that declared itself async to a collector (in a group of its own: the
+    /// handler may already have ended), which stops the handler's group at its timeout or when
+    /// the collector itself is stopped.
     pub fn adopt(
         &self,
         handoff: Handoff,
@@ -87,7 +89,7 @@ impl Background<'_> {
         plugin: &str,
     ) -> Result<(), String> {
         let timeout = handoff.timeout.unwrap_or(DECLARED_DEFAULT_TIMEOUT);
-        let spec = self.spec(
+        let mut spec = self.spec(
             event,
             plugin,
             spawn.command,
@@ -95,11 +97,10 @@ impl Background<'_> {
             None,
             Some((&handoff.stdout_so_far, &handoff.stderr_so_far)),
         )?;
+        spec["group"] = json!(handoff.group);
         let mut command = self.collector(&spec, spawn.cwd, spawn.env)?;
         let stderr = handoff.stderr.as_raw_fd();
-        command
-            .stdin(Stdio::from(handoff.stdout))
-            .process_group(handoff.group);
+        command.stdin(Stdio::from(handoff.stdout)).process_group(0);
         // SAFETY: between fork and exec only dup2/fcntl, which are async-signal-safe. The
         // handler's stderr becomes the collector's descriptor 3.
         unsafe {
@@ -147,7 +148,6 @@ impl Background<'_> {
             "command": command,
             "timeout_ms": timeout.as_millis() as u64,
             "rewake": rewake.map(|r| json!({"message": r.message})),
-            "adopted": adopted.is_some(),
             "stdout_so_far": adopted.map(|(out, _)| text(out)),
             "stderr_so_far": adopted.map(|(_, err)| text(err)),
         }))
@@ -287,8 +287,13 @@ pub fn collect(spec: &str) -> i32 {
     unsafe { libc::flock(pid_lock.as_raw_fd(), libc::LOCK_EX) };
     let _ = std::fs::write(&pid_file, std::process::id().to_string());
 
-    let finished = if spec.get("adopted") == Some(&Value::Bool(true)) {
-        adopted_output(&spec, timeout)
+    let adopted_group = spec
+        .get("group")
+        .and_then(Value::as_i64)
+        .and_then(|g| libc::pid_t::try_from(g).ok())
+        .filter(|g| *g > 0);
+    let finished = if let Some(group) = adopted_group {
+        adopted_output(&spec, group, timeout)
     } else {
         let mut event = Vec::new();
         let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut event);
@@ -324,19 +329,17 @@ pub fn collect(spec: &str) -> i32 {
         );
     }
     let _ = std::fs::remove_file(&pid_file);
-    if finished.timed_out && spec.get("adopted") == Some(&Value::Bool(true)) {
-        // The adopted handler shares our process group: stop it, and us with it.
-        // SAFETY: killpg on our own group, after our last write.
-        unsafe { libc::killpg(libc::getpgrp(), libc::SIGKILL) };
+    if let (true, Some(group)) = (finished.timed_out, adopted_group) {
+        // SAFETY: killpg on the adopted handler's own group, past its timeout.
+        unsafe { libc::killpg(group, libc::SIGKILL) };
     }
     0
 }
 
 /// Reads an adopted handler's pipes to their end or its timeout (then its group is killed).
-fn adopted_output(spec: &Value, timeout: Duration) -> execute::Finished {
+fn adopted_output(spec: &Value, group: libc::pid_t, timeout: Duration) -> execute::Finished {
     let started = Instant::now();
-    // SAFETY: getpgrp(2) cannot fail.
-    let group = unsafe { libc::getpgrp() };
+    // A stop signal to the collector (SessionEnd) takes the handler's group with it.
     execute::track_group(group);
     // SAFETY: descriptors 0 and 3 were set up for us by the process that adopted the handler;
     // F_GETFD proves descriptor 3 is open before it is owned here.

@@ -119,6 +119,47 @@ impl Checker<'_> {
     }
 }
 
+/// A Claude Code plugin manifest's `hooks`: the events inline, or the path (from the plugin's
+/// directory) of a hooks file. A manifest without `hooks` has none.
+pub fn parse_manifest(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
+    let checker = Checker { file };
+    let manifest: Value = serde_json::from_str(text).map_err(|e| {
+        checker.error(
+            format!("line {}, column {}", e.line(), e.column()),
+            format!("not valid JSON ({e})"),
+            "correct the JSON at that position",
+        )
+    })?;
+    let description = manifest.get("description").cloned();
+    match manifest.get("hooks") {
+        None => Ok(PluginConfig {
+            description: None,
+            enabled: true,
+            groups: Vec::new(),
+            skipped: Vec::new(),
+        }),
+        Some(Value::String(relative)) => {
+            let root = file
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(Path::new("."));
+            let hooks_file = root.join(relative);
+            let text = std::fs::read_to_string(&hooks_file).map_err(|e| {
+                checker.error(
+                    "hooks",
+                    format!("names {}, which cannot be read: {e}", hooks_file.display()),
+                    "point it at the plugin's hooks file, relative to the plugin",
+                )
+            })?;
+            parse(&hooks_file, &text)
+        }
+        Some(inline) => {
+            let wrapped = serde_json::json!({"hooks": inline, "description": description});
+            parse(file, &wrapped.to_string())
+        }
+    }
+}
+
 /// Parses and validates one `hooks.json`.
 pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
     let checker = Checker { file };
@@ -390,5 +431,29 @@ mod tests {
         assert_eq!((handlers[0].timeout_secs, handlers[0].priority), (2.0, 5));
         assert!(handlers[1].is_async && !handlers[1].enabled && handlers[1].priority == -1);
         assert_eq!(config.skipped.len(), 1);
+    }
+
+    #[test]
+    fn a_plugin_manifest_declares_hooks_inline_or_by_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let manifest = dir.path().join(".claude-plugin/plugin.json");
+        std::fs::create_dir_all(manifest.parent().expect("parent")).expect("mkdir");
+        let inline = r#"{"name": "p", "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "node a.js", "statusMessage": "..."}]}]}}"#;
+        let parsed = parse_manifest(&manifest, inline).expect("inline hooks");
+        assert_eq!(parsed.groups.len(), 1);
+        assert_eq!(parsed.groups[0].handlers[0].command, "node a.js");
+
+        std::fs::write(
+            dir.path().join("more-hooks.json"),
+            r#"{"hooks": {"Stop": [{"hooks": [{"command": "b"}]}]}}"#,
+        )
+        .expect("write");
+        let by_path = parse_manifest(&manifest, r#"{"hooks": "./more-hooks.json"}"#).expect("path");
+        assert_eq!(by_path.groups[0].event, "Stop");
+
+        let none = parse_manifest(&manifest, r#"{"name": "skills-only"}"#).expect("no hooks");
+        assert!(none.groups.is_empty());
+        let missing = parse_manifest(&manifest, r#"{"hooks": "./absent.json"}"#);
+        assert!(missing.is_err_and(|e| e.field == "hooks" && e.problem.contains("absent.json")));
     }
 }

@@ -4,7 +4,8 @@
 //!    (the project is the nearest directory holding `.amplifier`, looking up from
 //!    `CLAUDE_PROJECT_DIR`, `AMPLIFIER_PROJECT_DIR` or the event's `cwd`, below the home directory);
 //! 2. in each level, `hooks.json` itself, then one plugin per subdirectory, in byte order of
-//!    the names: `<name>/hooks.json`, or a Claude Code plugin's `<name>/hooks/hooks.json`.
+//!    the names: `<name>/hooks.json`, or a Claude Code plugin's `<name>/hooks/hooks.json`, else the
+//!    `hooks` of its manifest `<name>/.claude-plugin/plugin.json`.
 
 use std::path::{Path, PathBuf};
 
@@ -59,9 +60,13 @@ pub fn plugin_files(hooks_dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let file = [dir.join("hooks.json"), dir.join("hooks/hooks.json")]
-            .into_iter()
-            .find(|f| f.is_file());
+        let file = [
+            dir.join("hooks.json"),
+            dir.join("hooks/hooks.json"),
+            dir.join(MANIFEST),
+        ]
+        .into_iter()
+        .find(|f| f.is_file());
         if let Some(file) = file
             && !(name == AMPLIHACK_DIR && is_amplihack_registration(&file))
         {
@@ -70,6 +75,10 @@ pub fn plugin_files(hooks_dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
     }
     found
 }
+
+/// A Claude Code plugin's manifest, whose `hooks` (inline, or the path of a hooks file) is read
+/// when the plugin has no `hooks.json` of its own.
+pub const MANIFEST: &str = ".claude-plugin/plugin.json";
 
 /// The directory `amplihack install` registers amplihack in for Amplifier's bridge.
 pub const AMPLIHACK_DIR: &str = "amplihack";
@@ -99,6 +108,7 @@ pub fn load_level(hooks_dir: &Path, level: Level) -> Vec<Plugin> {
         .into_iter()
         .map(|(name, root, file)| {
             let config = match std::fs::read_to_string(&file) {
+                Ok(text) if file.ends_with(MANIFEST) => config::parse_manifest(&file, &text),
                 Ok(text) => config::parse(&file, &text),
                 Err(e) => Err(ConfigError {
                     file: file.clone(),
