@@ -85,6 +85,17 @@ impl Checker<'_> {
         }
     }
 
+    /// The file's JSON, or where it stops being JSON.
+    fn json(&self, text: &str) -> Result<Value, ConfigError> {
+        serde_json::from_str(text).map_err(|e| {
+            self.error(
+                format!("line {}, column {}", e.line(), e.column()),
+                format!("not valid JSON ({e})"),
+                "correct the JSON at that position",
+            )
+        })
+    }
+
     fn bool_field(
         &self,
         value: Option<&Value>,
@@ -123,13 +134,7 @@ impl Checker<'_> {
 /// directory) of a hooks file. A manifest without `hooks` has none.
 pub fn parse_manifest(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
     let checker = Checker { file };
-    let manifest: Value = serde_json::from_str(text).map_err(|e| {
-        checker.error(
-            format!("line {}, column {}", e.line(), e.column()),
-            format!("not valid JSON ({e})"),
-            "correct the JSON at that position",
-        )
-    })?;
+    let manifest = checker.json(text)?;
     let description = manifest.get("description").cloned();
     match manifest.get("hooks") {
         None => Ok(PluginConfig {
@@ -163,13 +168,7 @@ pub fn parse_manifest(file: &Path, text: &str) -> Result<PluginConfig, ConfigErr
 /// Parses and validates one `hooks.json`.
 pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
     let checker = Checker { file };
-    let root: Value = serde_json::from_str(text).map_err(|e| {
-        checker.error(
-            format!("line {}, column {}", e.line(), e.column()),
-            format!("not valid JSON ({e})"),
-            "correct the JSON at that position",
-        )
-    })?;
+    let root = checker.json(text)?;
     let Value::Object(root) = root else {
         return Err(checker.error(
             "(top level)",

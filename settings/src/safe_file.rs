@@ -624,12 +624,7 @@ pub fn edit_text(
                     message: "the file is not UTF-8".into(),
                 }),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(FileError::Io {
-                path: path.to_path_buf(),
-                action: "read",
-                source: e,
-                file: None,
-            }),
+            Err(e) => Err(io_error(path, "read")(e)),
         }
     };
     let preview = plan(read()?, &mut change)?;
@@ -643,12 +638,7 @@ fn read_bytes(path: &Path) -> Result<Option<String>, FileError> {
     match fs::read(path) {
         Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(FileError::Io {
-            path: path.to_path_buf(),
-            action: "read",
-            source: e,
-            file: None,
-        }),
+        Err(e) => Err(io_error(path, "read")(e)),
     }
 }
 
