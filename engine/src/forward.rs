@@ -270,9 +270,12 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     if !candidates.is_empty() {
         let setting = Setting::new(request, &state, session.as_deref(), project_root);
         for candidate in candidates.iter().filter(|c| c.background.is_some()) {
-            outcome
-                .runs
-                .push(start_in_background(candidate, &setting, &background, event));
+            outcome.runs.push(start_in_background(
+                candidate,
+                &setting,
+                &background,
+                request,
+            ));
         }
         run_in_order(&candidates, &setting, &background, request, &mut outcome);
         setting.finish(var);
@@ -462,14 +465,15 @@ fn start_in_background(
     candidate: &Candidate<'_>,
     setting: &Setting,
     background: &Background<'_>,
-    event: &HookEvent,
+    request: &Request<'_>,
 ) -> Run {
+    let event = request.event;
     let env = handler_env(&setting.env, candidate.plugin);
     let spawn = Spawn {
         command: &candidate.command,
         cwd: &setting.cwd,
         env: &env,
-        stdin: &with_raw(&event.raw),
+        stdin: request.raw, // the host's bytes, as every handler gets them
         timeout: candidate.timeout,
     };
     let rewake = candidate.background.as_ref().and_then(Option::as_ref);
@@ -587,10 +591,6 @@ fn run_batch<'c, 'p>(
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     })
-}
-
-fn with_raw(raw: &serde_json::Map<String, Value>) -> Vec<u8> {
-    serde_json::to_vec(raw).unwrap_or_default()
 }
 
 fn handler_env(base: &[(String, String)], plugin: &Plugin) -> Vec<(String, String)> {
