@@ -5,7 +5,8 @@ use std::path::Path;
 use amplihack_settings::amplifier_yaml;
 
 use super::Target;
-use super::shared::{amplifier_settings, host_name};
+use super::shared::{amplifier_settings, host_name, unread_bridge_file};
+use crate::deploy;
 use crate::registration;
 use crate::safe_file;
 
@@ -34,67 +35,105 @@ impl Finding {
     }
 }
 
-/// What is wrong with one registration file, judged against a fresh install into it.
-pub(crate) fn check_target(target: &Target, hooks_binary: &Path) -> Vec<Finding> {
-    let mut findings = check_registration(target, hooks_binary);
+/// What is wrong with one registration file, judged against a fresh install into it (`home`
+/// locates the deployed Amplifier module and bundle).
+pub(crate) fn check_target(target: &Target, hooks_binary: &Path, home: &Path) -> Vec<Finding> {
+    let mut findings = if unread_bridge_file(target) {
+        check_unread(target)
+    } else {
+        check_registration(target, hooks_binary)
+    };
     if let Some(path) = amplifier_settings(target) {
-        findings.push(check_module(target, &path, hooks_binary));
+        findings.extend(check_module(target, &path, hooks_binary, home));
     }
     findings
 }
 
-/// The native module's entry in the scope's settings.yaml.
-pub(crate) fn check_module(target: &Target, path: &Path, hooks_binary: &Path) -> Finding {
+/// A user-level bridge registration an earlier version wrote: no host reads it.
+fn check_unread(target: &Target) -> Vec<Finding> {
+    let ours = safe_file::read_json(&target.path)
+        .ok()
+        .flatten()
+        .is_some_and(|(_, v)| !registration::find_ours(&v).is_empty());
+    if ours {
+        vec![Finding::problem(
+            format!(
+                "{}: written by an earlier amplihack; no host reads it (the hook-shell bridge reads only a project's .amplifier/hooks/)",
+                target.path.display()
+            ),
+            "amplihack doctor --fix (removes it)".into(),
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// amplihack's app bundle in the scope's settings.yaml, the bundle file and the module it names.
+fn check_module(target: &Target, path: &Path, hooks_binary: &Path, home: &Path) -> Vec<Finding> {
     let fix = format!(
-        "amplihack install --scope {} --host amplifier",
+        "amplihack install --scope {} --host amplifier (or amplihack doctor --fix)",
         target.scope.as_str()
     );
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(_) => {
-            return Finding::problem(
-                format!(
-                    "{}: the native Amplifier module is not registered",
-                    path.display()
-                ),
-                fix,
-            );
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let bundle = deploy::bundle_file(home);
+    let uri = amplifier_yaml::uri_of(&bundle);
+    let mut findings = Vec::new();
+    match amplifier_yaml::find_app(&text) {
+        Err(e) => {
+            return vec![Finding::problem(
+                format!("{}: {e}", path.display()),
+                "fix the YAML, then run `amplihack doctor` again".into(),
+            )];
         }
-    };
-    match amplifier_yaml::find(&text) {
-        Err(e) => Finding::problem(
-            format!("{}: {e}", path.display()),
-            "fix the YAML, then run `amplihack doctor` again".into(),
-        ),
-        Ok(None) => Finding::problem(
+        Ok(None) => findings.push(Finding::problem(
             format!(
-                "{}: the native Amplifier module is not registered",
+                "{}: amplihack's app bundle is not listed under bundle.app (the Amplifier app does not load amplihack)",
                 path.display()
             ),
-            fix,
-        ),
-        Ok(Some(entry)) if Path::new(&entry.binary) != hooks_binary => Finding::problem(
+            fix.clone(),
+        )),
+        Ok(Some(found)) if found != uri => findings.push(Finding::problem(
+            format!("{}: bundle.app lists {found}, not {uri}", path.display()),
+            fix.clone(),
+        )),
+        Ok(Some(_)) => {}
+    }
+    if let Ok(Some(_)) = amplifier_yaml::find(&text) {
+        findings.push(Finding::problem(
             format!(
-                "{}: the Amplifier module runs {}, not the deployed {}",
-                path.display(),
-                entry.binary,
+                "{}: a modules.hooks entry for hooks-amplihack, which the Amplifier app never mounts",
+                path.display()
+            ),
+            fix.clone(),
+        ));
+    }
+    let module = deploy::module_dir(home);
+    let expected = deploy::bundle_text(&module, hooks_binary);
+    if std::fs::read_to_string(&bundle).ok().as_deref() != Some(expected.as_str()) {
+        findings.push(Finding::problem(
+            format!(
+                "{}: missing or not naming {} and {}",
+                bundle.display(),
+                module.display(),
                 hooks_binary.display()
             ),
-            fix,
-        ),
-        Ok(Some(entry)) if !Path::new(&entry.source).is_dir() => Finding::problem(
-            format!(
-                "{}: the Amplifier module's source {} is missing",
-                path.display(),
-                entry.source
-            ),
-            fix,
-        ),
-        Ok(Some(_)) => Finding::ok(format!(
-            "{}: Amplifier module hooks-amplihack registered",
-            path.display()
-        )),
+            fix.clone(),
+        ));
     }
+    if !module.join("pyproject.toml").is_file() {
+        findings.push(Finding::problem(
+            format!("{}: the Amplifier module is missing", module.display()),
+            fix,
+        ));
+    }
+    if findings.is_empty() {
+        findings.push(Finding::ok(format!(
+            "{}: amplihack's app bundle {} listed under bundle.app",
+            path.display(),
+            bundle.display()
+        )));
+    }
+    findings
 }
 
 pub(crate) fn check_registration(target: &Target, hooks_binary: &Path) -> Vec<Finding> {

@@ -8,14 +8,15 @@ use amplihack_state::manifest::{self, Manifest};
 
 use super::checks::{Finding, check_target};
 use super::shared::{
-    manifest_targets, our_commands, project_of, read_manifest, record_registrations, register,
-    targets,
+    amplifier_settings, manifest_targets, our_commands, project_of, read_manifest,
+    record_registrations, register, register_module, targets, unread_bridge_file, unregister,
 };
 use super::{CommandError, Outcome, Target, VERSION};
 use crate::deploy::{self, BINARIES};
 use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions};
 use crate::scopes::{HostChoice, Locations, Scope};
+use amplihack_settings::amplifier_yaml;
 
 pub struct DoctorArgs {
     pub fix: bool,
@@ -74,21 +75,34 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
             let has_ours = safe_file::read_json(&target.path)
                 .ok()
                 .flatten()
-                .is_some_and(|(_, v)| !registration::find_ours(&v).is_empty());
+                .is_some_and(|(_, v)| !registration::find_ours(&v).is_empty())
+                || amplifier_settings(&target)
+                    .and_then(|p| std::fs::read_to_string(p).ok())
+                    .is_some_and(|t| matches!(amplifier_yaml::find_app(&t), Ok(Some(_))));
             if has_ours && !checked.iter().any(|t| t.path == target.path) {
                 checked.push(target);
             }
         }
     }
-    if !checked.iter().any(|t| t.host == Host::ClaudeCode) {
+    // Host by host: what was installed (the manifest's hosts), or both when nothing was.
+    let installed: Vec<Host> = [Host::ClaudeCode, Host::Amplifier]
+        .into_iter()
+        .filter(|h| manifest.hosts.iter().any(|n| n == h.name()))
+        .collect();
+    let wanted = if installed.is_empty() && checked.is_empty() {
+        vec![Host::ClaudeCode, Host::Amplifier]
+    } else {
+        installed
+    };
+    if wanted.contains(&Host::ClaudeCode) && !checked.iter().any(|t| t.host == Host::ClaudeCode) {
         findings.push(Finding::problem(
             "Claude Code: amplihack is not registered in any scope".into(),
             "amplihack install".into(),
         ));
     }
-    if !checked.iter().any(|t| t.host == Host::Amplifier) {
+    if wanted.contains(&Host::Amplifier) && !checked.iter().any(|t| t.host == Host::Amplifier) {
         findings.push(Finding::problem(
-            "Amplifier: amplihack is not registered (no .amplifier/hooks/amplihack/hooks.json)"
+            "Amplifier: amplihack is not registered (no bundle.app entry in any settings.yaml)"
                 .into(),
             "amplihack install --host amplifier".into(),
         ));
@@ -108,7 +122,7 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
             vanished.push(target.clone());
             continue;
         }
-        let found = check_target(target, &hooks_binary);
+        let found = check_target(target, &hooks_binary, &locations.home);
         if found.iter().any(|f| f.problem) {
             repairable.push(target.clone());
         }
@@ -174,9 +188,23 @@ pub fn doctor(args: &DoctorArgs) -> Result<Outcome, CommandError> {
             );
         }
         for target in &diagnosis.repairable {
-            let report = register(target, &hooks_binary, &EditOptions::default())?;
+            let options = EditOptions::default();
+            let report = if unread_bridge_file(target) {
+                unregister(target, &options, manifest.created.contains(&target.path))?
+            } else {
+                register(target, &hooks_binary, &options)?
+            };
             if report.action != Action::Unchanged {
                 repaired.push(target.path.clone());
+            }
+            if amplifier_settings(target).is_some() {
+                let module = deploy::deploy_module(&locations.home, false)?;
+                let bundle = deploy::deploy_bundle(&locations.home, &module, &hooks_binary, false)?;
+                if let Some((shown, report)) = register_module(target, &bundle, &options)?
+                    && report.action != Action::Unchanged
+                {
+                    repaired.push(shown.path);
+                }
             }
         }
         if !diagnosis.vanished.is_empty() {

@@ -8,7 +8,8 @@ use amplihack_state::manifest;
 use super::render::render_changes;
 use super::shared::{
     AMPLIFIER_EXCLUDE, amplifier_settings, diverging_scopes, exclude_from_git, git_tracked,
-    record_registrations, register, register_module, starting_value, targets,
+    read_manifest, record_registrations, register, register_module, starting_value, targets,
+    unread_bridge_file, unregister,
 };
 use super::{CommandError, Detail, Outcome};
 use crate::deploy;
@@ -32,7 +33,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
 
     // Refuse before touching anything: every file must parse and have a shape we can edit.
-    for target in &targets {
+    for target in targets.iter().filter(|t| !unread_bridge_file(t)) {
         let current = safe_file::read_json(&target.path)?;
         let mut probe = current.map_or_else(|| starting_value(target.host), |(_, v)| v);
         registration::install(&mut probe, &hooks_binary, target.host).map_err(|e| {
@@ -48,14 +49,23 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         if let Some(path) = amplifier_settings(target)
             && let Some(text) = std::fs::read_to_string(&path).ok()
         {
-            amplifier_yaml::find(&text)
-                .map_err(|e| format!("{}: {e}; nothing was changed", path.display()))?;
+            amplifier_yaml::install_app(
+                Some(&text),
+                "file:///probe/amplihack/amplifier-bundle.yaml",
+            )
+            .map_err(|e| format!("{}: {e}; nothing was changed", path.display()))?;
         }
     }
 
     let deployment = deploy::deploy(&bin_dir, args.dry_run)?;
-    let module_source = if args.host.amplifier() {
-        Some(deploy::deploy_module(&locations.home, args.dry_run)?)
+    let bundle = if args.host.amplifier() {
+        let module = deploy::deploy_module(&locations.home, args.dry_run)?;
+        Some(deploy::deploy_bundle(
+            &locations.home,
+            &module,
+            &hooks_binary,
+            args.dry_run,
+        )?)
     } else {
         None
     };
@@ -66,7 +76,13 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
     for target in &targets {
-        let report = register(target, &hooks_binary, &options)?;
+        let report = if unread_bridge_file(target) {
+            // No host reads it: take back what an earlier version wrote there.
+            let created_by_us = read_manifest(&locations).created.contains(&target.path);
+            unregister(target, &options, created_by_us)?
+        } else {
+            register(target, &hooks_binary, &options)?
+        };
         if report.action != Action::Unchanged && git_tracked(&target.path) {
             warnings.push(format!(
                 "{} is tracked by git and now holds this machine's absolute path {}; teammates' machines differ: prefer --scope local, or keep the change out of commits",
@@ -74,8 +90,8 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
                 hooks_binary.display()
             ));
         }
-        if let Some(source) = &module_source
-            && let Some(module) = register_module(target, &hooks_binary, source, &options)?
+        if let Some(bundle) = &bundle
+            && let Some(module) = register_module(target, bundle, &options)?
         {
             reports.push(module);
         }
@@ -87,19 +103,14 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         {
             warnings.push(note);
         }
-        reports.push((target.clone(), report));
+        if report.action != Action::Unchanged || !unread_bridge_file(target) {
+            reports.push((target.clone(), report));
+        }
     }
     if args.scope != Scope::User && !locations.project.join(".git").exists() {
         warnings.push(format!(
             "no git work tree at or above the current directory: the project is {} (pass --project DIR to choose another)",
             locations.project.display()
-        ));
-    }
-    if args.scope == Scope::User && args.host.amplifier() {
-        warnings.push(format!(
-            "Amplifier: amplihack runs through its module, registered in {}; {} is for the hook-shell bridge, which reads only a project's .amplifier/hooks/ (`amplihack install --scope project --host amplifier` registers it there)",
-            locations.home.join(".amplifier/settings.yaml").display(),
-            locations.amplifier_registration(Scope::User).display()
         ));
     }
     // Another scope of this project registering other commands would run every hook twice:
@@ -124,6 +135,14 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     }
     if !args.dry_run {
         record_registrations(&locations, &bin_dir, &targets, true)?;
+        manifest::update(&locations.state(), |m| {
+            for target in &targets {
+                let host = target.host.name().to_string();
+                if !m.hosts.contains(&host) {
+                    m.hosts.push(host);
+                }
+            }
+        })?;
         let created: Vec<PathBuf> = reports
             .iter()
             .filter(|(_, r)| r.action == Action::Created)

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::shared::{
     amplifier_settings, manifest_targets, project_of, read_manifest, record_registrations,
-    register, register_module,
+    register, register_module, unread_bridge_file,
 };
 use super::{CommandError, Outcome, Target, VERSION};
 use crate::deploy;
@@ -23,21 +23,37 @@ pub fn reregister(project: &Path, bin_dir: &Path) -> Result<Outcome, CommandErro
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
     let targets: Vec<Target> = manifest_targets(&manifest)
         .into_iter()
-        .filter(|t| t.path.exists() || project_of(t).is_some_and(|p| p.is_dir()))
+        .filter(|t| {
+            t.path.exists()
+                || amplifier_settings(t).is_some_and(|p| p.exists())
+                || project_of(t).is_some_and(|p| p.is_dir())
+        })
         .collect();
     let mut text = String::new();
+    let mut bundle = None;
     for target in &targets {
-        let report = register(target, &hooks_binary, &EditOptions::default())?;
-        text.push_str(&format!(
-            "{}: {}\n",
-            report.action.as_str(),
-            target.path.display()
-        ));
-        if let Some(path) = amplifier_settings(target).filter(|p| p.exists()) {
-            let source = deploy::deploy_module(&locations.home, false)?;
-            if let Some((_, report)) =
-                register_module(target, &hooks_binary, &source, &EditOptions::default())?
-            {
+        if !unread_bridge_file(target) {
+            let report = register(target, &hooks_binary, &EditOptions::default())?;
+            text.push_str(&format!(
+                "{}: {}\n",
+                report.action.as_str(),
+                target.path.display()
+            ));
+        }
+        if let Some(path) = amplifier_settings(target) {
+            let bundle = match &bundle {
+                Some(bundle) => bundle,
+                None => {
+                    let module = deploy::deploy_module(&locations.home, false)?;
+                    bundle.insert(deploy::deploy_bundle(
+                        &locations.home,
+                        &module,
+                        &hooks_binary,
+                        false,
+                    )?)
+                }
+            };
+            if let Some((_, report)) = register_module(target, bundle, &EditOptions::default())? {
                 text.push_str(&format!("{}: {}\n", report.action.as_str(), path.display()));
             }
         }

@@ -125,22 +125,26 @@ pub(crate) fn amplifier_settings(target: &Target) -> Option<PathBuf> {
     }))
 }
 
-/// Registers (or repoints) the native module in the scope's `settings.yaml`.
+/// Whether `target` is a registration file for the hook-shell bridge that no host reads: the
+/// bridge reads only a project's `.amplifier/hooks/`, so amplihack writes none at the user level
+/// (and takes back one an earlier version wrote).
+pub(crate) fn unread_bridge_file(target: &Target) -> bool {
+    target.host == Host::Amplifier && target.scope == Scope::User
+}
+
+/// Lists amplihack's app bundle under `bundle.app` in the scope's settings file (or repoints it),
+/// removing the legacy `modules.hooks` entry the app never mounted.
 pub(crate) fn register_module(
     target: &Target,
-    hooks_binary: &Path,
-    source: &Path,
+    bundle: &Path,
     options: &EditOptions,
 ) -> Result<Option<(Target, EditReport)>, CommandError> {
     let Some(path) = amplifier_settings(target) else {
         return Ok(None);
     };
-    let entry = amplifier_yaml::ModuleEntry {
-        source: source.to_string_lossy().into_owned(),
-        binary: hooks_binary.to_string_lossy().into_owned(),
-    };
+    let uri = amplifier_yaml::uri_of(bundle);
     let report = safe_file::edit_text(&path, options, |current| {
-        amplifier_yaml::install(current, &entry).map(Some)
+        amplifier_yaml::install_app(current, &uri).map(Some)
     })?;
     let shown = Target {
         path,
@@ -149,7 +153,8 @@ pub(crate) fn register_module(
     Ok(Some((shown, report)))
 }
 
-/// Removes exactly the native module's entry from the scope's `settings.yaml`.
+/// Removes exactly amplihack's entries (the app bundle, and a legacy module entry) from the
+/// scope's settings file.
 pub(crate) fn unregister_module(
     target: &Target,
     options: &EditOptions,
@@ -159,7 +164,7 @@ pub(crate) fn unregister_module(
     };
     let report = safe_file::edit_text(&path, options, |current| match current {
         None => Ok(None),
-        Some(text) => amplifier_yaml::uninstall(text),
+        Some(text) => amplifier_yaml::uninstall_app(text),
     })?;
     let shown = Target {
         path,
@@ -168,7 +173,6 @@ pub(crate) fn unregister_module(
     Ok((report.action != Action::Unchanged).then_some((shown, report)))
 }
 
-/// The `.git/info/exclude` pattern for the project's Amplifier bridge registration.
 pub(crate) const AMPLIFIER_EXCLUDE: &str = "/.amplifier/hooks/amplihack/";
 
 /// Takes back the lines `exclude_from_git` added.
@@ -301,4 +305,62 @@ pub(crate) fn project_of(target: &Target) -> Option<PathBuf> {
         (_, Host::Amplifier) => 4,  // <project>/.amplifier/hooks/amplihack/hooks.json
     };
     target.path.ancestors().nth(levels).map(Path::to_path_buf)
+}
+
+/// Takes amplihack's entries out of one registration file; deletes the file when nothing of
+/// the user's is left in it (amplihack's own bridge plugin file, or a settings file install
+/// created), and then amplihack's plugin directory and git exclusion.
+pub(crate) fn unregister(
+    target: &Target,
+    options: &EditOptions,
+    created_by_us: bool,
+) -> Result<EditReport, CommandError> {
+    let report = safe_file::edit_json(&target.path, options, |current| {
+        let Some(current) = current else {
+            return Ok(NewContent::Delete);
+        };
+        let mut value = current.clone();
+        registration::uninstall(&mut value)?;
+        // Our own plugin file, or a settings file install created, holds nothing of the
+        // user's once our hooks are gone.
+        let only_ours = (target.host == Host::Amplifier || created_by_us)
+            && value.as_object().is_some_and(|m| {
+                m.iter().all(|(k, v)| {
+                    k == "description"
+                        || (k == "hooks" && v.as_object().is_some_and(|h| h.is_empty()))
+                })
+            });
+        Ok(if only_ours {
+            NewContent::Delete
+        } else {
+            NewContent::Value(value)
+        })
+    })?;
+    if let (Action::Deleted, false, Some(dir)) =
+        (report.action, options.dry_run, target.path.parent())
+    {
+        remove_plugin_dir(dir);
+        if target.host == Host::Amplifier
+            && let Some(project) = project_of(target)
+        {
+            unexclude_from_git(&project, AMPLIFIER_EXCLUDE);
+        }
+    }
+    Ok(report)
+}
+
+/// Removes amplihack's own Amplifier plugin directory once its `hooks.json` is gone: our lock
+/// file and backups in it, then the directory, which `remove_dir` leaves alone if the user put
+/// anything else there.
+pub(crate) fn remove_plugin_dir(dir: &Path) {
+    let ours = |name: &str| {
+        name == ".hooks.json.amplihack.lock"
+            || name.starts_with(&format!("hooks.json{}", safe_file::BACKUP_MARKER))
+    };
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if ours(&entry.file_name().to_string_lossy()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
 }

@@ -40,7 +40,7 @@ pub fn status(project: &Path, bin_dir: Option<&Path>) -> Result<Outcome, Command
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
     let mut registrations = Vec::new();
     for target in manifest_targets(&manifest) {
-        let state = if check_target(&target, &hooks_binary)
+        let state = if check_target(&target, &hooks_binary, &locations.home)
             .iter()
             .any(|f| f.problem)
         {

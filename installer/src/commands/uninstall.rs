@@ -8,13 +8,13 @@ use amplihack_state::manifest;
 
 use super::render::render_changes;
 use super::shared::{
-    AMPLIFIER_EXCLUDE, amplifier_settings, manifest_targets, project_of, read_manifest,
-    record_registrations, targets, unexclude_from_git, unregister_module,
+    amplifier_settings, manifest_targets, read_manifest, record_registrations, targets, unregister,
+    unregister_module,
 };
 use super::{CommandError, Detail, Outcome, Target};
 use crate::deploy::{self, BINARIES};
 use crate::registration::{self, Host};
-use crate::safe_file::{self, Action, EditOptions, NewContent};
+use crate::safe_file::{self, Action, EditOptions};
 use crate::scopes::{HostChoice, Locations, Scope};
 
 pub struct UninstallArgs {
@@ -75,37 +75,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
             backup: target.host != Host::Amplifier && !created_by_us,
             ..options
         };
-        let report = safe_file::edit_json(&target.path, &own_options, |current| {
-            let Some(current) = current else {
-                return Ok(NewContent::Delete);
-            };
-            let mut value = current.clone();
-            registration::uninstall(&mut value)?;
-            // Our own plugin file, or a settings file install created, holds nothing of the
-            // user's once our hooks are gone.
-            let only_ours = (target.host == Host::Amplifier || created_by_us)
-                && value.as_object().is_some_and(|m| {
-                    m.iter().all(|(k, v)| {
-                        k == "description"
-                            || (k == "hooks" && v.as_object().is_some_and(|h| h.is_empty()))
-                    })
-                });
-            Ok(if only_ours {
-                NewContent::Delete
-            } else {
-                NewContent::Value(value)
-            })
-        })?;
-        if let (Action::Deleted, false, Some(dir)) =
-            (report.action, args.dry_run, target.path.parent())
-        {
-            remove_plugin_dir(dir);
-            if target.host == Host::Amplifier
-                && let Some(project) = project_of(target)
-            {
-                unexclude_from_git(&project, AMPLIFIER_EXCLUDE);
-            }
-        }
+        let report = unregister(target, &own_options, created_by_us)?;
         if report.action != Action::Unchanged || report.before_text.is_some() {
             reports.push((target.clone(), report));
         }
@@ -134,6 +104,14 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
             }
             removed.push(module);
         }
+        let bundle = deploy::bundle_file(&locations.home);
+        if bundle.is_file() {
+            if !args.dry_run {
+                std::fs::remove_file(&bundle)
+                    .map_err(|e| format!("{}: cannot remove: {e}", bundle.display()))?;
+            }
+            removed.push(bundle);
+        }
     }
     if !args.keep_binaries {
         for name in BINARIES {
@@ -154,6 +132,8 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
                 !all.iter()
                     .any(|t| t.path == *p || amplifier_settings(t).as_ref() == Some(p))
             });
+            let registered: Vec<String> = m.registrations.iter().map(|r| r.host.clone()).collect();
+            m.hosts.retain(|h| registered.contains(h));
         })?;
         // Lock sidecars beside the files we edited, and directories this left empty.
         for (target, _) in &reports {
@@ -219,20 +199,4 @@ fn remove_empty_state(locations: &Locations) {
             }
         }
     }
-}
-
-/// Removes amplihack's own Amplifier plugin directory once its `hooks.json` is gone: our lock
-/// file and backups in it, then the directory, which `remove_dir` leaves alone if the user put
-/// anything else there.
-fn remove_plugin_dir(dir: &Path) {
-    let ours = |name: &str| {
-        name == ".hooks.json.amplihack.lock"
-            || name.starts_with(&format!("hooks.json{}", safe_file::BACKUP_MARKER))
-    };
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if ours(&entry.file_name().to_string_lossy()) {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-    let _ = std::fs::remove_dir(dir);
 }
