@@ -1286,3 +1286,29 @@ fn amplifier_reinstall_replaces_what_earlier_versions_wrote_and_doctor_fix_resto
     assert_eq!(env.read(&yaml), original);
     assert!(!bundle.exists());
 }
+
+/// The Amplifier app processes no hook result at the end of a turn, so lock mode cannot hold an
+/// Amplifier session: in an Amplifier-only install `amplihack lock` says so plainly.
+#[test]
+fn lock_says_plainly_that_it_cannot_hold_an_amplifier_only_install() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier"]));
+    let lock = env.run_amplihack(&["lock"]);
+    assert_success(&lock);
+    assert!(
+        stdout(&lock).contains("lock mode does not work there"),
+        "{}",
+        stdout(&lock)
+    );
+    let json_lock: Value =
+        serde_json::from_str(&stdout(&env.run_amplihack(&["lock", "--json"]))).expect("json");
+    assert_eq!(json_lock["effective"], false, "{json_lock}");
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let lock = env.run_amplihack(&["lock"]);
+    assert!(
+        !stdout(&lock).contains("does not work") && stdout(&lock).contains("keeps working"),
+        "{}",
+        stdout(&lock)
+    );
+    assert_success(&env.run_amplihack(&["unlock"]));
+}
