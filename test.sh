@@ -110,4 +110,14 @@ if [ -x "$scratch_home/.local/bin/amplihack-hooks" ]; then
 fi
 check "startup benchmark (cargo bench --bench startup)" cargo bench --locked --bench startup
 check "forwarding benchmark (cargo bench --bench forwarding)" cargo bench --locked --bench forwarding
+amplifier_bench() {
+  # amplihack's module and the hook-shell bridge running the same 4 plugins on tool:pre in the
+  # real kernel: the real bridge from a mirror of its repository ($AMPLIHACK_HOOK_SHELL_MIRROR, a
+  # git directory) where there is one, else the harness written from its behaviour.
+  local bin=$scratch_home/.local/bin
+  [ -x "$bin/amplihack-hooks" ] || { cargo build --release --locked -q && bin=target/release; }
+  tests/amplifier/.venv/bin/python tests/bench/amplifier_tool_pre.py --hooks "$bin/amplihack-hooks" \
+    --amplihack "$bin/amplihack" ${AMPLIHACK_HOOK_SHELL_MIRROR:+--bridge-mirror "$AMPLIHACK_HOOK_SHELL_MIRROR"}
+}
+check "Amplifier benchmark: amplihack's module vs the hook-shell bridge (tests/bench/amplifier_tool_pre.py)" amplifier_bench
 [ "$failed" -eq 0 ] && ! grep -q '^test result: FAILED' "$test_log"
