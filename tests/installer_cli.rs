@@ -1312,3 +1312,31 @@ fn lock_says_plainly_that_it_cannot_hold_an_amplifier_only_install() {
     );
     assert_success(&env.run_amplihack(&["unlock"]));
 }
+
+/// The app replaces `bundle.app` lists across settings files instead of joining them: doctor
+/// says when a project's own list hides amplihack's user-level bundle, and how to fix it.
+#[test]
+fn doctor_says_when_a_projects_app_bundles_hide_amplihacks() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier"]));
+    let status = stdout(&env.run_amplihack(&["status"]));
+    assert!(status.contains(".amplifier/settings.yaml  ok"), "{status}");
+    let project = env.project.join(".amplifier/settings.yaml");
+    env.write(
+        &project,
+        "bundle:\n  app:\n    - git+https://example.com/team-bundle@main\n",
+    );
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert_eq!(doctor.status.code(), Some(1));
+    assert!(
+        stdout(&doctor).contains("replaces the other settings files' lists")
+            && stdout(&doctor).contains("--scope project"),
+        "{}",
+        stdout(&doctor)
+    );
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier", "--scope", "project"]));
+    assert_success(&env.run_amplihack(&["doctor"]));
+    assert!(env.read(&project).starts_with(
+        "bundle:\n  app:\n    - git+https://example.com/team-bundle@main\n    - \"file://"
+    ));
+}

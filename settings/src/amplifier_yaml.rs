@@ -380,6 +380,22 @@ fn scalar(item: &str) -> String {
     }
 }
 
+/// The file's `bundle.app` list, if it has one. The app merges settings files with lists
+/// replaced, not joined: the most specific file with a list decides which app bundles load.
+pub fn app_list(text: &str) -> Option<Vec<String>> {
+    let root = parse(text).ok()?;
+    let Some(Yaml::Array(items)) = key(key(&root, "bundle")?, "app") else {
+        return None;
+    };
+    Some(
+        items
+            .iter()
+            .filter_map(Yaml::as_str)
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
 /// amplihack's `bundle.app` URI as the file has it, if any (after checking the shape we can
 /// edit).
 pub fn find_app(text: &str) -> Result<Option<String>, String> {
@@ -619,6 +635,15 @@ mod tests {
         assert_eq!(
             uninstall_app(shared).expect("uninstalls").as_deref(),
             Some("bundle:\n  active: dev\n  app:\n  - git+https://x/team@main\n")
+        );
+    }
+
+    #[test]
+    fn app_list_is_the_files_own_list() {
+        assert_eq!(app_list("bundle:\n  active: x\n"), None);
+        assert_eq!(
+            app_list("bundle:\n  app:\n  - a\n  - b\n"),
+            Some(vec!["a".to_string(), "b".to_string()])
         );
     }
 

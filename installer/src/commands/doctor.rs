@@ -107,6 +107,7 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
             "amplihack install --host amplifier".into(),
         ));
     }
+    findings.extend(hidden_app_bundle(locations));
     let mut repairable = Vec::new();
     let mut vanished = Vec::new();
     for target in &checked {
@@ -247,4 +248,44 @@ pub fn doctor(args: &DoctorArgs) -> Result<Outcome, CommandError> {
         json,
         code: i32::from(problems > 0),
     })
+}
+
+/// The app reads the user, project and local settings files and replaces lists rather than
+/// joining them: when a more specific file of this project has its own `bundle.app` list without
+/// amplihack's bundle, amplihack's entry in a less specific file is not loaded here.
+fn hidden_app_bundle(locations: &Locations) -> Option<Finding> {
+    let files: Vec<(Scope, PathBuf)> = Scope::ALL
+        .into_iter()
+        .filter_map(|scope| {
+            targets(locations, scope, HostChoice::Amplifier)
+                .first()
+                .and_then(amplifier_settings)
+                .map(|path| (scope, path))
+        })
+        .collect();
+    let lists: Vec<(Scope, &PathBuf, Vec<String>)> = files
+        .iter()
+        .filter_map(|(scope, path)| {
+            let text = std::fs::read_to_string(path).ok()?;
+            Some((*scope, path, amplifier_yaml::app_list(&text)?))
+        })
+        .collect();
+    let ours_somewhere = lists
+        .iter()
+        .any(|(_, _, list)| list.iter().any(|u| amplifier_yaml::is_our_uri(u)));
+    let (scope, path, effective) = lists.last()?;
+    if !ours_somewhere || effective.iter().any(|u| amplifier_yaml::is_our_uri(u)) {
+        return None;
+    }
+    Some(Finding::problem(
+        format!(
+            "{}: its bundle.app list replaces the other settings files' lists (the Amplifier app does not join them), and amplihack's bundle is not in it: amplihack is not loaded in {}",
+            path.display(),
+            locations.project.display()
+        ),
+        format!(
+            "amplihack install --host amplifier --scope {}",
+            scope.as_str()
+        ),
+    ))
 }
