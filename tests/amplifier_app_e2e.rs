@@ -159,8 +159,10 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
             "UserPromptSubmit",
             None,
             vec![command(&format!(
-                "{}; {}",
+                "{}; {}; {}",
                 env.mark("ran", "project-plugin"),
+                // Who ran it: amplihack-hooks, or the bridge (the app's Python).
+                env.mark("project-runner", "$(ps -o comm= -p $PPID)"),
                 context("project-plugin-context-thud")
             ))],
         ),
@@ -234,7 +236,24 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
         "the session record: {sessions:?}"
     );
 
-    // Session 2, loop-basic: the same guard and session context.
+    // Session 2, loop-basic: the same guard and session context; with the real hook-shell
+    // bridge composed into the same session where a mirror of it exists (the project's local
+    // settings list both app bundles: the app takes the most specific list whole).
+    let local = env.project.join(".amplifier/settings.local.yaml");
+    let bridge = bridge_bundle(&env);
+    match &bridge {
+        Ok(bundle) => {
+            let ours = amplifier_yaml_uri(&env.read(&settings));
+            env.write(
+                &local,
+                &format!(
+                    "bundle:\n  app:\n    - \"{ours}\"\n    - \"file://{}\"\n",
+                    bundle.display()
+                ),
+            );
+        }
+        Err(reason) => println!("SKIPPED the hook-shell bridge in the same session: {reason}"),
+    }
     let api = FakeAnthropic::start(vec![
         bash("git commit --no-verify -m again"),
         Turn::text("ok"),
@@ -243,10 +262,48 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let requests = api.main_requests();
     assert_eq!(requests.len(), 2, "{}", stderr(&out));
-    assert!(requests[0].to_string().contains("App-context marker"));
+    let first = requests[0].to_string();
+    assert!(first.contains("App-context marker"));
+    assert_eq!(
+        first.matches("user-plugin-context-xyzzy").count(),
+        1,
+        "{first}"
+    );
+    let runners = env.marks("project-runner");
+    assert_eq!(runners.len(), 2, "{runners:?}");
+    assert_eq!(runners[0], "amplihack-hooks", "session 1: amplihack ran it");
+    if bridge.is_ok() {
+        // The bridge runs project plugins itself (and honours only its own contextInjection
+        // form, so this plugin's context is not sent); amplihack leaves them to it.
+        assert_ne!(
+            runners[1], "amplihack-hooks",
+            "the bridge ran it: {runners:?}"
+        );
+    } else {
+        assert_eq!(runners[1], "amplihack-hooks");
+        assert_eq!(
+            first.matches("project-plugin-context-thud").count(),
+            1,
+            "{first}"
+        );
+    }
     assert!(tool_results(&requests[1]).contains("amplihack blocked `git commit --no-verify`"));
-    assert_eq!(env.marks("ran").len(), 4, "each plugin once more");
+    let mut ran = env.marks("ran");
+    ran.sort();
+    assert_eq!(
+        ran,
+        [
+            "project-plugin",
+            "project-plugin",
+            "user-plugin",
+            "user-plugin"
+        ],
+        "each plugin once more, with or without the bridge"
+    );
     assert_eq!(session_records(&env).len(), 2);
+    if bridge.is_ok() {
+        std::fs::remove_file(&local).expect("remove the local settings");
+    }
 
     // Uninstall gives the user's settings back byte for byte; the next session runs without
     // amplihack.
@@ -283,6 +340,104 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
         std::fs::read_to_string(&log).unwrap_or_default(),
         log_before
     );
+
+    // The app's own `amplifier bundle add --app` rewrites settings.yaml with its YAML dumper
+    // (comments and amplihack's marks dropped): uninstall still takes out exactly amplihack's
+    // entry and keeps the rest.
+    assert!(
+        env.run_amplihack(&["install", "--host", "amplifier"])
+            .status
+            .success()
+    );
+    let team = env.root().join("team/bundle.yaml");
+    env.write(&team, "bundle:\n  name: team\n  version: 0.1.0\n");
+    let mut add = env.command(&venv.join("bin/amplifier"));
+    add.args([
+        "bundle",
+        "add",
+        &format!("file://{}", team.display()),
+        "--app",
+    ]);
+    let (added, _) = run_with_timeout(add, b"", Duration::from_secs(120));
+    assert!(
+        added.status.success(),
+        "{}{}",
+        stdout(&added),
+        stderr(&added)
+    );
+    let dumped = env.read(&settings);
+    assert!(
+        !dumped.contains('#') && dumped.contains(BUNDLE_SUFFIX),
+        "rewritten by the app: {dumped}"
+    );
+    assert!(env.run_amplihack(&["uninstall"]).status.success());
+    let left = env.read(&settings);
+    assert!(!left.contains(BUNDLE_SUFFIX), "{left}");
+    assert_eq!(
+        left,
+        dumped
+            .lines()
+            .filter(|l| !l.contains(BUNDLE_SUFFIX))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+        "only amplihack's line went"
+    );
+}
+
+const BUNDLE_SUFFIX: &str = "/amplihack/amplifier-bundle.yaml";
+
+/// amplihack's `bundle.app` URI in a settings file.
+fn amplifier_yaml_uri(text: &str) -> String {
+    text.lines()
+        .find(|l| l.contains(BUNDLE_SUFFIX))
+        .map(|l| {
+            l.trim()
+                .trim_start_matches("- ")
+                .trim_matches('"')
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// A bundle naming the real hook-shell bridge, extracted from a mirror of its repository
+/// ($AMPLIHACK_HOOK_SHELL_MIRROR, else `<repo>/../.mirror/microsoft+amplifier-module-hook-shell/repo`)
+/// into the test's directory, or why there is none.
+fn bridge_bundle(env: &TestEnv) -> Result<PathBuf, String> {
+    let mirror = std::env::var_os("AMPLIHACK_HOOK_SHELL_MIRROR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            repo_root().join("../.mirror/microsoft+amplifier-module-hook-shell/repo")
+        });
+    if !mirror.is_dir() {
+        return Err(format!("no mirror of the bridge at {}", mirror.display()));
+    }
+    let source = env.root().join("hook-shell");
+    std::fs::create_dir_all(&source).map_err(|e| e.to_string())?;
+    let extracted = Command::new("sh")
+        .args([
+            "-c",
+            "git --git-dir \"$1\" archive HEAD | tar -x -C \"$2\"",
+            "sh",
+        ])
+        .arg(&mirror)
+        .arg(&source)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !extracted.success() {
+        return Err(format!(
+            "cannot extract the bridge from {}",
+            mirror.display()
+        ));
+    }
+    let bundle = env.root().join("hook-shell-bundle.yaml");
+    env.write(
+        &bundle,
+        &format!(
+            "bundle:\n  name: hook-shell\n  version: 0.1.0\nhooks:\n  - module: hook-shell\n    source: \"{}\"\n",
+            source.display()
+        ),
+    );
+    Ok(bundle)
 }
 
 /// The text of every tool result in a request.
