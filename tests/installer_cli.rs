@@ -1340,3 +1340,65 @@ fn doctor_says_when_a_projects_app_bundles_hide_amplihacks() {
         "bundle:\n  app:\n    - git+https://example.com/team-bundle@main\n    - \"file://"
     ));
 }
+
+/// After the binaries move, `install` and `reregister` (what `update` runs) repoint the bundle
+/// file at the new `amplihack-hooks`; the settings file's entry, naming the bundle, stays put.
+/// Uninstall alone also takes back what earlier versions wrote.
+#[test]
+fn amplifier_bundle_follows_the_binaries_and_uninstall_takes_back_old_entries() {
+    let env = TestEnv::new();
+    let yaml = env.home.join(".amplifier/settings.yaml");
+    let bundle = env
+        .home
+        .join(".local/share/amplihack/amplifier-bundle.yaml");
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier"]));
+    let settings = env.read(&yaml);
+    let moved = env.root().join("moved bin");
+    let moved_arg = moved.display().to_string();
+    assert_success(&env.run_amplihack(&[
+        "install",
+        "--host",
+        "amplifier",
+        "--bin-dir",
+        &moved_arg,
+    ]));
+    assert!(
+        env.read(&bundle)
+            .contains(&format!("binary: \"{}/amplihack-hooks\"", moved.display())),
+        "{}",
+        env.read(&bundle)
+    );
+    assert_eq!(
+        env.read(&yaml),
+        settings,
+        "the entry names the bundle, not the binary"
+    );
+    let first = env.bin_dir().display().to_string();
+    assert_success(&env.run_amplihack(&["reregister", "--bin-dir", &first]));
+    assert!(
+        env.read(&bundle)
+            .contains(&format!("binary: \"{first}/amplihack-hooks\"")),
+        "{}",
+        env.read(&bundle)
+    );
+    assert_success(&env.run_amplihack(&["uninstall"]));
+    assert!(
+        !yaml.exists(),
+        "install created it; nothing of the user's was in it"
+    );
+
+    // What an earlier version wrote, taken back by uninstall alone.
+    let original = "updates:\n  auto_prompt: false\n";
+    env.write(
+        &yaml,
+        &format!("{original}modules:  # added by amplihack\n  hooks:  # added by amplihack\n    - module: hooks-amplihack\n      source: \"/old/module\"\n      config:\n        binary: \"/old/amplihack-hooks\"\n"),
+    );
+    let bridge = env.home.join(".amplifier/hooks/amplihack/hooks.json");
+    env.write(
+        &bridge,
+        r#"{"description": "x", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/amplihack-hooks --host amplifier stop"}]}]}}"#,
+    );
+    assert_success(&env.run_amplihack(&["uninstall", "--host", "amplifier"]));
+    assert_eq!(env.read(&yaml), original);
+    assert!(!env.home.join(".amplifier/hooks").exists());
+}
