@@ -465,3 +465,116 @@ fn session_records(env: &TestEnv) -> Vec<String> {
         .map(|e| e["text"].as_str().unwrap_or_default().to_string())
         .collect()
 }
+
+/// Speed in the real app, side by side with the peer: one session with amplihack's module and the
+/// real hook-shell bridge (where a mirror of it exists), each running 4 plugins that sleep 50 ms
+/// on every `tool:pre` (amplihack the user level's, the bridge the project's). Per tool call:
+/// amplihack's share runs from the model's answer having been sent to the first of the bridge's
+/// plugins starting (so the orchestrator's own work and the bridge's setup count against
+/// amplihack), the bridge's from there to the tool starting. Interleaved by construction; the
+/// check is the ratio of medians, the times are printed.
+#[test]
+fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
+    let kit = match kit() {
+        Ok(kit) => kit,
+        Err(reason) => {
+            println!("SKIPPED {reason}");
+            return;
+        }
+    };
+    let env = TestEnv::new();
+    let bridge = match bridge_bundle(&env) {
+        Ok(bundle) => bundle,
+        Err(reason) => {
+            println!("SKIPPED {reason}");
+            return;
+        }
+    };
+    let venv = app_venv(&kit);
+    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    let ours = amplifier_yaml_uri(&env.read(&env.home.join(".amplifier/settings.yaml")));
+    env.write(
+        &env.project.join(".amplifier/settings.local.yaml"),
+        &format!(
+            "bundle:\n  app:\n    - \"{ours}\"\n    - \"file://{}\"\n",
+            bridge.display()
+        ),
+    );
+    for i in 0..4 {
+        env.plugin(
+            &env.user_hooks_dir(),
+            &format!("user-{i}"),
+            &one_group("PreToolUse", Some("*"), vec![command("sleep 0.05")]),
+        );
+        env.plugin(
+            &env.project_hooks_dir(),
+            &format!("project-{i}"),
+            &one_group(
+                "PreToolUse",
+                Some("*"),
+                vec![command(&format!(
+                    "{}; sleep 0.05",
+                    env.mark("bridge-start", "$(date +%s.%N)")
+                ))],
+            ),
+        );
+    }
+    const CALLS: usize = 8;
+    let mut script: Vec<Turn> = (0..CALLS).map(|_| bash("date +%s.%N")).collect();
+    script.push(Turn::text("done"));
+    let api = FakeAnthropic::start(script);
+    let out = app_turn(&env, &kit, &venv, &api, "loop-streaming", "time it");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let answered = api.main_answered();
+    let requests = api.main_requests();
+    assert_eq!(requests.len(), CALLS + 1, "{}", stderr(&out));
+    let starts: Vec<f64> = env
+        .marks("bridge-start")
+        .iter()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    assert_eq!(starts.len(), 4 * CALLS, "each bridge plugin once per call");
+    let (mut ours_ms, mut theirs_ms) = (Vec::new(), Vec::new());
+    for i in 0..CALLS {
+        // The latest tool result: the request carries the whole conversation.
+        let result = requests[i + 1]["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        let tool = first_timestamp(&result).unwrap_or_else(|| panic!("no time in {result}"));
+        let first = starts
+            .iter()
+            .copied()
+            .filter(|s| *s > answered[i] && *s < tool)
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            first.is_finite(),
+            "call {i}: no bridge plugin between answer and tool"
+        );
+        ours_ms.push((first - answered[i]) * 1000.0);
+        theirs_ms.push((tool - first) * 1000.0);
+    }
+    let (ours, theirs) = (median(&mut ours_ms), median(&mut theirs_ms));
+    let ratio = ours / theirs;
+    println!(
+        "in the app, 4 plugins sleeping 50 ms on tool:pre: amplihack {ours:.1} ms (with the orchestrator's own work), the bridge {theirs:.1} ms (medians of {CALLS}); ratio {ratio:.2} (limit 1.00)"
+    );
+    assert!(
+        ratio <= 1.0,
+        "amplihack {ours_ms:?} vs the bridge {theirs_ms:?}"
+    );
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// The first `seconds.nanoseconds` epoch time in a text.
+fn first_timestamp(text: &str) -> Option<f64> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|t| t.parse::<f64>().ok())
+        .find(|t| *t > 1e9)
+}
