@@ -169,6 +169,22 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
     );
     let trust = env.run_amplihack(&["hooks", "trust"]);
     assert!(trust.status.success(), "{}", stderr(&trust));
+    env.write(
+        &env.project.join(".claude/context/USER_PREFERENCES.md"),
+        "# Preferences\n\n### Verbosity\nterse-pirate-mode\n",
+    );
+    env.write(
+        &env.project.join(".claude/agents/core/architect.md"),
+        "---\nname: architect\n---\nDesigns things.\n",
+    );
+    let remember = env.run_amplihack(&[
+        "memory",
+        "add",
+        "--agent",
+        "architect",
+        "Prefers ports-and-adapters over layered designs",
+    ]);
+    assert!(remember.status.success(), "{}", stderr(&remember));
 
     let doctor = env.run_amplihack(&["doctor"]);
     assert!(
@@ -183,7 +199,14 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
         bash("echo allowed-command"),
         Turn::text("done"),
     ]);
-    let out = app_turn(&env, &kit, &venv, &api, "loop-streaming", "commit it");
+    let out = app_turn(
+        &env,
+        &kit,
+        &venv,
+        &api,
+        "loop-streaming",
+        "commit it, @architect",
+    );
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let requests = api.main_requests();
     assert_eq!(requests.len(), 3, "{}", stderr(&out));
@@ -195,6 +218,14 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
     assert!(
         first.contains("amplihack-workflow-classification"),
         "the reminder: {first}"
+    );
+    assert!(
+        first.contains("- Verbosity: terse-pirate-mode"),
+        "preferences: {first}"
+    );
+    assert!(
+        first.contains("Prefers ports-and-adapters over layered designs"),
+        "the agent's memory: {first}"
     );
     for text in [
         "user-plugin-context-xyzzy",
