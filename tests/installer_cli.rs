@@ -1402,3 +1402,52 @@ fn amplifier_bundle_follows_the_binaries_and_uninstall_takes_back_old_entries() 
     assert_eq!(env.read(&yaml), original);
     assert!(!env.home.join(".amplifier/hooks").exists());
 }
+
+/// Each scope's Amplifier settings file: project → `.amplifier/settings.yaml` (a warning when git
+/// tracks it), local → `.amplifier/settings.local.yaml`; uninstall of one scope leaves the other.
+#[test]
+fn amplifier_scopes_write_their_own_settings_files() {
+    let env = TestEnv::new();
+    let git = |args: &[&str]| {
+        assert!(
+            env.command(Path::new("git"))
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        );
+    };
+    git(&["init", "-q"]);
+    let project = env.project.join(".amplifier/settings.yaml");
+    env.write(&project, "bundle:\n  active: team\n");
+    git(&["add", ".amplifier/settings.yaml"]);
+    let install = env.run_amplihack(&["install", "--host", "amplifier", "--scope", "project"]);
+    assert_success(&install);
+    assert!(
+        stdout(&install).contains("settings.yaml is tracked by git"),
+        "{}",
+        stdout(&install)
+    );
+    assert!(
+        env.read(&project)
+            .contains("amplihack/amplifier-bundle.yaml")
+    );
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier", "--scope", "local"]));
+    let local = env.project.join(".amplifier/settings.local.yaml");
+    assert!(env.read(&local).contains("amplihack/amplifier-bundle.yaml"));
+    assert_success(&env.run_amplihack(&["doctor"]));
+    assert_success(&env.run_amplihack(&[
+        "uninstall",
+        "--host",
+        "amplifier",
+        "--scope",
+        "local",
+        "--keep-binaries",
+    ]));
+    assert!(!local.exists(), "install created it");
+    assert!(
+        env.read(&project)
+            .contains("amplihack/amplifier-bundle.yaml")
+    );
+    assert_success(&env.run_amplihack(&["uninstall"]));
+    assert_eq!(env.read(&project), "bundle:\n  active: team\n");
+}

@@ -93,6 +93,13 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         if let Some(bundle) = &bundle
             && let Some(module) = register_module(target, bundle, &options)?
         {
+            if module.1.action != Action::Unchanged && git_tracked(&module.0.path) {
+                warnings.push(format!(
+                    "{} is tracked by git and now lists this machine's {}; teammates' machines differ: prefer --scope local, or keep the change out of commits",
+                    module.0.path.display(),
+                    bundle.display()
+                ));
+            }
             reports.push(module);
         }
         let in_project =
