@@ -1398,7 +1398,25 @@ fn amplifier_bundle_follows_the_binaries_and_uninstall_takes_back_old_entries() 
         &bridge,
         r#"{"description": "x", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/amplihack-hooks --host amplifier stop"}]}]}}"#,
     );
+    // ... and the install manifest as it recorded Amplifier then (the bridge file's path).
+    let manifest = env.home.join(".local/state/amplihack/install.json");
+    env.write(
+        &manifest,
+        &json!({"bin_dir": env.bin_dir(), "version": "0.0.9", "registrations": [
+            {"host": "amplifier", "scope": "user", "path": bridge}
+        ]})
+        .to_string(),
+    );
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert_eq!(doctor.status.code(), Some(1));
+    assert!(
+        stdout(&doctor).contains("written by an earlier amplihack")
+            && stdout(&doctor).contains("which the Amplifier app never mounts"),
+        "{}",
+        stdout(&doctor)
+    );
     assert_success(&env.run_amplihack(&["uninstall", "--host", "amplifier"]));
+    assert!(!manifest.exists(), "nothing left to record");
     assert_eq!(env.read(&yaml), original);
     assert!(!env.home.join(".amplifier/hooks").exists());
 }
@@ -1448,6 +1466,13 @@ fn amplifier_scopes_write_their_own_settings_files() {
         env.read(&project)
             .contains("amplihack/amplifier-bundle.yaml")
     );
+    // The project scope still lists amplihack, so the bridge registration both scopes share stays.
+    assert!(
+        env.project
+            .join(".amplifier/hooks/amplihack/hooks.json")
+            .is_file()
+    );
+    assert_success(&env.run_amplihack(&["doctor"]));
     assert_success(&env.run_amplihack(&["uninstall"]));
     assert_eq!(env.read(&project), "bundle:\n  active: team\n");
 }
