@@ -33,6 +33,10 @@ fn kit() -> Result<PathBuf, String> {
     }
 }
 
+/// One app test at a time: they share the app's virtualenv (which the app installs modules into)
+/// and the speed comparison wants the machine to itself.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The app's virtualenv, installed by the kit (idempotent).
 fn app_venv(kit: &Path) -> PathBuf {
     let venv = repo_root().join("tests/amplifier/app-venv");
@@ -105,6 +109,7 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
             return;
         }
     };
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let venv = app_venv(&kit);
     let env = TestEnv::new();
     let git = |args: &[&str]| {
@@ -521,6 +526,7 @@ fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
             return;
         }
     };
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let venv = app_venv(&kit);
     let install = env.run_amplihack(&["install", "--host", "amplifier"]);
     assert!(install.status.success(), "{}", stderr(&install));
