@@ -93,7 +93,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
                 warnings.push(format!(
                     "{} is tracked by git and now holds this machine's paths ({}); teammates' machines differ: prefer --scope local, or keep the change out of commits",
                     file.path.display(),
-                    bundle.as_deref().filter(|_| file.host == Host::Amplifier).unwrap_or(&hooks_binary).display()
+                    bundle.as_deref().filter(|_| amplifier_settings(&file).is_some()).unwrap_or(&hooks_binary).display()
                 ));
             }
             if is_bridge(&file)
