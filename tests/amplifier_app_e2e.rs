@@ -528,9 +528,16 @@ fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
     };
     let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let venv = app_venv(&kit);
-    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
+    // Project scope: the project's bridge registration is there too, and the bridge calls it;
+    // amplihack must still run once per event (its bridge call steps aside for the module).
+    let install = env.run_amplihack(&["install", "--host", "amplifier", "--scope", "project"]);
     assert!(install.status.success(), "{}", stderr(&install));
-    let ours = amplifier_yaml_uri(&env.read(&env.home.join(".amplifier/settings.yaml")));
+    assert!(
+        env.project
+            .join(".amplifier/hooks/amplihack/hooks.json")
+            .is_file()
+    );
+    let ours = amplifier_yaml_uri(&env.read(&env.project.join(".amplifier/settings.yaml")));
     env.write(
         &env.project.join(".amplifier/settings.local.yaml"),
         &format!(
@@ -542,7 +549,14 @@ fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
         env.plugin(
             &env.user_hooks_dir(),
             &format!("user-{i}"),
-            &one_group("PreToolUse", Some("*"), vec![command("sleep 0.05")]),
+            &one_group(
+                "PreToolUse",
+                Some("*"),
+                vec![command(&format!(
+                    "{}; sleep 0.05",
+                    env.mark("user-run", &i.to_string())
+                ))],
+            ),
         );
         env.plugin(
             &env.project_hooks_dir(),
@@ -551,7 +565,7 @@ fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
                 "PreToolUse",
                 Some("*"),
                 vec![command(&format!(
-                    "{}; sleep 0.05",
+                    "{}; sleep 0.05 # {i}",
                     env.mark("bridge-start", "$(date +%s.%N)")
                 ))],
             ),
@@ -572,6 +586,11 @@ fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
         .filter_map(|l| l.trim().parse().ok())
         .collect();
     assert_eq!(starts.len(), 4 * CALLS, "each bridge plugin once per call");
+    assert_eq!(
+        env.marks("user-run").len(),
+        4 * CALLS,
+        "each user plugin once per call: amplihack ran once, not again through the bridge"
+    );
     let (mut ours_ms, mut theirs_ms) = (Vec::new(), Vec::new());
     for i in 0..CALLS {
         // The latest tool result: the request carries the whole conversation.
