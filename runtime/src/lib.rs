@@ -52,6 +52,9 @@ struct Invocation {
 
 enum Command {
     Run(Invocation),
+    /// A predecessor's subcommand that did nothing (`precommit-prefs`): drain stdin, answer
+    /// nothing, exit 0.
+    Retired,
     Help,
     Version,
     Table,
@@ -100,14 +103,18 @@ fn parse_args(args: &[OsString]) -> Result<Command, String> {
                     })?);
             }
             other if subcommand.is_none() && !other.starts_with('-') => {
-                subcommand = Some(table::find(other).ok_or_else(|| {
-                    let hint = Hook::suggest(other)
-                        .map(|s| format!("; did you mean `{s}`?"))
-                        .unwrap_or_default();
-                    format!(
-                        "unknown subcommand `{other}`{hint} (run `amplihack-hooks --help` for the list)"
-                    )
-                })?);
+                subcommand = Some(match (table::find(other), table::legacy(other)) {
+                    (Some(hook), _) | (None, Some(Some(hook))) => hook,
+                    (None, Some(None)) => return Ok(Command::Retired),
+                    (None, None) => {
+                        let hint = Hook::suggest(other)
+                            .map(|s| format!("; did you mean `{s}`?"))
+                            .unwrap_or_default();
+                        return Err(format!(
+                            "unknown subcommand `{other}`{hint} (run `amplihack-hooks --help` for the list)"
+                        ));
+                    }
+                });
             }
             other => {
                 return Err(format!(
@@ -139,6 +146,10 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Ok(Command::Help) => return write_stdout(&usage(), 0),
         Ok(Command::Version) => return write_stdout(&format!("amplihack-hooks {VERSION}\n"), 0),
         Ok(Command::Table) => return write_stdout(&table_json(), 0),
+        Ok(Command::Retired) => {
+            let _ = read_stdin();
+            return 0;
+        }
         Ok(Command::Run(invocation)) => invocation,
         Err(message) => {
             eprintln!("amplihack-hooks: {message}");
@@ -383,19 +394,7 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
     }
     let mut event =
         HookEvent::parse(&input, invocation.subcommand.event.clone()).map_err(Failure::Invalid)?;
-    // Plugins see the tool as Claude Code names it (`Bash`, not Amplifier's `bash`).
-    let input = match (&event.payload, event.raw.get("tool_name")) {
-        (_, Some(serde_json::Value::String(raw)))
-            if event.tool().is_some_and(|t| t.name != *raw) =>
-        {
-            let mut raw = event.raw.clone();
-            let name = event.tool().map(|t| t.name.clone()).unwrap_or_default();
-            raw.insert("tool_name".into(), serde_json::Value::String(name));
-            event.raw = raw.clone();
-            serde_json::to_vec(&serde_json::Value::Object(raw)).unwrap_or(input)
-        }
-        _ => input,
-    };
+    let input = as_claude_code_names_it(&mut event, input);
     if !event.name.is_known() {
         // Forward-compatible: a newer host's event passes through untouched.
         return Ok(Rendered::default());
@@ -415,6 +414,34 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
         report(invocation.subcommand.subcommand, "note", problem);
     }
     Ok(pipeline::render(host, &event, &outcome.reply))
+}
+
+/// Plugins see the tool and the event as Claude Code names them (`Bash`, not Amplifier's `bash`;
+/// `SessionEnd`, not the specification's `SessionStop`). The host's bytes are kept otherwise.
+fn as_claude_code_names_it(event: &mut HookEvent, input: Vec<u8>) -> Vec<u8> {
+    use serde_json::Value;
+    let tool = match (event.tool(), event.raw.get("tool_name")) {
+        (Some(tool), Some(Value::String(sent))) if tool.name != *sent => Some(tool.name.clone()),
+        _ => None,
+    };
+    let name = match event.raw.get("hook_event_name") {
+        Some(Value::String(sent)) if event.name.is_known() && event.name.as_str() != sent => {
+            Some(event.name.as_str().to_string())
+        }
+        _ => None,
+    };
+    if tool.is_none() && name.is_none() {
+        return input;
+    }
+    if let Some(tool) = tool {
+        event.raw.insert("tool_name".into(), Value::String(tool));
+    }
+    if let Some(name) = name {
+        event
+            .raw
+            .insert("hook_event_name".into(), Value::String(name));
+    }
+    serde_json::to_vec(&event.raw).unwrap_or(input)
 }
 
 fn read_stdin() -> Result<Vec<u8>, Failure> {

@@ -73,9 +73,8 @@ pub fn recognise(command: &str) -> Option<OurHandler> {
         let subcommand = words[1..]
             .iter()
             .find(|w| !w.starts_with('-') && w.as_str() != "amplifier" && w.as_str() != "claude");
-        let known = subcommand.is_some_and(|s| {
-            table::find(s).is_some() || table::LEGACY_SUBCOMMANDS.contains(&s.as_str())
-        });
+        let known =
+            subcommand.is_some_and(|s| table::find(s).is_some() || table::legacy(s).is_some());
         if known {
             return Some(OurHandler {
                 binary: Some(program.clone()),
