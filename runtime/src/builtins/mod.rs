@@ -160,3 +160,21 @@ pub fn display_relative(root: &Path, path: &Path) -> String {
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| path.display().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use amplihack_state::project::RUNTIME_DIR;
+
+    /// Everything the built-ins write into a work tree is under the directory git ignores.
+    #[test]
+    fn project_files_live_under_the_self_ignoring_runtime_directory() {
+        for path in [
+            super::metrics::FILE,
+            super::lock_mode::LOCKS_DIR,
+            super::transcript_export::LOGS_DIR,
+            super::reflection::OUTPUT_DIR,
+        ] {
+            assert!(path.starts_with(&format!("{RUNTIME_DIR}/")), "{path}");
+        }
+    }
+}
