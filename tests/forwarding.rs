@@ -5,7 +5,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{TestEnv, command, one_group, stderr};
+use support::{TestEnv, command, one_group, stderr, stdout};
 
 fn bash_event(env: &TestEnv, cmd: &str) -> Value {
     json!({"hook_event_name": "PreToolUse", "session_id": "sess-1", "cwd": env.project, "tool_name": "Bash", "tool_input": {"command": cmd}, "tool_use_id": "t1"})
@@ -612,6 +612,63 @@ fn project_plugins_run_only_when_trusted_and_again_after_any_change() {
         !env.marks("ran").contains(&"changed".to_string()),
         "untrusted again"
     );
+}
+
+/// Trust covers every file a project plugin runs: its script changing (a `git pull`) asks for
+/// trust again, naming the file and giving the command; a script elsewhere in the project that a
+/// command names is covered too.
+#[test]
+fn a_trusted_plugins_script_that_changes_needs_trust_again() {
+    let env = TestEnv::new();
+    let plugin_dir = env.project_hooks_dir().join("checks");
+    let script = env.script(&plugin_dir.join("check.sh"), &env.mark("ran", "v1"));
+    let named = env.script(
+        &env.project.join("tools/lint.sh"),
+        &env.mark("ran", "lint-v1"),
+    );
+    env.plugin(
+        &env.project_hooks_dir(),
+        "checks",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![
+                command("\"${CLAUDE_PLUGIN_ROOT}\"/check.sh"),
+                command("sh tools/lint.sh"),
+            ],
+        ),
+    );
+    assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+    let event = |session: &str| json!({"hook_event_name": "PreToolUse", "session_id": session, "tool_name": "Bash", "tool_input": {"command": "ls"}});
+    let ran = || {
+        let mut marks = env.marks("ran");
+        marks.sort();
+        marks
+    };
+    env.run_hooks(&["pre-tool-use"], &event("s1"), &[]);
+    assert_eq!(ran(), ["lint-v1", "v1"], "the handlers run in parallel");
+    for (file, version) in [(&script, "v2"), (&named, "lint-v2")] {
+        let before = env.read(file);
+        env.script(file, &env.mark("ran", version));
+        let session = format!("after-{version}");
+        let (output, _) = env.run_hooks(&["pre-tool-use"], &event(&session), &[]);
+        assert!(
+            !env.marks("ran").contains(&version.to_string()),
+            "{version} ran untrusted"
+        );
+        let told = reply_of(&output)["systemMessage"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_default();
+        assert!(told.contains("changed since you trusted them"), "{told}");
+        assert!(told.contains(&file.display().to_string()), "{told}");
+        assert!(told.contains("amplihack hooks trust --project"), "{told}");
+        std::fs::write(file, before).expect("restore");
+    }
+    // Restored content is trusted again without a word.
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &event("s3"), &[]);
+    assert!(output.stdout.is_empty(), "{}", stdout(&output));
+    assert_eq!(ran(), ["lint-v1", "lint-v1", "v1", "v1"]);
 }
 
 /// Handlers that answer later, as Claude Code runs them: `async: true`, `asyncRewake: true`, and a

@@ -311,13 +311,15 @@ fn discover(
                 .and_then(Path::parent)
                 .map(Path::to_path_buf)
                 .unwrap_or_default();
-            let files: Vec<PathBuf> = found.iter().map(|p| p.file.clone()).collect();
-            if !found.is_empty() && !trust::is_trusted(state, &project, &files) {
+            let files = crate::trust_scope::files_to_trust(&project, &found);
+            if !found.is_empty()
+                && let Err(why) = trust::check(state, &project, &files)
+            {
                 notify_untrusted(
                     state,
                     event.session_id.as_deref(),
                     &project,
-                    found.len(),
+                    (found.len(), why),
                     outcome,
                 );
                 outcome.skipped.extend(
@@ -644,16 +646,25 @@ fn notify_untrusted(
     state: &StateDir,
     session: Option<&str>,
     project: &Path,
-    count: usize,
+    (count, why): (usize, trust::Untrusted),
     outcome: &mut Outcome,
 ) {
-    let key = format!("untrusted:{}", project.display());
+    let key = match &why {
+        trust::Untrusted::Never => format!("untrusted:{}", project.display()),
+        trust::Untrusted::Changed(file) => format!("changed:{}:{file}", project.display()),
+    };
     let first = session::update(state, session, |s| s.first_notice(&key)).unwrap_or(true);
     if !first {
         return;
     }
+    let what = match &why {
+        trust::Untrusted::Never => "are not trusted".to_string(),
+        trust::Untrusted::Changed(file) => {
+            format!("changed since you trusted them ({file})")
+        }
+    };
     let message = format!(
-        "amplihack: {count} hook plugin(s) in {}/.amplifier/hooks are not trusted and were skipped. Review them, then run: amplihack hooks trust --project {}",
+        "amplihack: {count} hook plugin(s) in {}/.amplifier/hooks {what} and were skipped. Review them, then run: amplihack hooks trust --project {}",
         project.display(),
         amplihack_protocol::command::shell_quote(&project.to_string_lossy())
     );

@@ -20,3 +20,4 @@ pub mod execute;
 pub mod forward;
 pub mod matcher;
 pub mod stop_guard;
+pub mod trust_scope;

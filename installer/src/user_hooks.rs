@@ -68,11 +68,10 @@ impl Context {
         self.locations.state()
     }
 
+    /// Every file the project's plugins run: what trusting them covers.
     fn project_files(&self) -> Vec<PathBuf> {
-        discovery::plugin_files(&self.project_dir())
-            .into_iter()
-            .map(|(_, _, file)| file)
-            .collect()
+        let plugins = discovery::load_level(&self.project_dir(), Level::Project);
+        amplihack_engine::trust_scope::files_to_trust(&self.locations.project, &plugins)
     }
 
     fn project_trusted(&self) -> bool {
@@ -426,7 +425,7 @@ fn retrust_after(
     if !project {
         return Ok(());
     }
-    if was_trusted || ctx.project_files().len() == 1 {
+    if was_trusted || discovery::plugin_files(&ctx.project_dir()).len() == 1 {
         record_trust(ctx, Some(trust::fingerprint(&ctx.project_files())))?;
         text.push_str("the project's hooks stay trusted\n");
     } else {
