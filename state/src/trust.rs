@@ -194,7 +194,7 @@ mod tests {
         let added = Err(Untrusted::Changed(c.to_string_lossy().into_owned()));
         assert_eq!(check(&state, &project, &more), added);
         let gone = Err(Untrusted::Changed(b.to_string_lossy().into_owned()));
-        assert_eq!(check(&state, &project, &[a.clone()]), gone);
+        assert_eq!(check(&state, &project, std::slice::from_ref(&a)), gone);
         // Withdrawn.
         set(&state, &project, None).expect("untrust");
         assert_eq!(check(&state, &project, &files), Err(Untrusted::Never));
