@@ -446,3 +446,51 @@ fn metrics_in_a_git_work_tree_never_show_in_git_status() {
     );
     assert_eq!(git(&["status", "--porcelain", "--untracked-files=all"]), "");
 }
+
+/// amplihack's own damaged records (a session file that is not UTF-8, a trust or manifest file
+/// that is not JSON) are set aside and reported once, not on every prompt.
+#[test]
+fn damaged_state_is_reported_once_and_replaced() {
+    let env = TestEnv::new();
+    let state = env.home.join(".local/state/amplihack");
+    let session = state.join("sessions/s1.json");
+    env.write(&state.join("trust.json"), "{ not json");
+    env.write(&state.join("install.json"), "{ broken");
+    std::fs::create_dir_all(session.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&session, b"{\"prompts\": \"\xff\xfe\"}").expect("write");
+    let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "hello there, please fix the bug", "cwd": env.project});
+    // A project plugin makes the call read trust.json.
+    env.plugin(
+        &env.project_hooks_dir(),
+        "p",
+        &support::one_group("UserPromptSubmit", None, vec![support::command("true")]),
+    );
+    let (first, _) = env.run_hooks(&["user-prompt-submit"], &prompt, &[]);
+    assert_eq!(first.status.code(), Some(0));
+    let said = stderr(&first);
+    for file in ["sessions/s1.json", "trust.json"] {
+        let path = state.join(file);
+        assert!(
+            said.contains(&format!("{} was damaged", path.display())),
+            "{file}: {said}"
+        );
+        assert!(
+            std::fs::metadata(format!("{}.damaged", path.display())).is_ok(),
+            "{file} kept aside"
+        );
+    }
+    let log = std::fs::read_to_string(env.log_file()).unwrap_or_default();
+    assert_eq!(log.matches("was damaged").count(), 2, "{log}");
+    let (second, _) = env.run_hooks(&["user-prompt-submit"], &prompt, &[]);
+    assert!(second.status.success());
+    assert!(!stderr(&second).contains("damaged"), "{}", stderr(&second));
+    // The installer says it once too.
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert!(
+        stderr(&doctor).contains("install.json was damaged"),
+        "{}",
+        stderr(&doctor)
+    );
+    let again = env.run_amplihack(&["doctor"]);
+    assert!(!stderr(&again).contains("damaged"), "{}", stderr(&again));
+}

@@ -405,6 +405,10 @@ pub fn main() -> i32 {
                 MemoryCommand::Forget { id } => crate::memory::forget(&l, &id),
             }),
     };
+    // amplihack's own records found damaged on the way: set aside, and said once.
+    for note in amplihack_state::files::take_notes() {
+        eprintln!("amplihack: warning: {note}");
+    }
     match result {
         Ok(outcome) => {
             if cli.json {

@@ -410,7 +410,11 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
         ctx: &ctx,
         deadline,
     });
-    for problem in &outcome.problems {
+    for problem in outcome
+        .problems
+        .iter()
+        .chain(&amplihack_state::files::take_notes())
+    {
         report(invocation.subcommand.subcommand, "note", problem);
     }
     Ok(pipeline::render(host, &event, &outcome.reply))

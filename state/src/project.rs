@@ -4,7 +4,8 @@
 //! none of it ever shows in `git status`, nor in a plugin that shows the model `git status`.
 
 use std::fs;
-use std::io;
+use std::io::{self, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::files::{self, StateError};
@@ -29,11 +30,13 @@ pub fn runtime_dir(root: &Path) -> Result<PathBuf, StateError> {
     match fs::OpenOptions::new()
         .write(true)
         .create_new(true)
+        .mode(0o600)
         .open(&ignore)
     {
         Ok(mut file) => {
-            use std::io::Write;
-            file.write_all(IGNORE_ALL.as_bytes())
+            // Whatever the umask (as every file amplihack creates).
+            file.set_permissions(fs::Permissions::from_mode(0o600))
+                .and_then(|()| file.write_all(IGNORE_ALL.as_bytes()))
                 .map_err(files::io_error(&ignore, "write"))?;
         }
         // Another call wrote it first.
