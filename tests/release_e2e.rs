@@ -195,6 +195,15 @@ fn releases_install_verify_update_and_roll_back_without_rust() {
         "LICENSE",
         "amplifier/pyproject.toml",
         "amplifier/amplifier_module_hooks_amplihack/__init__.py",
+        "completions/bash/amplihack",
+        "completions/bash/amplihack-hooks",
+        "completions/zsh/_amplihack",
+        "completions/zsh/_amplihack-hooks",
+        "completions/fish/amplihack.fish",
+        "completions/fish/amplihack-hooks.fish",
+        "man/man1/amplihack.1",
+        "man/man1/amplihack-hooks.1",
+        "man/man1/amplihack-install.1",
     ] {
         assert!(
             stdout(&listing).contains(&format!("amplihack-{}/{entry}", target())),

@@ -26,6 +26,26 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Commands {
+    /// Print the shell completion script of amplihack or amplihack-hooks
+    ///
+    /// bash: `amplihack completions bash > ~/.local/share/bash-completion/completions/amplihack`;
+    /// zsh: `amplihack completions zsh > "${fpath[1]}/_amplihack"`;
+    /// fish: `amplihack completions fish > ~/.config/fish/completions/amplihack.fish`.
+    /// `amplihack install` writes them for you.
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+        /// The program to complete
+        #[arg(long, value_enum, default_value = "amplihack")]
+        binary: crate::docs::Binary,
+    },
+    /// Write every completion script and man page of both binaries under DIR (release archives)
+    #[command(hide = true)]
+    Docs {
+        /// Where: DIR/completions/<shell>/ and DIR/man/man1/
+        dir: PathBuf,
+    },
     /// Deploy the binaries and register the hooks (idempotent; repairs paths after a move)
     Install {
         /// Where to register: your user settings, or this project's (shared or local)
@@ -323,6 +343,17 @@ pub fn main() -> i32 {
         .clone()
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
     let result: Result<Outcome, CommandError> = match cli.command {
+        Commands::Completions { shell, binary } => {
+            let script = crate::docs::completions(shell, binary);
+            return write_stdout(&script);
+        }
+        Commands::Docs { dir } => crate::docs::write_all(&dir)
+            .map(|written| Outcome {
+                text: format!("wrote {} files under {}\n", written.len(), dir.display()),
+                json: serde_json::json!({"written": written}),
+                code: 0,
+            })
+            .map_err(|e| CommandError(format!("{}: {e}", dir.display()))),
         Commands::Install {
             scope,
             host,
@@ -426,6 +457,14 @@ pub fn main() -> i32 {
             1
         }
     }
+}
+
+/// Raw bytes to stdout; a reader that went away is not an error of ours.
+fn write_stdout(bytes: &[u8]) -> i32 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
+    0
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 pub mod cli;
 pub mod commands;
 pub mod deploy;
+pub mod docs;
 pub mod lock;
 pub mod memory;
 pub mod scopes;
