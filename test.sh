@@ -7,6 +7,9 @@
 #   tests/claude-code/node_modules   @anthropic-ai/claude-code, pinned in tests/claude-code/package.json
 #   tests/amplifier/.venv            amplifier-core, pinned in tests/amplifier/requirements.txt,
 #                                    and amplihack's Amplifier module (./amplifier, editable)
+#   tests/amplifier/app-venv         the real Amplifier app, from the offline kit in
+#                                    ../shared/amplifier-app (or $AMPLIHACK_AMPLIFIER_APP_KIT), only
+#                                    where the kit exists (tests/amplifier_app_e2e.rs skips otherwise)
 #
 # Every step runs even when an earlier one fails, and the run always ends with one line
 # `amplihack tests: N passed, N failed`: cargo's tests plus one check per other step. The exit
@@ -55,6 +58,14 @@ test_hosts() {
     tests/amplifier/.venv/bin/pip install --quiet --disable-pip-version-check -e ./amplifier || return 1
   fi
   echo "amplifier-core: $(tests/amplifier/.venv/bin/python -c 'import importlib.metadata as m; print(m.version("amplifier-core"))')"
+  local kit=${AMPLIHACK_AMPLIFIER_APP_KIT:-../shared/amplifier-app}
+  if [ -x "$kit/install.sh" ]; then
+    local version
+    version=$("$kit/install.sh" tests/amplifier/app-venv 2>&1) || { echo "$version"; return 1; }
+    echo "amplifier app: ${version##*$'\n'}"
+  else
+    echo "amplifier app: no kit at $kit (tests/amplifier_app_e2e.rs will say SKIPPED)"
+  fi
 }
 
 cargo_test() {
@@ -99,4 +110,14 @@ if [ -x "$scratch_home/.local/bin/amplihack-hooks" ]; then
 fi
 check "startup benchmark (cargo bench --bench startup)" cargo bench --locked --bench startup
 check "forwarding benchmark (cargo bench --bench forwarding)" cargo bench --locked --bench forwarding
+amplifier_bench() {
+  # amplihack's module and the hook-shell bridge running the same 4 plugins on tool:pre in the
+  # real kernel: the real bridge from a mirror of its repository ($AMPLIHACK_HOOK_SHELL_MIRROR, a
+  # git directory) where there is one, else the harness written from its behaviour.
+  local bin=$scratch_home/.local/bin
+  [ -x "$bin/amplihack-hooks" ] || { cargo build --release --locked -q && bin=target/release; }
+  tests/amplifier/.venv/bin/python tests/bench/amplifier_tool_pre.py --hooks "$bin/amplihack-hooks" \
+    --amplihack "$bin/amplihack" ${AMPLIHACK_HOOK_SHELL_MIRROR:+--bridge-mirror "$AMPLIHACK_HOOK_SHELL_MIRROR"}
+}
+check "Amplifier benchmark: amplihack's module vs the hook-shell bridge (tests/bench/amplifier_tool_pre.py)" amplifier_bench
 [ "$failed" -eq 0 ] && ! grep -q '^test result: FAILED' "$test_log"

@@ -21,8 +21,16 @@ fn the_module_gives_amplifier_the_full_product_through_the_real_kernel() {
     assert!(install.status.success(), "{}", stderr(&install));
     let settings = env.read(&env.project.join(".amplifier/settings.yaml"));
     let binary = env.deployed_hooks().display().to_string();
-    assert!(settings.contains("- module: hooks-amplihack"), "{settings}");
-    assert!(settings.contains(&binary), "{settings}");
+    assert!(
+        settings.contains("amplihack/amplifier-bundle.yaml"),
+        "{settings}"
+    );
+    let bundle = env.read(
+        &env.home
+            .join(".local/share/amplihack/amplifier-bundle.yaml"),
+    );
+    assert!(bundle.contains("- module: hooks-amplihack"), "{bundle}");
+    assert!(bundle.contains(&binary), "{bundle}");
 
     env.write(
         &env.project.join(".claude/context/PROJECT.md"),
@@ -76,6 +84,8 @@ fn the_module_gives_amplifier_the_full_product_through_the_real_kernel() {
         &env,
         &json!({"config": config, "approval_answer": "Allow", "events": [
             ["session:start", {"session_id": "S-module", "parent_id": null}],
+            ["provider:request", {"provider": "anthropic", "iteration": 1}],
+            ["provider:request", {"provider": "anthropic", "iteration": 2}],
             ["prompt:submit", {"prompt": "please list the files"}],
             ["tool:pre", {"tool_name": "bash", "tool_call_id": "t1", "tool_input": {"command": "git push --no-verify"}}],
             ["tool:pre", {"tool_name": "bash", "tool_call_id": "t2", "tool_input": {"command": "ls -la"}}],
@@ -87,10 +97,21 @@ fn the_module_gives_amplifier_the_full_product_through_the_real_kernel() {
             ["session:end", {"session_id": "S-module", "status": "completed"}]
         ]}),
     );
-    let at = |i: usize| &lines[i];
-
-    assert_eq!(at(0)["emitted_action"], "inject_context", "{}", at(0));
-    assert!(context_has(at(0), "Module-context marker"), "{}", at(0));
+    // The kernel drops session:start results: the module keeps the session context and injects
+    // it at the session's first provider:request (which the orchestrators process), once.
+    assert_eq!(lines[0]["emitted_action"], "continue", "{}", lines[0]);
+    assert_eq!(lines[1]["emitted_action"], "inject_context", "{}", lines[1]);
+    assert!(
+        context_has(&lines[1], "Module-context marker"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(
+        lines[2]["emitted_action"], "continue",
+        "only once: {}",
+        lines[2]
+    );
+    let at = |i: usize| &lines[i + 2];
 
     assert!(context_has(at(1), "opens a new topic"), "{}", at(1));
     let mut ran = env.marks("ran");
@@ -129,10 +150,10 @@ fn the_module_gives_amplifier_the_full_product_through_the_real_kernel() {
         "the rest of the event is kept"
     );
 
-    for line in &lines[6..10] {
+    for line in &lines[8..12] {
         assert_eq!(line["action"], "continue", "{line}");
     }
-    let summary = &lines[10];
+    let summary = &lines[12];
     assert_eq!(summary["approvals"][0]["prompt"], "writes need a look");
     assert_eq!(summary["approvals"][0]["default"], "deny");
     assert_eq!(

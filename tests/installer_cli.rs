@@ -111,8 +111,19 @@ fn fresh_install_deploys_binaries_and_registers_the_canonical_table_for_both_hos
             "SessionEnd"
         ]
     );
-    let amplifier = env.read_json(&env.home.join(".amplifier/hooks/amplihack/hooks.json"));
-    assert_canonical(&env, &amplifier, true);
+    // Amplifier: the app bundle listed under bundle.app; no user-level bridge file, which no
+    // host reads.
+    assert!(
+        !env.home
+            .join(".amplifier/hooks/amplihack/hooks.json")
+            .exists()
+    );
+    assert!(!env.home.join(".amplifier/hooks").exists());
+    let yaml = env.read(&env.home.join(".amplifier/settings.yaml"));
+    assert!(
+        yaml.contains(".local/share/amplihack/amplifier-bundle.yaml\""),
+        "{yaml}"
+    );
     assert!(
         stdout(&output).contains("is not on your PATH"),
         "{}",
@@ -870,27 +881,51 @@ fn amplifier_settings_yaml_keeps_the_users_bytes() {
     let yaml = env.home.join(".amplifier/settings.yaml");
     let original = "# my Amplifier settings\nbundle:\n  active: foundation  # keep\nmodules:\n    hooks:\n    - module: hooks-logging\n      config: {level: debug}\n\n# end\n";
     env.write(&yaml, original);
-    assert_success(&env.run_amplihack(&["install", "--host", "amplifier"]));
+    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
+    assert_success(&install);
     let installed = env.read(&yaml);
-    assert!(installed.starts_with("# my Amplifier settings\nbundle:\n  active: foundation  # keep\nmodules:\n    hooks:\n    - module: hooks-logging\n      config: {level: debug}\n    - module: hooks-amplihack\n"), "{installed}");
-    assert!(installed.contains(&env.deployed_hooks().display().to_string()));
-    assert!(installed.ends_with("\n# end\n"), "{installed}");
+    let bundle = env
+        .home
+        .join(".local/share/amplihack/amplifier-bundle.yaml");
+    assert_eq!(
+        installed,
+        original.replace(
+            "  active: foundation  # keep\n",
+            &format!(
+                "  active: foundation  # keep\n  app:  # added by amplihack\n    - \"file://{}\"\n",
+                bundle.display()
+            )
+        ),
+        "exactly one entry added under bundle.app"
+    );
+    assert!(
+        !env.home.join(".amplifier/hooks").exists(),
+        "no user-level bridge file: no host reads it"
+    );
     let module = env.home.join(".local/share/amplihack/amplifier-module");
     assert!(
         module
             .join("amplifier_module_hooks_amplihack/__init__.py")
             .is_file()
     );
+    let bundle_text = env.read(&bundle);
     assert!(
-        installed.contains(&module.display().to_string()),
-        "source is the deployed module"
+        bundle_text.contains("- module: hooks-amplihack")
+            && bundle_text.contains(&format!("source: \"{}\"", module.display()))
+            && bundle_text.contains(&format!("binary: \"{}\"", env.deployed_hooks().display())),
+        "{bundle_text}"
     );
+    // An Amplifier-only install: doctor checks Amplifier only, and is clean.
     let doctor = env.run_amplihack(&["doctor"]);
+    assert_success(&doctor);
     assert!(
-        stdout(&doctor).contains("Amplifier module hooks-amplihack registered"),
+        stdout(&doctor).contains("amplihack's app bundle")
+            && !stdout(&doctor).contains("Claude Code"),
         "{}",
         stdout(&doctor)
     );
+    let manifest = env.read_json(&env.home.join(".local/state/amplihack/install.json"));
+    assert_eq!(manifest["hosts"], serde_json::json!(["amplifier"]));
 
     assert_success(&env.run_amplihack(&["install", "--host", "amplifier"]));
     assert_eq!(env.read(&yaml), installed, "byte-identical re-install");
@@ -1171,8 +1206,7 @@ fn install_says_what_it_did_and_did_not_do() {
     let env = TestEnv::new();
     let user = stdout(&env.run_amplihack(&["install", "--yes"]));
     assert!(
-        user.contains("amplihack runs through its module")
-            && user.contains("reads only a project's .amplifier/hooks/"),
+        user.contains(".amplifier/settings.yaml") && !user.contains("hooks.json  created"),
         "{user}"
     );
     let project = stdout(&env.run_amplihack(&["install", "--scope", "project", "-y"]));
@@ -1197,4 +1231,112 @@ fn install_says_what_it_did_and_did_not_do() {
             stderr(&output)
         );
     }
+}
+
+/// What earlier versions wrote for Amplifier (a `modules.hooks` entry the app never mounts, a
+/// user-level bridge file no host reads) is taken back by a re-install; `doctor` notices a
+/// missing bundle file or entry and `--fix` restores them; uninstall then gives back the
+/// user's bytes.
+#[test]
+fn amplifier_reinstall_replaces_what_earlier_versions_wrote_and_doctor_fix_restores() {
+    let env = TestEnv::new();
+    let yaml = env.home.join(".amplifier/settings.yaml");
+    let original = "updates:\n  auto_prompt: false\n";
+    let legacy = format!(
+        "{original}modules:  # added by amplihack\n  hooks:  # added by amplihack\n    - module: hooks-amplihack\n      source: \"/old/amplifier-module\"\n      config:\n        binary: \"/old/amplihack-hooks\"\n"
+    );
+    env.write(&yaml, &legacy);
+    let bridge = env.home.join(".amplifier/hooks/amplihack/hooks.json");
+    env.write(
+        &bridge,
+        r#"{"description": "x", "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "/old/amplihack-hooks --host amplifier session-start"}]}]}}"#,
+    );
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert_eq!(doctor.status.code(), Some(1), "{}", stdout(&doctor));
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier"]));
+    let installed = env.read(&yaml);
+    assert!(!installed.contains("modules:"), "{installed}");
+    assert!(
+        installed.starts_with(original) && installed.contains("bundle:"),
+        "{installed}"
+    );
+    assert!(!bridge.exists(), "the unread bridge file is taken back");
+    assert_success(&env.run_amplihack(&["doctor"]));
+
+    let bundle = env
+        .home
+        .join(".local/share/amplihack/amplifier-bundle.yaml");
+    std::fs::remove_file(&bundle).expect("remove the bundle");
+    env.write(&yaml, original);
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert_eq!(doctor.status.code(), Some(1));
+    assert!(
+        stdout(&doctor).contains("not listed under bundle.app"),
+        "{}",
+        stdout(&doctor)
+    );
+    assert_success(&env.run_amplihack(&["doctor", "--fix"]));
+    assert!(bundle.is_file());
+    assert_eq!(
+        env.read(&yaml),
+        installed,
+        "--fix writes what install writes"
+    );
+    assert_success(&env.run_amplihack(&["uninstall"]));
+    assert_eq!(env.read(&yaml), original);
+    assert!(!bundle.exists());
+}
+
+/// The Amplifier app processes no hook result at the end of a turn, so lock mode cannot hold an
+/// Amplifier session: in an Amplifier-only install `amplihack lock` says so plainly.
+#[test]
+fn lock_says_plainly_that_it_cannot_hold_an_amplifier_only_install() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier"]));
+    let lock = env.run_amplihack(&["lock"]);
+    assert_success(&lock);
+    assert!(
+        stdout(&lock).contains("lock mode does not work there"),
+        "{}",
+        stdout(&lock)
+    );
+    let json_lock: Value =
+        serde_json::from_str(&stdout(&env.run_amplihack(&["lock", "--json"]))).expect("json");
+    assert_eq!(json_lock["effective"], false, "{json_lock}");
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let lock = env.run_amplihack(&["lock"]);
+    assert!(
+        !stdout(&lock).contains("does not work") && stdout(&lock).contains("keeps working"),
+        "{}",
+        stdout(&lock)
+    );
+    assert_success(&env.run_amplihack(&["unlock"]));
+}
+
+/// The app replaces `bundle.app` lists across settings files instead of joining them: doctor
+/// says when a project's own list hides amplihack's user-level bundle, and how to fix it.
+#[test]
+fn doctor_says_when_a_projects_app_bundles_hide_amplihacks() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier"]));
+    let status = stdout(&env.run_amplihack(&["status"]));
+    assert!(status.contains(".amplifier/settings.yaml  ok"), "{status}");
+    let project = env.project.join(".amplifier/settings.yaml");
+    env.write(
+        &project,
+        "bundle:\n  app:\n    - git+https://example.com/team-bundle@main\n",
+    );
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert_eq!(doctor.status.code(), Some(1));
+    assert!(
+        stdout(&doctor).contains("replaces the other settings files' lists")
+            && stdout(&doctor).contains("--scope project"),
+        "{}",
+        stdout(&doctor)
+    );
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier", "--scope", "project"]));
+    assert_success(&env.run_amplihack(&["doctor"]));
+    assert!(env.read(&project).starts_with(
+        "bundle:\n  app:\n    - git+https://example.com/team-bundle@main\n    - \"file://"
+    ));
 }

@@ -8,6 +8,13 @@ Code's, so user plugins match ``Bash``/``Write``), asynchronously, with a timeou
 binary's ``hookResult`` into a ``HookResult``: deny, ask_user, modify (a new ``tool_input``),
 inject_context, user_message, suppress_output.
 
+The kernel emits ``session:start`` without processing what hooks return, so the session context
+(PROJECT.md, preferences, discoveries) that ``session-start`` answers is kept and injected at the
+session's first ``provider:request``, which the orchestrators (loop-streaming, loop-basic) process
+before they build the request. No hook result at the end of a turn (``prompt:complete``,
+``orchestrator:complete``) is processed either: nothing a hook answers there keeps the agent
+working, so lock mode cannot hold an Amplifier session.
+
 Fail-open, like the binary itself: a missing binary, a crash, a timeout or an unreadable answer
 lets the operation continue and logs one line.
 
@@ -16,14 +23,20 @@ config: ``binary`` (default: ``amplihack-hooks`` on PATH, else ``~/.local/bin``)
 own deadline plus a margin, as ``amplihack-hooks --table`` reports it).
 """
 
+from __future__ import annotations
+
 import asyncio
 import json
 import logging
 import os
 import shutil
 import subprocess
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from amplifier_core import HookResult
+
+Handler = Callable[[str, Any], Awaitable[HookResult]]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +51,8 @@ EVENTS = {
     "prompt:complete": ("stop", "Stop"),
     "orchestrator:complete": ("stop", "Stop"),
     "context:pre_compact": ("pre-compact", "PreCompact"),
+    # context-simple compacts inside get_messages_for_request and emits only this, afterwards.
+    "context:compaction": ("pre-compact", "PreCompact"),
     "context:post_compact": ("dispatch", "PostCompact"),
     "session:end": ("session-end", "SessionEnd"),
     "user:notification": ("notification", "Notification"),
@@ -54,7 +69,7 @@ BRIDGE_PRESENT = "AMPLIHACK_BRIDGE_PRESENT"
 DEFAULT_TIMEOUT = 60.0
 
 
-def find_binary(config):
+def find_binary(config: dict[str, Any] | None) -> str:
     configured = (config or {}).get("binary")
     if configured:
         return os.path.expanduser(str(configured))
@@ -64,7 +79,7 @@ def find_binary(config):
     return os.path.expanduser("~/.local/bin/amplihack-hooks")
 
 
-def table_timeouts(binary):
+def table_timeouts(binary: str) -> dict[str, float]:
     """Per-subcommand timeouts from the binary's own table (its deadline plus a margin)."""
     try:
         out = subprocess.run([binary, "--table"], capture_output=True, timeout=5, check=True).stdout
@@ -73,10 +88,10 @@ def table_timeouts(binary):
         return {}
 
 
-def payload_for(event, claude_event, data, session_id, cwd):
+def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: str) -> dict[str, Any]:
     """The kernel payload in Claude Code's shape (the binary and user plugins read this)."""
     data = data or {}
-    payload = {
+    payload: dict[str, Any] = {
         "session_id": data.get("session_id") or session_id,
         "cwd": cwd,
         "hook_event_name": claude_event,
@@ -115,13 +130,13 @@ def payload_for(event, claude_event, data, session_id, cwd):
     return payload
 
 
-def to_hook_result(answer, event, data):
+def to_hook_result(answer: Any, event: str, data: Any) -> HookResult:
     """The binary's `hookResult` (its Amplifier dialect) as an Amplifier HookResult."""
     result = answer.get("hookResult") if isinstance(answer, dict) else None
     if not isinstance(result, dict):
         return HookResult(action="continue")
     action = result.get("action", "continue")
-    fields = {
+    fields: dict[str, Any] = {
         "action": action if action in ("continue", "deny", "modify", "inject_context", "ask_user") else "continue",
         "reason": result.get("reason"),
         "user_message": result.get("user_message"),
@@ -142,25 +157,26 @@ def to_hook_result(answer, event, data):
     return HookResult(**fields)
 
 
-def mount_handlers(coordinator, config=None):
+def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> list[Any]:
     """Registers the handlers; returns the list of unregister callables."""
     config = config or {}
     binary = find_binary(config)
     priority = int(config.get("priority", 10))
     timeouts = table_timeouts(binary) if os.path.exists(binary) else {}
     cwd = os.path.abspath(config.get("project") or os.getcwd())
-    state = {"stopped": False}
+    # stopped: one Stop per turn; session_context: what session-start answered, not yet delivered.
+    state: dict[str, Any] = {"stopped": False, "session_context": None}
     os.environ[ACTIVE_MARKER] = "1"
 
-    def bridge_mounted():
+    def bridge_mounted() -> bool:
         try:
             handlers = coordinator.hooks.list_handlers()
         except Exception:  # noqa: BLE001 - an older kernel without list_handlers
             return False
         return any(str(name).startswith("shell-") for names in handlers.values() for name in names)
 
-    def make_handler(event, subcommand, claude_event):
-        async def handler(_event, data):
+    def make_handler(event: str, subcommand: str, claude_event: str) -> Handler:
+        async def handler(_event: str, data: Any) -> HookResult:
             if event == "prompt:submit":
                 state["stopped"] = False
             if claude_event == "Stop":
@@ -209,22 +225,37 @@ def mount_handlers(coordinator, config=None):
             except ValueError:
                 logger.warning("hooks-amplihack: %s %s answered something that is not JSON; %s continues", binary, subcommand, event)
                 return HookResult(action="continue")
-            return to_hook_result(answer, event, data)
+            result = to_hook_result(answer, event, data)
+            if claude_event == "SessionStart":
+                # The kernel drops session:start results: deliver at the first provider:request.
+                if result.action == "inject_context" and result.context_injection:
+                    state["session_context"] = result.context_injection
+                return HookResult(action="continue")
+            return result
 
         return handler
 
-    unregister = []
+    async def deliver_session_context(_event: str, _data: Any) -> HookResult:
+        context = state["session_context"]
+        if not context:
+            return HookResult(action="continue")
+        state["session_context"] = None
+        return HookResult(action="inject_context", context_injection=context, context_injection_role="system")
+
+    unregister: list[Any] = []
     for event, (subcommand, claude_event) in EVENTS.items():
         handle = coordinator.hooks.register(event, make_handler(event, subcommand, claude_event), priority, "amplihack-" + event.replace(":", "-"))
         unregister.append(handle)
+    unregister.append(coordinator.hooks.register(
+        "provider:request", deliver_session_context, priority, "amplihack-session-context"))
     return unregister
 
 
-async def mount(coordinator, config=None):
+async def mount(coordinator: Any, config: dict[str, Any] | None = None) -> Callable[[], Awaitable[None]]:
     """The module contract: register the handlers, return the cleanup."""
     unregister = mount_handlers(coordinator, config)
 
-    async def cleanup():
+    async def cleanup() -> None:
         for handle in unregister:
             try:
                 if callable(handle):

@@ -204,6 +204,47 @@ pub fn module_dir(home: &Path) -> PathBuf {
         .join("amplihack/amplifier-module")
 }
 
+/// The app bundle amplihack deploys for the Amplifier app (listed under `bundle.app` in its
+/// settings): `<data>/amplihack/amplifier-bundle.yaml`, beside the module directory.
+pub fn bundle_file(home: &Path) -> PathBuf {
+    module_dir(home).with_file_name("amplifier-bundle.yaml")
+}
+
+/// The bundle file's text: one hook module, `hooks-amplihack`, from the deployed module
+/// directory (the app installs it with `uv pip install -e` into its own environment), calling
+/// `hooks_binary`.
+pub fn bundle_text(module: &Path, hooks_binary: &Path) -> String {
+    let quoted = |p: &Path| serde_json::Value::String(p.to_string_lossy().into_owned()).to_string();
+    format!(
+        "# amplihack's hooks for the Amplifier app, composed onto every session through `bundle.app`\n\
+         # in settings.yaml. Written by `amplihack install`; re-run it (or `amplihack uninstall`)\n\
+         # rather than editing.\n\
+         bundle:\n  name: amplihack\n  version: {}\n  description: amplihack hooks (hooks-amplihack runs amplihack-hooks on every event)\n\
+         hooks:\n  - module: hooks-amplihack\n    source: {}\n    config:\n      binary: {}\n",
+        amplihack_protocol::VERSION,
+        quoted(module),
+        quoted(hooks_binary)
+    )
+}
+
+/// Writes the bundle file when it differs and returns its path.
+pub fn deploy_bundle(
+    home: &Path,
+    module: &Path,
+    hooks_binary: &Path,
+    dry_run: bool,
+) -> Result<PathBuf, String> {
+    let path = bundle_file(home);
+    let text = bundle_text(module, hooks_binary);
+    if dry_run || fs_err::read_to_string(&path).is_ok_and(|t| t == text) {
+        return Ok(path);
+    }
+    amplihack_state::files::replace(&path, text.as_bytes())
+        .map_err(|e| format!("cannot deploy the Amplifier bundle: {e}"))?;
+    let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644));
+    Ok(path)
+}
+
 /// Writes the module's files (those that differ) and returns its directory.
 pub fn deploy_module(home: &Path, dry_run: bool) -> Result<PathBuf, String> {
     let dir = module_dir(home);

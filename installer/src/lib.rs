@@ -6,7 +6,7 @@
 //! * [`safe_file`]: locked, backed-up, atomic edits that refuse unparseable files;
 //! * [`scopes`]: where each scope's files are, for each host;
 //! * [`deploy`]: copying the binaries into the bin directory;
-//! * [`commands`]: `install`, `uninstall`, `doctor`, `status`;
+//! * [`commands`]: `install`, `uninstall`, `doctor`, `status`, `reregister`, one module each;
 //! * [`user_hooks`]: `amplihack hooks …`, the user's own hook plugins;
 //! * [`lock`]: `amplihack lock|unlock`; [`memory`]: `amplihack memory …`;
 //! * [`update`]: `amplihack update`, from verified release archives;

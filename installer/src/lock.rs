@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use amplihack_runtime::builtins::lock_mode::{self, LockInfo};
+use amplihack_state::manifest;
 
 use crate::commands::{CommandError, Outcome};
 use crate::scopes::Locations;
@@ -32,15 +33,33 @@ pub fn lock(locations: &Locations, message: Option<&str>) -> Result<Outcome, Com
         ));
     }
     let info = lock_mode::lock(&locations.project, message)?;
-    Ok(Outcome {
-        text: format!(
+    let mut json = info_json(&info);
+    let text = if amplifier_only(locations) {
+        json["effective"] = json!(false);
+        format!(
+            "{}warning: amplihack is installed for Amplifier only, and lock mode does not work there: the Amplifier app processes no hook result at the end of a turn (prompt:complete, orchestrator:complete), so nothing a hook answers keeps the agent working. Lock mode takes effect in Claude Code (`amplihack install --host claude`); `amplihack unlock` removes it\n",
+            describe(&info)
+        )
+    } else {
+        json["effective"] = json!(true);
+        format!(
             "{}the agent keeps working at each stop, at most {} times (AMPLIHACK_MAX_LOCK_ITERATIONS); `amplihack unlock` ends it\n",
             describe(&info),
             lock_mode::DEFAULT_MAX_ITERATIONS
-        ),
-        json: info_json(&info),
+        )
+    };
+    Ok(Outcome {
+        text,
+        json,
         code: 0,
     })
+}
+
+/// Whether the install manifest says amplihack was installed for Amplifier and not Claude Code.
+fn amplifier_only(locations: &Locations) -> bool {
+    let manifest = manifest::load(&locations.state()).unwrap_or_default();
+    let has = |host: &str| manifest.hosts.iter().any(|h| h == host);
+    has("amplifier") && !has("claude")
 }
 
 pub fn status(locations: &Locations) -> Outcome {

@@ -9,11 +9,13 @@ use clap::ValueEnum;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
-    /// `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR`) and `~/.amplifier/hooks/amplihack/`.
+    /// `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR`) and `~/.amplifier/settings.yaml`.
     User,
-    /// `<project>/.claude/settings.json` and `<project>/.amplifier/hooks/amplihack/`.
+    /// `<project>/.claude/settings.json`, `<project>/.amplifier/settings.yaml` and the bridge's
+    /// `<project>/.amplifier/hooks/amplihack/`.
     Project,
-    /// `<project>/.claude/settings.local.json` and `<project>/.amplifier/hooks/amplihack/`.
+    /// `<project>/.claude/settings.local.json`, `<project>/.amplifier/settings.local.yaml` and
+    /// the bridge's `<project>/.amplifier/hooks/amplihack/`.
     Local,
 }
 
@@ -81,8 +83,10 @@ impl Locations {
         }
     }
 
-    /// amplihack's own plugin in Amplifier's hooks directory. The `hook-shell` bridge reads only
-    /// the project's directory today; the user level is written too because the bridge documents it.
+    /// amplihack's own plugin in Amplifier's hooks directory, for the `hook-shell` bridge. The
+    /// bridge reads only the project's directory: the user-level path is where earlier versions
+    /// wrote one, which install, doctor --fix and uninstall take back (the Amplifier app loads
+    /// amplihack from `bundle.app` in the scope's settings file).
     pub fn amplifier_registration(&self, scope: Scope) -> PathBuf {
         match scope {
             Scope::User => self.home.join(".amplifier/hooks"),

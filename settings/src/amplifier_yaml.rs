@@ -1,14 +1,17 @@
 //! amplihack's entry in Amplifier's YAML settings (`~/.amplifier/settings.yaml`,
-//! `.amplifier/settings.yaml`, `.amplifier/settings.local.yaml`), under `modules.hooks`:
+//! `.amplifier/settings.yaml`, `.amplifier/settings.local.yaml`): an app bundle under
+//! `bundle.app`, what `amplifier bundle add <uri> --app` writes and the app composes onto every
+//! session. The bundle file (deployed by `amplihack install`) names the `hooks-amplihack` module.
 //!
 //! ```yaml
-//! modules:
-//!   hooks:
-//!     - module: hooks-amplihack
-//!       source: "/home/me/.local/share/amplihack/amplifier-module"
-//!       config:
-//!         binary: "/home/me/.local/bin/amplihack-hooks"
+//! bundle:
+//!   app:
+//!     - "file:///home/me/.local/share/amplihack/amplifier-bundle.yaml"
 //! ```
+//!
+//! Earlier versions wrote a `modules.hooks` entry, which the app never mounts (it is only a
+//! source map for modules a bundle already names): [`install_app`] and [`uninstall_app`] remove
+//! it ([`find`], [`install`] and [`uninstall`] handle that legacy entry).
 //!
 //! The file is parsed (a file that does not parse is refused with its line and column), but the
 //! edit is made on the text: only our entry's lines are added, replaced or removed, so the user's
@@ -18,6 +21,8 @@
 use yaml_rust2::{Yaml, YamlLoader};
 
 pub const MODULE_ID: &str = "hooks-amplihack";
+/// How the bundle file amplihack deploys is named: any `bundle.app` URI ending so is ours.
+pub const BUNDLE_SUFFIX: &str = "/amplihack/amplifier-bundle.yaml";
 /// Marks a `modules:` or `hooks:` line amplihack created, so uninstall removes exactly those.
 const CREATED: &str = "# added by amplihack";
 
@@ -144,25 +149,32 @@ fn is_block_key(line: &Line<'_>, name: &str) -> Result<bool, String> {
         return Ok(true);
     }
     Err(format!(
-        "`{name}` is written on one line ({rest}); amplihack edits only block style. Add by hand:\nmodules:\n  hooks:\n    - module: {MODULE_ID}"
+        "`{name}` is written on one line ({rest}); amplihack edits only block style: rewrite it as `{name}:` with its entries on the lines under it"
     ))
 }
 
 /// The range of lines of our entry: its `- module: hooks-amplihack` line and the lines under it.
 fn our_block(lines: &[Line<'_>]) -> Option<(usize, usize, usize)> {
+    item_block(lines, |item| {
+        item.strip_prefix("module:").map(|v| {
+            v.split('#')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_matches(['"', '\''])
+        }) == Some(MODULE_ID)
+    })
+}
+
+/// The range of lines of the first list item whose text after `- ` satisfies `ours`: its line
+/// and the lines under it (more indented), with its dash's indent.
+fn item_block(lines: &[Line<'_>], ours: impl Fn(&str) -> bool) -> Option<(usize, usize, usize)> {
     let start = lines.iter().position(|l| {
-        let t = l.body().trim_start();
-        t.strip_prefix("- ")
+        l.body()
+            .trim_start()
+            .strip_prefix("- ")
             .map(str::trim_start)
-            .and_then(|t| t.strip_prefix("module:"))
-            .map(|v| {
-                v.split('#')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .trim_matches(['"', '\''])
-            })
-            == Some(MODULE_ID)
+            .is_some_and(&ours)
     })?;
     let dash = lines[start].indent();
     let mut end = start + 1;
@@ -206,9 +218,23 @@ pub fn install(text: Option<&str>, entry: &ModuleEntry) -> Result<String, String
 }
 
 fn add(text: &str, lines: &[Line<'_>], entry: &ModuleEntry, eol: &str) -> Result<String, String> {
+    add_item(text, lines, ("modules", "hooks"), eol, &|dash| {
+        render(entry, dash, eol)
+    })
+}
+
+/// Adds the item `render(dash_indent)` at the end of the list `outer.inner`, creating (and
+/// marking) the keys that are missing.
+fn add_item(
+    text: &str,
+    lines: &[Line<'_>],
+    (outer, inner): (&str, &str),
+    eol: &str,
+    render: &dyn Fn(usize) -> String,
+) -> Result<String, String> {
     let mut modules_at = None;
     for (i, line) in lines.iter().enumerate() {
-        if line.indent() == 0 && !line.is_filler() && is_block_key(line, "modules")? {
+        if line.indent() == 0 && !line.is_filler() && is_block_key(line, outer)? {
             modules_at = Some(i);
             break;
         }
@@ -218,8 +244,10 @@ fn add(text: &str, lines: &[Line<'_>], entry: &ModuleEntry, eol: &str) -> Result
         if !out.is_empty() && !out.ends_with('\n') {
             out.push_str(eol);
         }
-        out.push_str(&format!("modules:  {CREATED}{eol}  hooks:  {CREATED}{eol}"));
-        out.push_str(&render(entry, 4, eol));
+        out.push_str(&format!(
+            "{outer}:  {CREATED}{eol}  {inner}:  {CREATED}{eol}"
+        ));
+        out.push_str(&render(4));
         return Ok(out);
     };
     // The modules block: the lines after `modules:` until the next top-level key.
@@ -241,7 +269,7 @@ fn add(text: &str, lines: &[Line<'_>], entry: &ModuleEntry, eol: &str) -> Result
         .map_or(2, Line::indent);
     let mut hooks_at = None;
     for (i, line) in lines.iter().enumerate().take(block_end).skip(m + 1) {
-        if !line.is_filler() && line.indent() == child && is_block_key(line, "hooks")? {
+        if !line.is_filler() && line.indent() == child && is_block_key(line, inner)? {
             hooks_at = Some(i);
             break;
         }
@@ -265,14 +293,14 @@ fn add(text: &str, lines: &[Line<'_>], entry: &ModuleEntry, eol: &str) -> Result
                     break;
                 }
             }
-            (last, render(entry, dash.unwrap_or(child + 2), eol))
+            (last, render(dash.unwrap_or(child + 2)))
         }
         None => (
             last_content,
             format!(
-                "{}hooks:  {CREATED}{eol}{}",
+                "{}{inner}:  {CREATED}{eol}{}",
                 " ".repeat(child),
-                render(entry, child + 2, eol)
+                render(child + 2)
             ),
         ),
     };
@@ -297,11 +325,22 @@ pub fn uninstall(text: &str) -> Result<Option<String>, String> {
     let Some((start, end, _)) = our_block(&lines) else {
         return Ok(Some(text.to_string()));
     };
-    let mut kept: Vec<&Line<'_>> = lines[..start].iter().chain(lines[end..].iter()).collect();
-    // Drop a `hooks:` (then a `modules:`) left with nothing under it.
-    for name in ["hooks", "modules"] {
+    let kept: Vec<&Line<'_>> = lines[..start].iter().chain(lines[end..].iter()).collect();
+    let out = drop_empty_keys(kept, ["hooks", "modules"], false);
+    if out.trim().is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(out))
+}
+
+/// Drops the keys `names` (inner first) left with nothing under them: those amplihack created
+/// (marked), and with `unmarked`, any.
+fn drop_empty_keys(mut kept: Vec<&Line<'_>>, names: [&str; 2], unmarked: bool) -> String {
+    for name in names {
         let Some(i) = kept.iter().position(|l| {
-            !l.is_filler() && l.body().ends_with(CREATED) && is_block_key(l, name).unwrap_or(false)
+            !l.is_filler()
+                && (unmarked || l.body().ends_with(CREATED))
+                && is_block_key(l, name).unwrap_or(false)
         }) else {
             continue;
         };
@@ -317,11 +356,130 @@ pub fn uninstall(text: &str) -> Result<Option<String>, String> {
             kept.remove(i);
         }
     }
-    let out: String = kept.iter().map(|l| l.text).collect();
-    if out.trim().is_empty() {
+    kept.iter().map(|l| l.text).collect()
+}
+
+/// Whether a `bundle.app` URI names the bundle file amplihack deploys (wherever it was).
+pub fn is_our_uri(uri: &str) -> bool {
+    uri.starts_with("file://") && uri.ends_with(BUNDLE_SUFFIX)
+}
+
+/// The `bundle.app` URI of a bundle file.
+pub fn uri_of(bundle: &std::path::Path) -> String {
+    format!("file://{}", bundle.display())
+}
+
+fn scalar(item: &str) -> String {
+    let value = item.trim();
+    match YamlLoader::load_from_str(value) {
+        Ok(docs) => docs
+            .first()
+            .and_then(Yaml::as_str)
+            .map_or_else(|| value.to_string(), str::to_string),
+        Err(_) => value.to_string(),
+    }
+}
+
+/// The file's `bundle.app` list, if it has one. The app merges settings files with lists
+/// replaced, not joined: the most specific file with a list decides which app bundles load.
+pub fn app_list(text: &str) -> Option<Vec<String>> {
+    let root = parse(text).ok()?;
+    let Some(Yaml::Array(items)) = key(key(&root, "bundle")?, "app") else {
+        return None;
+    };
+    Some(
+        items
+            .iter()
+            .filter_map(Yaml::as_str)
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// amplihack's `bundle.app` URI as the file has it, if any (after checking the shape we can
+/// edit).
+pub fn find_app(text: &str) -> Result<Option<String>, String> {
+    let root = parse(text)?;
+    if !matches!(root, Yaml::Hash(_) | Yaml::Null) {
+        return Err(
+            "the top level is not a mapping: Amplifier settings are `key: value` pairs".into(),
+        );
+    }
+    let Some(bundle) = key(&root, "bundle").filter(|b| !b.is_null()) else {
+        return Ok(None);
+    };
+    if !matches!(bundle, Yaml::Hash(_)) {
+        return Err("`bundle` is not a mapping: write it as `bundle:` with `app:` under it".into());
+    }
+    let Some(app) = key(bundle, "app").filter(|a| !a.is_null()) else {
+        return Ok(None);
+    };
+    let Yaml::Array(items) = app else {
+        return Err("`bundle.app` is not a list: write it as a list of `- URI` entries".into());
+    };
+    Ok(items
+        .iter()
+        .filter_map(Yaml::as_str)
+        .find(|uri| is_our_uri(uri))
+        .map(str::to_string))
+}
+
+/// The text with amplihack's app bundle `uri` under `bundle.app` (added, or replacing ours),
+/// and without the legacy `modules.hooks` entry; unchanged when it already is so.
+pub fn install_app(text: Option<&str>, uri: &str) -> Result<String, String> {
+    let text = text.unwrap_or("");
+    find_app(text)?;
+    let text = uninstall(text)?.unwrap_or_default();
+    if find_app(&text)?.as_deref() == Some(uri) {
+        return Ok(text);
+    }
+    let eol = line_ending(&text);
+    let lines = lines(&text);
+    let render = |dash: usize| format!("{}- {}{eol}", " ".repeat(dash), quoted(uri));
+    let out = match item_block(&lines, |item| is_our_uri(&scalar(item))) {
+        Some((start, end, dash)) => {
+            let mut out: String = lines[..start].iter().map(|l| l.text).collect();
+            out.push_str(&render(dash));
+            lines[end..].iter().for_each(|l| out.push_str(l.text));
+            out
+        }
+        None => add_item(&text, &lines, ("bundle", "app"), eol, &render)?,
+    };
+    match find_app(&out) {
+        Ok(Some(found)) if found == uri => Ok(out),
+        _ => Err(
+            "amplihack could not place its entry in this layout; add it by hand under `bundle.app`"
+                .into(),
+        ),
+    }
+}
+
+/// The text without amplihack's `bundle.app` entries and without the legacy `modules.hooks`
+/// entry (`None` when nothing is left of the file but what amplihack added). A `bundle:` or
+/// `app:` amplihack created goes when left empty; when the app has rewritten the file with its
+/// YAML dumper, our marks are gone with every other comment, and an `app:` list left empty goes
+/// (as the app's own `bundle remove --app` does), then an empty `bundle:`.
+pub fn uninstall_app(text: &str) -> Result<Option<String>, String> {
+    find_app(text)?;
+    let mut text = match uninstall(text)? {
+        Some(text) => text,
+        None => return Ok(None),
+    };
+    let mut removed = false;
+    loop {
+        let lines = lines(&text);
+        let Some((start, end, _)) = item_block(&lines, |item| is_our_uri(&scalar(item))) else {
+            break;
+        };
+        removed = true;
+        let kept: Vec<&Line<'_>> = lines[..start].iter().chain(lines[end..].iter()).collect();
+        let rewritten = !lines.iter().any(|l| l.body().trim_start().starts_with('#'));
+        text = drop_empty_keys(kept, ["app", "bundle"], rewritten);
+    }
+    if removed && text.trim().is_empty() {
         return Ok(None);
     }
-    Ok(Some(out))
+    Ok(Some(text))
 }
 
 #[cfg(test)]
@@ -402,6 +560,101 @@ mod tests {
         ];
         for (text, why) in cases {
             let err = install(Some(text), &entry()).expect_err(text);
+            assert!(err.contains(why), "{text:?}: {err}");
+        }
+    }
+
+    const URI: &str = "file:///home/a b/.local/share/amplihack/amplifier-bundle.yaml";
+
+    /// The app bundle entry: install adds exactly our lines (a second install changes nothing),
+    /// uninstall gives back the original bytes, whatever the layout around it.
+    #[test]
+    fn app_bundle_round_trips_keep_every_byte_of_the_users() {
+        let cases = [
+            "",
+            "# my settings\nbundle:\n  active: foundation   # the default\n",
+            "bundle:\n  app:\n    - git+https://github.com/org/team-bundle@main\nupdates:\n  auto_prompt: false\n",
+            "bundle:\n  app:\n  - file:///x/other.yaml   # the app's dumper puts items at the key's indent\n",
+            "bundle:\r\n  active: dev\r\nconfig:\r\n  providers: []\r\n",
+            "updates:\n  auto_prompt: false\nbundle:\n  added:\n    mine: file:///m.md\n\n# trailing\n",
+        ];
+        for original in cases {
+            let installed = install_app(Some(original), URI).expect("installs");
+            assert_eq!(
+                find_app(&installed).expect("parses").as_deref(),
+                Some(URI),
+                "{installed}"
+            );
+            assert_eq!(
+                install_app(Some(&installed), URI).expect("again"),
+                installed
+            );
+            let removed = uninstall_app(&installed).expect("uninstalls");
+            assert_eq!(removed.as_deref().unwrap_or(""), original, "{installed}");
+        }
+    }
+
+    /// A re-install removes the legacy `modules.hooks` entry the app never mounted, and points
+    /// an entry of a moved bundle file at the new one, in place.
+    #[test]
+    fn install_app_replaces_the_legacy_entry_and_repoints_a_moved_bundle() {
+        let user = "modules:\n  tools:\n    - module: tool-x\n";
+        let legacy = install(Some(user), &entry()).expect("legacy");
+        let installed = install_app(Some(&legacy), URI).expect("installs");
+        assert_eq!(find(&installed).expect("parses"), None, "{installed}");
+        assert!(installed.starts_with(user), "{installed}");
+        let moved = "file:///opt/data/amplihack/amplifier-bundle.yaml";
+        let again = install_app(Some(&installed), moved).expect("repoints");
+        assert_eq!(find_app(&again).expect("parses").as_deref(), Some(moved));
+        assert_eq!(again.matches(BUNDLE_SUFFIX).count(), 1, "{again}");
+        assert_eq!(
+            uninstall_app(&again).expect("uninstalls").as_deref(),
+            Some(user)
+        );
+        // Uninstall takes a legacy entry back too.
+        assert_eq!(
+            uninstall_app(&legacy).expect("legacy").as_deref(),
+            Some(user)
+        );
+    }
+
+    /// The app's own commands rewrite settings.yaml with PyYAML's dumper (keys sorted, comments
+    /// and our marks dropped, list items at their key's indent): uninstall still removes exactly
+    /// our entry, and the `app:`/`bundle:` keys that only held it.
+    #[test]
+    fn uninstall_after_the_apps_yaml_dumper_removes_exactly_ours() {
+        let dumped = format!(
+            "bundle:\n  app:\n  - {URI_PLAIN}\nupdates:\n  auto_prompt: false\n",
+            URI_PLAIN = "file:///h/.local/share/amplihack/amplifier-bundle.yaml"
+        );
+        assert_eq!(
+            uninstall_app(&dumped).expect("uninstalls").as_deref(),
+            Some("updates:\n  auto_prompt: false\n")
+        );
+        let shared = "bundle:\n  active: dev\n  app:\n  - file:///h/.local/share/amplihack/amplifier-bundle.yaml\n  - git+https://x/team@main\n";
+        assert_eq!(
+            uninstall_app(shared).expect("uninstalls").as_deref(),
+            Some("bundle:\n  active: dev\n  app:\n  - git+https://x/team@main\n")
+        );
+    }
+
+    #[test]
+    fn app_list_is_the_files_own_list() {
+        assert_eq!(app_list("bundle:\n  active: x\n"), None);
+        assert_eq!(
+            app_list("bundle:\n  app:\n  - a\n  - b\n"),
+            Some(vec!["a".to_string(), "b".to_string()])
+        );
+    }
+
+    #[test]
+    fn app_shapes_that_cannot_be_edited_are_refused() {
+        for (text, why) in [
+            ("bundle: foundation\n", "not a mapping"),
+            ("bundle:\n  app: file:///x.yaml\n", "not a list"),
+            ("bundle:\n  app: [a, b]\n", "one line"),
+        ] {
+            let err = install_app(Some(text), URI).expect_err(text);
             assert!(err.contains(why), "{text:?}: {err}");
         }
     }

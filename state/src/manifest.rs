@@ -18,6 +18,9 @@ pub struct Manifest {
     pub version: Option<String>,
     #[serde(default)]
     pub registrations: Vec<Registration>,
+    /// The hosts `install` installed for (`claude`, `amplifier`): what `doctor` checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
     /// Settings files `install` created (they did not exist before): `uninstall` removes them
     /// again when nothing but amplihack's entries was ever in them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -35,7 +38,10 @@ pub struct Registration {
 
 impl Manifest {
     pub fn is_empty(&self) -> bool {
-        self.registrations.is_empty() && self.bin_dir.is_none() && self.created.is_empty()
+        self.registrations.is_empty()
+            && self.bin_dir.is_none()
+            && self.created.is_empty()
+            && self.hosts.is_empty()
     }
 }
 

@@ -1,0 +1,291 @@
+//! `amplihack doctor [--fix]`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use amplihack_state::manifest::{self, Manifest};
+
+use super::checks::{Finding, check_target};
+use super::shared::{
+    amplifier_settings, manifest_targets, our_commands, project_of, read_manifest,
+    record_registrations, register, register_module, targets, unread_bridge_file, unregister,
+};
+use super::{CommandError, Outcome, Target, VERSION};
+use crate::deploy::{self, BINARIES};
+use crate::registration::{self, Host};
+use crate::safe_file::{self, Action, EditOptions};
+use crate::scopes::{HostChoice, Locations, Scope};
+use amplihack_settings::amplifier_yaml;
+
+pub struct DoctorArgs {
+    pub fix: bool,
+    pub bin_dir: Option<PathBuf>,
+    pub project: PathBuf,
+}
+
+struct Diagnosis {
+    findings: Vec<Finding>,
+    /// Registration files `--fix` can rewrite.
+    repairable: Vec<Target>,
+    /// The deployed binaries are missing, not executable or of another version.
+    binaries_bad: bool,
+    /// Recorded registrations whose project directory is gone: `--fix` forgets them rather than
+    /// recreating a deleted project.
+    vanished: Vec<Target>,
+}
+
+fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagnosis {
+    let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
+    let mut findings = Vec::new();
+    let mut binaries_bad = false;
+    for name in BINARIES {
+        let path = bin_dir.join(name);
+        let reinstall = "amplihack doctor --fix (or ./install.sh)".to_string();
+        let problem = if !path.exists() {
+            Some((format!("{}: missing", path.display()), reinstall))
+        } else if !deploy::is_executable(&path) {
+            Some((format!("{}: not executable", path.display()), reinstall))
+        } else {
+            match deploy::reported_version(&path) {
+                Some(v) if v == VERSION => {
+                    findings.push(Finding::ok(format!("{}: version {v}", path.display())));
+                    None
+                }
+                Some(v) => Some((
+                    format!("{}: version {v}, expected {VERSION}", path.display()),
+                    reinstall,
+                )),
+                None => Some((
+                    format!("{}: does not run (`--version` failed)", path.display()),
+                    reinstall,
+                )),
+            }
+        };
+        if let Some((message, fix)) = problem {
+            binaries_bad = true;
+            findings.push(Finding::problem(message, fix));
+        }
+    }
+
+    // Every recorded registration, plus any scope of this project that holds our entries.
+    let mut checked: Vec<Target> = manifest_targets(manifest);
+    for scope in Scope::ALL {
+        for target in targets(locations, scope, HostChoice::All) {
+            let has_ours = safe_file::read_json(&target.path)
+                .ok()
+                .flatten()
+                .is_some_and(|(_, v)| !registration::find_ours(&v).is_empty())
+                || amplifier_settings(&target)
+                    .and_then(|p| std::fs::read_to_string(p).ok())
+                    .is_some_and(|t| matches!(amplifier_yaml::find_app(&t), Ok(Some(_))));
+            if has_ours && !checked.iter().any(|t| t.path == target.path) {
+                checked.push(target);
+            }
+        }
+    }
+    // Host by host: what was installed (the manifest's hosts), or both when nothing was.
+    let installed: Vec<Host> = [Host::ClaudeCode, Host::Amplifier]
+        .into_iter()
+        .filter(|h| manifest.hosts.iter().any(|n| n == h.name()))
+        .collect();
+    let wanted = if installed.is_empty() && checked.is_empty() {
+        vec![Host::ClaudeCode, Host::Amplifier]
+    } else {
+        installed
+    };
+    if wanted.contains(&Host::ClaudeCode) && !checked.iter().any(|t| t.host == Host::ClaudeCode) {
+        findings.push(Finding::problem(
+            "Claude Code: amplihack is not registered in any scope".into(),
+            "amplihack install".into(),
+        ));
+    }
+    if wanted.contains(&Host::Amplifier) && !checked.iter().any(|t| t.host == Host::Amplifier) {
+        findings.push(Finding::problem(
+            "Amplifier: amplihack is not registered (no bundle.app entry in any settings.yaml)"
+                .into(),
+            "amplihack install --host amplifier".into(),
+        ));
+    }
+    findings.extend(hidden_app_bundle(locations));
+    let mut repairable = Vec::new();
+    let mut vanished = Vec::new();
+    for target in &checked {
+        if let Some(project) = project_of(target).filter(|p| !p.is_dir()) {
+            findings.push(Finding::problem(
+                format!(
+                    "{}: recorded, but its project {} no longer exists",
+                    target.path.display(),
+                    project.display()
+                ),
+                "amplihack doctor --fix (forgets the record)".into(),
+            ));
+            vanished.push(target.clone());
+            continue;
+        }
+        let found = check_target(target, &hooks_binary, &locations.home);
+        if found.iter().any(|f| f.problem) {
+            repairable.push(target.clone());
+        }
+        findings.extend(found);
+    }
+    // Claude Code reads every settings file and runs identical commands once (observed with
+    // 2.1.328); two scopes of this project run the hooks twice only when their commands differ.
+    let claude_scopes: Vec<&Target> = checked
+        .iter()
+        .filter(|t| {
+            t.host == Host::ClaudeCode
+                && (t.scope == Scope::User || t.path.starts_with(&locations.project))
+        })
+        .filter(|t| {
+            safe_file::read_json(&t.path)
+                .ok()
+                .flatten()
+                .is_some_and(|(_, v)| !registration::find_ours(&v).is_empty())
+        })
+        .collect();
+    let differ = claude_scopes
+        .iter()
+        .map(|t| our_commands(&t.path))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
+    if differ {
+        let names: Vec<&str> = claude_scopes.iter().map(|t| t.scope.as_str()).collect();
+        findings.push(Finding::problem(
+            format!("Claude Code: amplihack is registered in the {} scopes; in this project every hook runs {} times", names.join(" and "), names.len()),
+            format!("amplihack uninstall --scope {} --keep-binaries (keep one scope)", names[names.len() - 1]),
+        ));
+    }
+    Diagnosis {
+        findings,
+        repairable,
+        binaries_bad,
+        vanished,
+    }
+}
+
+pub fn doctor(args: &DoctorArgs) -> Result<Outcome, CommandError> {
+    let locations = Locations::from_env(&args.project)?;
+    let manifest = read_manifest(&locations);
+    let bin_dir = args
+        .bin_dir
+        .clone()
+        .or_else(|| manifest.bin_dir.clone())
+        .unwrap_or_else(|| deploy::bin_dir(None, &locations.home));
+    let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
+    let mut diagnosis = diagnose(&locations, &manifest, &bin_dir);
+
+    let mut repaired = Vec::new();
+    if args.fix {
+        if diagnosis.binaries_bad || !diagnosis.repairable.is_empty() {
+            let deployment = deploy::deploy(&bin_dir, false)?;
+            repaired.extend(
+                deployment
+                    .copies
+                    .iter()
+                    .filter(|(_, a)| *a == deploy::CopyAction::Copied)
+                    .map(|(n, _)| bin_dir.join(n)),
+            );
+        }
+        for target in &diagnosis.repairable {
+            let options = EditOptions::default();
+            let report = if unread_bridge_file(target) {
+                unregister(target, &options, manifest.created.contains(&target.path))?
+            } else {
+                register(target, &hooks_binary, &options)?
+            };
+            if report.action != Action::Unchanged {
+                repaired.push(target.path.clone());
+            }
+            if amplifier_settings(target).is_some() {
+                let module = deploy::deploy_module(&locations.home, false)?;
+                let bundle = deploy::deploy_bundle(&locations.home, &module, &hooks_binary, false)?;
+                if let Some((shown, report)) = register_module(target, &bundle, &options)?
+                    && report.action != Action::Unchanged
+                {
+                    repaired.push(shown.path);
+                }
+            }
+        }
+        if !diagnosis.vanished.is_empty() {
+            record_registrations(&locations, &bin_dir, &diagnosis.vanished, false)?;
+            repaired.push(manifest::path(&locations.state()));
+        }
+        // Judge the result, not the attempt.
+        let manifest = read_manifest(&locations);
+        diagnosis = diagnose(&locations, &manifest, &bin_dir);
+    }
+
+    let findings = &diagnosis.findings;
+    let problems = findings.iter().filter(|f| f.problem).count();
+    let mut text = String::new();
+    for path in &repaired {
+        text.push_str(&format!("repaired: {}\n", path.display()));
+    }
+    for finding in findings {
+        match (&finding.fix, finding.problem) {
+            (Some(fix), true) => {
+                text.push_str(&format!("problem: {}\n  fix: {fix}\n", finding.message))
+            }
+            _ => text.push_str(&format!("ok: {}\n", finding.message)),
+        }
+    }
+    text.push_str(&match (problems, args.fix) {
+        (0, _) => "amplihack doctor: no problems found\n".to_string(),
+        (n, false) => format!("amplihack doctor: {n} problem(s); `amplihack doctor --fix` repairs what it can\n"),
+        (n, true) => format!("amplihack doctor: {n} problem(s) left that --fix cannot repair; follow the fixes above\n"),
+    });
+    let json = json!({
+        "command": "doctor",
+        "version": VERSION,
+        "problems": problems,
+        "findings": findings.iter().map(|f| json!({"problem": f.problem, "message": f.message, "fix": f.fix})).collect::<Vec<_>>(),
+        "repaired": repaired,
+    });
+    Ok(Outcome {
+        text,
+        json,
+        code: i32::from(problems > 0),
+    })
+}
+
+/// The app reads the user, project and local settings files and replaces lists rather than
+/// joining them: when a more specific file of this project has its own `bundle.app` list without
+/// amplihack's bundle, amplihack's entry in a less specific file is not loaded here.
+fn hidden_app_bundle(locations: &Locations) -> Option<Finding> {
+    let files: Vec<(Scope, PathBuf)> = Scope::ALL
+        .into_iter()
+        .filter_map(|scope| {
+            targets(locations, scope, HostChoice::Amplifier)
+                .first()
+                .and_then(amplifier_settings)
+                .map(|path| (scope, path))
+        })
+        .collect();
+    let lists: Vec<(Scope, &PathBuf, Vec<String>)> = files
+        .iter()
+        .filter_map(|(scope, path)| {
+            let text = std::fs::read_to_string(path).ok()?;
+            Some((*scope, path, amplifier_yaml::app_list(&text)?))
+        })
+        .collect();
+    let ours_somewhere = lists
+        .iter()
+        .any(|(_, _, list)| list.iter().any(|u| amplifier_yaml::is_our_uri(u)));
+    let (scope, path, effective) = lists.last()?;
+    if !ours_somewhere || effective.iter().any(|u| amplifier_yaml::is_our_uri(u)) {
+        return None;
+    }
+    Some(Finding::problem(
+        format!(
+            "{}: its bundle.app list replaces the other settings files' lists (the Amplifier app does not join them), and amplihack's bundle is not in it: amplihack is not loaded in {}",
+            path.display(),
+            locations.project.display()
+        ),
+        format!(
+            "amplihack install --host amplifier --scope {}",
+            scope.as_str()
+        ),
+    ))
+}

@@ -1,0 +1,169 @@
+//! `amplihack install`.
+
+use std::path::PathBuf;
+
+use amplihack_settings::amplifier_yaml;
+use amplihack_state::manifest;
+
+use super::render::render_changes;
+use super::shared::{
+    AMPLIFIER_EXCLUDE, amplifier_settings, diverging_scopes, exclude_from_git, git_tracked,
+    read_manifest, record_registrations, register, register_module, starting_value, targets,
+    unread_bridge_file, unregister,
+};
+use super::{CommandError, Detail, Outcome};
+use crate::deploy;
+use crate::registration::{self, Host};
+use crate::safe_file::{self, Action, EditOptions};
+use crate::scopes::{HostChoice, Locations, Scope};
+
+pub struct InstallArgs {
+    pub scope: Scope,
+    pub host: HostChoice,
+    pub bin_dir: Option<PathBuf>,
+    pub dry_run: bool,
+    pub detail: Detail,
+    pub project: PathBuf,
+}
+
+pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
+    let locations = Locations::from_env(&args.project)?;
+    let bin_dir = deploy::bin_dir(args.bin_dir.as_deref(), &locations.home);
+    let targets = targets(&locations, args.scope, args.host);
+    let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
+
+    // Refuse before touching anything: every file must parse and have a shape we can edit.
+    for target in targets.iter().filter(|t| !unread_bridge_file(t)) {
+        let current = safe_file::read_json(&target.path)?;
+        let mut probe = current.map_or_else(|| starting_value(target.host), |(_, v)| v);
+        registration::install(&mut probe, &hooks_binary, target.host).map_err(|e| {
+            format!(
+                "{}: {}; nothing was changed",
+                target.path.display(),
+                e.message()
+            )
+        })?;
+    }
+
+    for target in &targets {
+        if let Some(path) = amplifier_settings(target)
+            && let Some(text) = std::fs::read_to_string(&path).ok()
+        {
+            amplifier_yaml::install_app(
+                Some(&text),
+                "file:///probe/amplihack/amplifier-bundle.yaml",
+            )
+            .map_err(|e| format!("{}: {e}; nothing was changed", path.display()))?;
+        }
+    }
+
+    let deployment = deploy::deploy(&bin_dir, args.dry_run)?;
+    let bundle = if args.host.amplifier() {
+        let module = deploy::deploy_module(&locations.home, args.dry_run)?;
+        Some(deploy::deploy_bundle(
+            &locations.home,
+            &module,
+            &hooks_binary,
+            args.dry_run,
+        )?)
+    } else {
+        None
+    };
+    let options = EditOptions {
+        dry_run: args.dry_run,
+        ..EditOptions::default()
+    };
+    let mut reports = Vec::new();
+    let mut warnings = Vec::new();
+    for target in &targets {
+        let report = if unread_bridge_file(target) {
+            // No host reads it: take back what an earlier version wrote there.
+            let created_by_us = read_manifest(&locations).created.contains(&target.path);
+            unregister(target, &options, created_by_us)?
+        } else {
+            register(target, &hooks_binary, &options)?
+        };
+        if report.action != Action::Unchanged && git_tracked(&target.path) {
+            warnings.push(format!(
+                "{} is tracked by git and now holds this machine's absolute path {}; teammates' machines differ: prefer --scope local, or keep the change out of commits",
+                target.path.display(),
+                hooks_binary.display()
+            ));
+        }
+        if let Some(bundle) = &bundle
+            && let Some(module) = register_module(target, bundle, &options)?
+        {
+            reports.push(module);
+        }
+        let in_project =
+            target.host == Host::Amplifier && target.scope != Scope::User && !args.dry_run;
+        if let Some(note) = in_project
+            .then(|| exclude_from_git(&locations.project, AMPLIFIER_EXCLUDE))
+            .flatten()
+        {
+            warnings.push(note);
+        }
+        if report.action != Action::Unchanged || !unread_bridge_file(target) {
+            reports.push((target.clone(), report));
+        }
+    }
+    if args.scope != Scope::User && !locations.project.join(".git").exists() {
+        warnings.push(format!(
+            "no git work tree at or above the current directory: the project is {} (pass --project DIR to choose another)",
+            locations.project.display()
+        ));
+    }
+    // Another scope of this project registering other commands would run every hook twice:
+    // give it the same commands (Claude Code runs identical commands from several files once).
+    if !args.dry_run {
+        for other in diverging_scopes(&locations, &targets) {
+            let report = register(&other, &hooks_binary, &options)?;
+            warnings.push(format!(
+                "{} also registered amplihack with other commands (hooks would run twice); it now runs the same {} {}",
+                other.path.display(),
+                hooks_binary.display(),
+                report.action.as_str()
+            ));
+            reports.push((other, report));
+        }
+    }
+    if !deployment.on_path {
+        warnings.push(format!(
+            "{0} is not on your PATH; the hooks still work (they use the absolute path), but to run `amplihack` add `export PATH=\"{0}:$PATH\"` to your shell profile",
+            bin_dir.display()
+        ));
+    }
+    if !args.dry_run {
+        record_registrations(&locations, &bin_dir, &targets, true)?;
+        manifest::update(&locations.state(), |m| {
+            for target in &targets {
+                let host = target.host.name().to_string();
+                if !m.hosts.contains(&host) {
+                    m.hosts.push(host);
+                }
+            }
+        })?;
+        let created: Vec<PathBuf> = reports
+            .iter()
+            .filter(|(_, r)| r.action == Action::Created)
+            .map(|(t, _)| t.path.clone())
+            .collect();
+        if !created.is_empty() {
+            manifest::update(&locations.state(), |m| {
+                for path in created {
+                    if !m.created.contains(&path) {
+                        m.created.push(path);
+                    }
+                }
+            })?;
+        }
+    }
+    Ok(render_changes(
+        "install",
+        args.dry_run,
+        args.detail,
+        Some(&deployment),
+        &reports,
+        &warnings,
+    ))
+}

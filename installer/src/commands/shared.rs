@@ -1,0 +1,366 @@
+//! What the commands share: the registration files of each scope and host, writing them, the
+//! install manifest, and keeping machine-specific files out of git.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use amplihack_settings::amplifier_yaml;
+use amplihack_state::manifest::{self, Manifest, Registration};
+
+use super::{CommandError, Target, VERSION};
+use crate::registration::{self, Host};
+use crate::safe_file::{self, Action, EditOptions, EditReport, NewContent};
+use crate::scopes::{HostChoice, Locations, Scope};
+
+pub(crate) fn host_name(host: Host) -> &'static str {
+    host.name()
+}
+
+pub(crate) fn targets(locations: &Locations, scope: Scope, hosts: HostChoice) -> Vec<Target> {
+    let mut targets = Vec::new();
+    if hosts.claude() {
+        targets.push(Target {
+            host: Host::ClaudeCode,
+            scope,
+            path: locations.claude_settings(scope),
+        });
+    }
+    if hosts.amplifier() {
+        targets.push(Target {
+            host: Host::Amplifier,
+            scope,
+            path: locations.amplifier_registration(scope),
+        });
+    }
+    targets
+}
+
+pub(crate) const AMPLIFIER_DESCRIPTION: &str = "amplihack hooks for Amplifier's hook-shell bridge. Written by `amplihack install`; re-run it (or `amplihack uninstall`) rather than editing.";
+
+pub(crate) fn starting_value(host: Host) -> Value {
+    match host {
+        Host::ClaudeCode => json!({}),
+        Host::Amplifier => json!({"description": AMPLIFIER_DESCRIPTION}),
+    }
+}
+
+/// Writes (or repairs) the canonical registration in one file.
+pub(crate) fn register(
+    target: &Target,
+    hooks_binary: &Path,
+    options: &EditOptions,
+) -> Result<EditReport, CommandError> {
+    Ok(safe_file::edit_json(&target.path, options, |current| {
+        let mut value = current
+            .cloned()
+            .unwrap_or_else(|| starting_value(target.host));
+        registration::install(&mut value, hooks_binary, target.host)?;
+        Ok(NewContent::Value(value))
+    })?)
+}
+
+/// amplihack's commands in a settings file, sorted (empty when it holds none or cannot be read).
+pub(crate) fn our_commands(path: &Path) -> Vec<String> {
+    let mut commands: Vec<String> = safe_file::read_json(path)
+        .ok()
+        .flatten()
+        .map(|(_, value)| {
+            let mut found = Vec::new();
+            for groups in value["hooks"]
+                .as_object()
+                .into_iter()
+                .flat_map(|h| h.values())
+            {
+                for group in groups.as_array().into_iter().flatten() {
+                    for handler in group["hooks"].as_array().into_iter().flatten() {
+                        if let Some(command) = handler["command"].as_str()
+                            && registration::recognise(command).is_some()
+                        {
+                            found.push(command.to_string());
+                        }
+                    }
+                }
+            }
+            found
+        })
+        .unwrap_or_default();
+    commands.sort();
+    commands
+}
+
+/// Other Claude Code scopes of this project that hold amplihack's hooks with other commands
+/// (a different binary): they would run every hook a second time.
+pub(crate) fn diverging_scopes(locations: &Locations, installing: &[Target]) -> Vec<Target> {
+    let Some(ours) = installing.iter().find(|t| t.host == Host::ClaudeCode) else {
+        return Vec::new();
+    };
+    Scope::ALL
+        .into_iter()
+        .map(|scope| Target {
+            host: Host::ClaudeCode,
+            scope,
+            path: locations.claude_settings(scope),
+        })
+        .filter(|t| t.path != ours.path)
+        .filter(|t| {
+            let theirs = our_commands(&t.path);
+            !theirs.is_empty() && theirs != our_commands(&ours.path)
+        })
+        .collect()
+}
+
+/// Amplifier's settings file of the scope whose bridge registration is `target`:
+/// `<dir>/.amplifier/hooks/amplihack/hooks.json` → `<dir>/.amplifier/settings.yaml` (or
+/// `settings.local.yaml` for the local scope). There amplihack's native module is registered.
+pub(crate) fn amplifier_settings(target: &Target) -> Option<PathBuf> {
+    if target.host != Host::Amplifier {
+        return None;
+    }
+    let amplifier_dir = target.path.ancestors().nth(3)?;
+    Some(amplifier_dir.join(match target.scope {
+        Scope::Local => "settings.local.yaml",
+        Scope::User | Scope::Project => "settings.yaml",
+    }))
+}
+
+/// Whether `target` is a registration file for the hook-shell bridge that no host reads: the
+/// bridge reads only a project's `.amplifier/hooks/`, so amplihack writes none at the user level
+/// (and takes back one an earlier version wrote).
+pub(crate) fn unread_bridge_file(target: &Target) -> bool {
+    target.host == Host::Amplifier && target.scope == Scope::User
+}
+
+/// Lists amplihack's app bundle under `bundle.app` in the scope's settings file (or repoints it),
+/// removing the legacy `modules.hooks` entry the app never mounted.
+pub(crate) fn register_module(
+    target: &Target,
+    bundle: &Path,
+    options: &EditOptions,
+) -> Result<Option<(Target, EditReport)>, CommandError> {
+    let Some(path) = amplifier_settings(target) else {
+        return Ok(None);
+    };
+    let uri = amplifier_yaml::uri_of(bundle);
+    let report = safe_file::edit_text(&path, options, |current| {
+        amplifier_yaml::install_app(current, &uri).map(Some)
+    })?;
+    let shown = Target {
+        path,
+        ..target.clone()
+    };
+    Ok(Some((shown, report)))
+}
+
+/// Removes exactly amplihack's entries (the app bundle, and a legacy module entry) from the
+/// scope's settings file.
+pub(crate) fn unregister_module(
+    target: &Target,
+    options: &EditOptions,
+) -> Result<Option<(Target, EditReport)>, CommandError> {
+    let Some(path) = amplifier_settings(target) else {
+        return Ok(None);
+    };
+    let report = safe_file::edit_text(&path, options, |current| match current {
+        None => Ok(None),
+        Some(text) => amplifier_yaml::uninstall_app(text),
+    })?;
+    let shown = Target {
+        path,
+        ..target.clone()
+    };
+    Ok((report.action != Action::Unchanged).then_some((shown, report)))
+}
+
+pub(crate) const AMPLIFIER_EXCLUDE: &str = "/.amplifier/hooks/amplihack/";
+
+/// Takes back the lines `exclude_from_git` added.
+pub(crate) fn unexclude_from_git(project: &Path, pattern: &str) {
+    let exclude = project.join(".git/info/exclude");
+    let Ok(text) = std::fs::read_to_string(&exclude) else {
+        return;
+    };
+    let ours = format!("# amplihack: machine-specific hook registration\n{pattern}\n");
+    if text.contains(&ours) {
+        let _ = std::fs::write(&exclude, text.replacen(&ours, "", 1));
+    }
+}
+
+/// Whether git tracks `path` (quietly false when git or a repository is missing).
+pub(crate) fn git_tracked(path: &Path) -> bool {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return false;
+    };
+    dir.is_dir()
+        && Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["ls-files", "--error-unmatch", "--"])
+            .arg(name)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+/// Adds `pattern` to the repository's `info/exclude`, so this machine's absolute paths are not
+/// committed for a whole team. Returns a note when it could not.
+pub(crate) fn exclude_from_git(project: &Path, pattern: &str) -> Option<String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(project)
+        .args(["rev-parse", "--git-path", "info/exclude"])
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None; // not a git repository: nothing to keep out of
+    }
+    let relative = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    let exclude = if Path::new(&relative).is_absolute() {
+        PathBuf::from(relative)
+    } else {
+        project.join(relative)
+    };
+    let existing = std::fs::read_to_string(&exclude).unwrap_or_default();
+    if existing.lines().any(|l| l.trim() == pattern) {
+        return None;
+    }
+    let mut text = existing;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "# amplihack: machine-specific hook registration\n{pattern}\n"
+    ));
+    let written = exclude
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&exclude, text));
+    written.err().map(|e| {
+        format!(
+            "could not add {pattern} to {}: {e}; keep it out of commits by hand",
+            exclude.display()
+        )
+    })
+}
+
+// The install manifest: which files amplihack registered, so `uninstall` and `doctor` find them
+// even in other projects.
+
+pub(crate) fn read_manifest(locations: &Locations) -> Manifest {
+    manifest::load(&locations.state()).unwrap_or_default()
+}
+
+pub(crate) fn manifest_targets(manifest: &Manifest) -> Vec<Target> {
+    manifest
+        .registrations
+        .iter()
+        .filter_map(|r| {
+            Some(Target {
+                host: Host::from_flag(&r.host)?,
+                scope: Scope::from_name(&r.scope)?,
+                path: r.path.clone(),
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn record_registrations(
+    locations: &Locations,
+    bin_dir: &Path,
+    targets: &[Target],
+    add: bool,
+) -> Result<(), CommandError> {
+    manifest::update(&locations.state(), |manifest| {
+        manifest.registrations.retain(|r| {
+            !targets
+                .iter()
+                .any(|t| t.path == r.path && t.host.name() == r.host)
+        });
+        if add {
+            manifest
+                .registrations
+                .extend(targets.iter().map(|t| Registration {
+                    host: t.host.name().into(),
+                    scope: t.scope.as_str().into(),
+                    path: t.path.clone(),
+                }));
+            manifest.bin_dir = Some(bin_dir.to_path_buf());
+            manifest.version = Some(VERSION.to_string());
+        }
+        if manifest.registrations.is_empty() {
+            manifest.bin_dir = None;
+            manifest.version = None;
+        }
+    })?;
+    Ok(())
+}
+
+/// The project directory a project- or local-scope registration file belongs to.
+pub(crate) fn project_of(target: &Target) -> Option<PathBuf> {
+    let levels = match (target.scope, target.host) {
+        (Scope::User, _) => return None,
+        (_, Host::ClaudeCode) => 2, // <project>/.claude/settings.json
+        (_, Host::Amplifier) => 4,  // <project>/.amplifier/hooks/amplihack/hooks.json
+    };
+    target.path.ancestors().nth(levels).map(Path::to_path_buf)
+}
+
+/// Takes amplihack's entries out of one registration file; deletes the file when nothing of
+/// the user's is left in it (amplihack's own bridge plugin file, or a settings file install
+/// created), and then amplihack's plugin directory and git exclusion.
+pub(crate) fn unregister(
+    target: &Target,
+    options: &EditOptions,
+    created_by_us: bool,
+) -> Result<EditReport, CommandError> {
+    let report = safe_file::edit_json(&target.path, options, |current| {
+        let Some(current) = current else {
+            return Ok(NewContent::Delete);
+        };
+        let mut value = current.clone();
+        registration::uninstall(&mut value)?;
+        // Our own plugin file, or a settings file install created, holds nothing of the
+        // user's once our hooks are gone.
+        let only_ours = (target.host == Host::Amplifier || created_by_us)
+            && value.as_object().is_some_and(|m| {
+                m.iter().all(|(k, v)| {
+                    k == "description"
+                        || (k == "hooks" && v.as_object().is_some_and(|h| h.is_empty()))
+                })
+            });
+        Ok(if only_ours {
+            NewContent::Delete
+        } else {
+            NewContent::Value(value)
+        })
+    })?;
+    if let (Action::Deleted, false, Some(dir)) =
+        (report.action, options.dry_run, target.path.parent())
+    {
+        remove_plugin_dir(dir);
+        if target.host == Host::Amplifier
+            && let Some(project) = project_of(target)
+        {
+            unexclude_from_git(&project, AMPLIFIER_EXCLUDE);
+        }
+    }
+    Ok(report)
+}
+
+/// Removes amplihack's own Amplifier plugin directory once its `hooks.json` is gone: our lock
+/// file and backups in it, then the directory, which `remove_dir` leaves alone if the user put
+/// anything else there.
+pub(crate) fn remove_plugin_dir(dir: &Path) {
+    let ours = |name: &str| {
+        name == ".hooks.json.amplihack.lock"
+            || name.starts_with(&format!("hooks.json{}", safe_file::BACKUP_MARKER))
+    };
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if ours(&entry.file_name().to_string_lossy()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+}

@@ -1,0 +1,70 @@
+//! `amplihack status`.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::checks::check_target;
+use super::shared::{amplifier_settings, host_name, manifest_targets, read_manifest};
+use super::{CommandError, Outcome, VERSION};
+use crate::deploy::{self, BINARIES};
+use crate::registration;
+use crate::scopes::Locations;
+
+pub fn status(project: &Path, bin_dir: Option<&Path>) -> Result<Outcome, CommandError> {
+    let locations = Locations::from_env(project)?;
+    let manifest = read_manifest(&locations);
+    let bin_dir = bin_dir
+        .map(Path::to_path_buf)
+        .or_else(|| manifest.bin_dir.clone())
+        .unwrap_or_else(|| deploy::bin_dir(None, &locations.home));
+    let mut text = format!(
+        "amplihack {VERSION}\n  bin dir    {}{}\n",
+        bin_dir.display(),
+        if deploy::on_path(&bin_dir) {
+            ""
+        } else {
+            " (not on PATH)"
+        }
+    );
+    let mut binaries = Vec::new();
+    for name in BINARIES {
+        let path = bin_dir.join(name);
+        let version = deploy::reported_version(&path);
+        text.push_str(&format!(
+            "  {name:<16} {}\n",
+            version.as_deref().unwrap_or("not installed")
+        ));
+        binaries.push(json!({"name": name, "path": path, "version": version}));
+    }
+    let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
+    let mut registrations = Vec::new();
+    for target in manifest_targets(&manifest) {
+        let state = if check_target(&target, &hooks_binary, &locations.home)
+            .iter()
+            .any(|f| f.problem)
+        {
+            "needs repair (amplihack doctor)"
+        } else {
+            "ok"
+        };
+        // Amplifier loads amplihack from the settings file's bundle.app (the project's bridge
+        // file, where there is one, is secondary).
+        let path = amplifier_settings(&target).unwrap_or_else(|| target.path.clone());
+        text.push_str(&format!(
+            "  {:<10} {:<8} {}  {state}\n",
+            host_name(target.host),
+            target.scope.as_str(),
+            path.display()
+        ));
+        registrations.push(json!({"host": host_name(target.host), "scope": target.scope.as_str(), "path": path, "state": state}));
+    }
+    if registrations.is_empty() {
+        text.push_str("  no hooks registered: run `amplihack install`\n");
+    }
+    Ok(Outcome {
+        text,
+        json: json!({"command": "status", "version": VERSION, "bin_dir": bin_dir, "binaries": binaries, "registrations": registrations}),
+        code: 0,
+    })
+}

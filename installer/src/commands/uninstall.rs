@@ -1,0 +1,202 @@
+//! `amplihack uninstall`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use amplihack_state::manifest;
+
+use super::render::render_changes;
+use super::shared::{
+    amplifier_settings, manifest_targets, read_manifest, record_registrations, targets, unregister,
+    unregister_module,
+};
+use super::{CommandError, Detail, Outcome, Target};
+use crate::deploy::{self, BINARIES};
+use crate::registration::{self, Host};
+use crate::safe_file::{self, Action, EditOptions};
+use crate::scopes::{HostChoice, Locations, Scope};
+
+pub struct UninstallArgs {
+    pub scope: Option<Scope>,
+    pub host: HostChoice,
+    pub bin_dir: Option<PathBuf>,
+    pub keep_binaries: bool,
+    pub dry_run: bool,
+    pub detail: Detail,
+    pub project: PathBuf,
+}
+
+pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
+    let locations = Locations::from_env(&args.project)?;
+    let manifest = read_manifest(&locations);
+    let mut all: Vec<Target> = Vec::new();
+    let scopes: Vec<Scope> = args.scope.map_or_else(|| Scope::ALL.to_vec(), |s| vec![s]);
+    for scope in &scopes {
+        for target in targets(&locations, *scope, args.host) {
+            // Project and local scope share the project's Amplifier registration.
+            if !all.iter().any(|t| t.path == target.path) {
+                all.push(target);
+            }
+        }
+    }
+    if args.scope.is_none() {
+        // Every file a past install recorded, in whichever project it was.
+        for target in manifest_targets(&manifest) {
+            let wanted = match target.host {
+                Host::ClaudeCode => args.host.claude(),
+                Host::Amplifier => args.host.amplifier(),
+            };
+            if wanted && !all.iter().any(|t| t.path == target.path) {
+                all.push(target);
+            }
+        }
+    }
+    for target in &all {
+        if let Some((_, mut value)) = safe_file::read_json(&target.path)? {
+            registration::uninstall(&mut value).map_err(|e| {
+                format!(
+                    "{}: {}; nothing was changed",
+                    target.path.display(),
+                    e.message()
+                )
+            })?;
+        }
+    }
+    let options = EditOptions {
+        dry_run: args.dry_run,
+        ..EditOptions::default()
+    };
+    let mut reports = Vec::new();
+    for target in &all {
+        let created_by_us = manifest.created.contains(&target.path);
+        // amplihack's own plugin file is not the user's: no backup of it (it is deleted).
+        let own_options = EditOptions {
+            backup: target.host != Host::Amplifier && !created_by_us,
+            ..options
+        };
+        let report = unregister(target, &own_options, created_by_us)?;
+        if report.action != Action::Unchanged || report.before_text.is_some() {
+            reports.push((target.clone(), report));
+        }
+        let module_created =
+            amplifier_settings(target).is_some_and(|p| manifest.created.contains(&p));
+        let module_options = EditOptions {
+            backup: !module_created,
+            ..options
+        };
+        if let Some(module) = unregister_module(target, &module_options)? {
+            reports.push(module);
+        }
+    }
+    let bin_dir = args
+        .bin_dir
+        .clone()
+        .or_else(|| manifest.bin_dir.clone())
+        .unwrap_or_else(|| deploy::bin_dir(None, &locations.home));
+    let mut removed = Vec::new();
+    if !args.keep_binaries && args.host.amplifier() {
+        let module = deploy::module_dir(&locations.home);
+        if module.is_dir() {
+            if !args.dry_run {
+                std::fs::remove_dir_all(&module)
+                    .map_err(|e| format!("{}: cannot remove: {e}", module.display()))?;
+            }
+            removed.push(module);
+        }
+        let bundle = deploy::bundle_file(&locations.home);
+        if bundle.is_file() {
+            if !args.dry_run {
+                std::fs::remove_file(&bundle)
+                    .map_err(|e| format!("{}: cannot remove: {e}", bundle.display()))?;
+            }
+            removed.push(bundle);
+        }
+    }
+    if !args.keep_binaries {
+        for name in BINARIES {
+            let path = bin_dir.join(name);
+            if path.is_file() {
+                if !args.dry_run {
+                    std::fs::remove_file(&path)
+                        .map_err(|e| format!("{}: cannot remove: {e}", path.display()))?;
+                }
+                removed.push(path);
+            }
+        }
+    }
+    if !args.dry_run {
+        record_registrations(&locations, &bin_dir, &all, false)?;
+        manifest::update(&locations.state(), |m| {
+            m.created.retain(|p| {
+                !all.iter()
+                    .any(|t| t.path == *p || amplifier_settings(t).as_ref() == Some(p))
+            });
+            let registered: Vec<String> = m.registrations.iter().map(|r| r.host.clone()).collect();
+            m.hosts.retain(|h| registered.contains(h));
+        })?;
+        // Lock sidecars beside the files we edited, and directories this left empty.
+        for (target, _) in &reports {
+            remove_sidecars(&target.path, &locations);
+        }
+    }
+    if !args.dry_run {
+        remove_empty_state(&locations);
+    }
+    let mut outcome = render_changes("uninstall", args.dry_run, args.detail, None, &reports, &[]);
+    for path in &removed {
+        outcome.text.push_str(&format!(
+            "  binary     {}  {}\n",
+            path.display(),
+            if args.dry_run {
+                "would be removed"
+            } else {
+                "removed"
+            }
+        ));
+    }
+    outcome.json["binaries_removed"] = json!(removed);
+    Ok(outcome)
+}
+
+/// Removes the lock sidecar amplihack's edits leave beside `path`, then the directories that
+/// left empty (a `.claude/`, `.amplifier/hooks/`, `.amplifier/` amplihack created), never
+/// the home or project directory itself.
+fn remove_sidecars(path: &Path, locations: &Locations) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let sidecar = dir.join(format!(".{}.amplihack.lock", name.to_string_lossy()));
+    let _ = std::fs::remove_file(sidecar);
+    for empty in dir
+        .ancestors()
+        .take_while(|d| *d != locations.home && *d != locations.project)
+        .take(3)
+    {
+        match std::fs::remove_dir(empty) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => break,
+        }
+    }
+}
+
+/// Once nothing is installed: the install lock, then the directories install made that are now
+/// empty (the state directory when it holds nothing else, the module's share directory), up to
+/// the home directory. Session records, memory, trust and logs are the user's and stay.
+fn remove_empty_state(locations: &Locations) {
+    let state = locations.state();
+    if manifest::path(&state).exists() {
+        return;
+    }
+    let _ = std::fs::remove_file(state.dir("locks").join("install.lock"));
+    for start in [state.dir("locks"), deploy::module_dir(&locations.home)] {
+        for dir in start.ancestors().take_while(|d| *d != locations.home) {
+            match std::fs::remove_dir(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(_) => break,
+            }
+        }
+    }
+}

@@ -1,0 +1,467 @@
+//! amplihack in the real Amplifier app (`amplifier`, microsoft/amplifier-app-cli with
+//! amplifier-foundation, the loop-streaming and loop-basic orchestrators and amplifier-core 2.0.2),
+//! loaded from what `amplihack install --host amplifier` writes, against the fake Messages API.
+//!
+//! The app is installed with the offline kit's `install.sh` (`<repo>/../shared/amplifier-app`, or
+//! `$AMPLIHACK_AMPLIFIER_APP_KIT`) into `tests/amplifier/app-venv` (git-ignored; about a minute
+//! the first time, then idempotent), and each turn runs with the kit's `run.sh`. Where the kit does
+//! not exist, the test prints `SKIPPED <reason>` and passes. Each app run spends ~9 s on GitHub
+//! retries the app always makes, so the runs are few and each checks much.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::fake_anthropic::{FakeAnthropic, Turn};
+use support::{TestEnv, command, one_group, repo_root, run_with_timeout, stderr, stdout};
+
+/// The offline app kit, or why there is none.
+fn kit() -> Result<PathBuf, String> {
+    let kit = std::env::var_os("AMPLIHACK_AMPLIFIER_APP_KIT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared/amplifier-app"));
+    if kit.join("run.sh").is_file() && kit.join("install.sh").is_file() {
+        Ok(kit)
+    } else {
+        Err(format!(
+            "no Amplifier app kit at {} (set AMPLIHACK_AMPLIFIER_APP_KIT)",
+            kit.display()
+        ))
+    }
+}
+
+/// The app's virtualenv, installed by the kit (idempotent).
+fn app_venv(kit: &Path) -> PathBuf {
+    let venv = repo_root().join("tests/amplifier/app-venv");
+    let mut install = Command::new(kit.join("install.sh"));
+    install.arg(&venv);
+    let (output, _) = run_with_timeout(install, b"", Duration::from_secs(900));
+    assert!(
+        output.status.success(),
+        "install.sh: {}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    venv
+}
+
+/// One turn of the real app in the test's project and home.
+fn app_turn(
+    env: &TestEnv,
+    kit: &Path,
+    venv: &Path,
+    api: &FakeAnthropic,
+    orchestrator: &str,
+    prompt: &str,
+) -> Output {
+    let mut run = env.command(&kit.join("run.sh"));
+    run.arg(venv)
+        .arg(&env.project)
+        .arg(&env.home)
+        .arg(prompt)
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .env("AMP_ORCHESTRATOR", orchestrator);
+    // The app installs the module with `uv pip install -e`, which fetches its build backend:
+    // the machine's certificate and proxy settings, as a user's shell has them.
+    for name in [
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+        "NO_PROXY",
+        "https_proxy",
+        "http_proxy",
+        "no_proxy",
+    ] {
+        if let Some(value) = std::env::var_os(name) {
+            run.env(name, value);
+        }
+    }
+    let (output, took) = run_with_timeout(run, b"", Duration::from_secs(240));
+    eprintln!(
+        "app turn ({orchestrator}) took {:.1} s, exit {:?}",
+        took.as_secs_f64(),
+        output.status.code()
+    );
+    output
+}
+
+fn bash(command: &str) -> Turn {
+    Turn::ToolUse {
+        name: "bash".into(),
+        input: json!({"command": command}),
+    }
+}
+
+#[test]
+fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
+    let kit = match kit() {
+        Ok(kit) => kit,
+        Err(reason) => {
+            println!("SKIPPED {reason}");
+            return;
+        }
+    };
+    let venv = app_venv(&kit);
+    let env = TestEnv::new();
+    let git = |args: &[&str]| {
+        let output = env
+            .command(Path::new("git"))
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(output.status.success(), "git {args:?}: {}", stderr(&output));
+        stdout(&output)
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "t@example.com"]);
+    git(&["config", "user.name", "t"]);
+    env.write(&env.project.join("a.txt"), "a\n");
+    git(&["add", "a.txt"]);
+
+    // The user's own settings, comments and all (with the two keys run.sh would otherwise add).
+    let settings = env.home.join(".amplifier/settings.yaml");
+    let original = "# my Amplifier settings\nupdates:\n  auto_prompt: false   # offline\nconfig:\n  providers:\n    - module: provider-anthropic\n      source: PROVIDER\n      config:\n        default_model: claude-sonnet-4-5\n        priority: 1\n"
+        .replace("PROVIDER", &kit.join("src/amplifier-module-provider-anthropic").display().to_string());
+    env.write(&settings, &original);
+
+    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    env.write(
+        &env.project.join(".claude/context/PROJECT.md"),
+        "App-context marker: the plugh project.",
+    );
+    let context = |text: &str| {
+        format!(
+            "echo '{{\"hookSpecificOutput\":{{\"hookEventName\":\"UserPromptSubmit\",\"additionalContext\":\"{text}\"}}}}'"
+        )
+    };
+    env.plugin(
+        &env.user_hooks_dir(),
+        "user-ctx",
+        &one_group(
+            "UserPromptSubmit",
+            None,
+            vec![command(&format!(
+                "{}; {}",
+                env.mark("ran", "user-plugin"),
+                context("user-plugin-context-xyzzy")
+            ))],
+        ),
+    );
+    env.plugin(
+        &env.project_hooks_dir(),
+        "project-ctx",
+        &one_group(
+            "UserPromptSubmit",
+            None,
+            vec![command(&format!(
+                "{}; {}; {}",
+                env.mark("ran", "project-plugin"),
+                // Who ran it: amplihack-hooks, or the bridge (the app's Python).
+                env.mark("project-runner", "$(ps -o comm= -p $PPID)"),
+                context("project-plugin-context-thud")
+            ))],
+        ),
+    );
+    let trust = env.run_amplihack(&["hooks", "trust"]);
+    assert!(trust.status.success(), "{}", stderr(&trust));
+
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert!(
+        doctor.status.success(),
+        "doctor after an Amplifier-only install: {}",
+        stdout(&doctor)
+    );
+
+    // Session 1, loop-streaming: a --no-verify commit, then an allowed command, then text.
+    let api = FakeAnthropic::start(vec![
+        bash("git commit --no-verify -m sneaky"),
+        bash("echo allowed-command"),
+        Turn::text("done"),
+    ]);
+    let out = app_turn(&env, &kit, &venv, &api, "loop-streaming", "commit it");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let requests = api.main_requests();
+    assert_eq!(requests.len(), 3, "{}", stderr(&out));
+    let first = requests[0].to_string();
+    assert!(
+        first.contains("App-context marker"),
+        "PROJECT.md in the first request: {first}"
+    );
+    assert!(
+        first.contains("amplihack-workflow-classification"),
+        "the reminder: {first}"
+    );
+    for text in [
+        "user-plugin-context-xyzzy",
+        "project-plugin-context-thud",
+        "App-context marker",
+    ] {
+        assert_eq!(first.matches(text).count(), 1, "{text} once: {first}");
+    }
+    let mut ran = env.marks("ran");
+    ran.sort();
+    assert_eq!(ran, ["project-plugin", "user-plugin"], "each plugin once");
+    let denied = tool_results(&requests[1]);
+    assert!(
+        denied.contains("amplihack blocked `git commit --no-verify`"),
+        "the guard's reason in the model's next request: {denied}"
+    );
+    assert!(
+        env.command(Path::new("git"))
+            .args(["rev-parse", "--verify", "-q", "HEAD"])
+            .output()
+            .is_ok_and(|o| !o.status.success()),
+        "nothing was committed"
+    );
+    assert!(tool_results(&requests[2]).contains("allowed-command"));
+    let metrics = env.read(
+        &env.project
+            .join(".claude/runtime/metrics/post_tool_use_metrics.jsonl"),
+    );
+    assert_eq!(
+        metrics.lines().count(),
+        1,
+        "one allowed tool call: {metrics}"
+    );
+    assert!(metrics.contains("\"tool_name\":\"Bash\""), "{metrics}");
+    let sessions = session_records(&env);
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert!(
+        sessions[0].contains("First prompt: commit it"),
+        "the session record: {sessions:?}"
+    );
+
+    // Session 2, loop-basic: the same guard and session context; with the real hook-shell
+    // bridge composed into the same session where a mirror of it exists (the project's local
+    // settings list both app bundles: the app takes the most specific list whole).
+    let local = env.project.join(".amplifier/settings.local.yaml");
+    let bridge = bridge_bundle(&env);
+    match &bridge {
+        Ok(bundle) => {
+            let ours = amplifier_yaml_uri(&env.read(&settings));
+            env.write(
+                &local,
+                &format!(
+                    "bundle:\n  app:\n    - \"{ours}\"\n    - \"file://{}\"\n",
+                    bundle.display()
+                ),
+            );
+        }
+        Err(reason) => println!("SKIPPED the hook-shell bridge in the same session: {reason}"),
+    }
+    let api = FakeAnthropic::start(vec![
+        bash("git commit --no-verify -m again"),
+        Turn::text("ok"),
+    ]);
+    let out = app_turn(&env, &kit, &venv, &api, "loop-basic", "commit again");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let requests = api.main_requests();
+    assert_eq!(requests.len(), 2, "{}", stderr(&out));
+    let first = requests[0].to_string();
+    assert!(first.contains("App-context marker"));
+    assert_eq!(
+        first.matches("user-plugin-context-xyzzy").count(),
+        1,
+        "{first}"
+    );
+    let runners = env.marks("project-runner");
+    assert_eq!(runners.len(), 2, "{runners:?}");
+    assert_eq!(runners[0], "amplihack-hooks", "session 1: amplihack ran it");
+    if bridge.is_ok() {
+        // The bridge runs project plugins itself (and honours only its own contextInjection
+        // form, so this plugin's context is not sent); amplihack leaves them to it.
+        assert_ne!(
+            runners[1], "amplihack-hooks",
+            "the bridge ran it: {runners:?}"
+        );
+    } else {
+        assert_eq!(runners[1], "amplihack-hooks");
+        assert_eq!(
+            first.matches("project-plugin-context-thud").count(),
+            1,
+            "{first}"
+        );
+    }
+    assert!(tool_results(&requests[1]).contains("amplihack blocked `git commit --no-verify`"));
+    let mut ran = env.marks("ran");
+    ran.sort();
+    assert_eq!(
+        ran,
+        [
+            "project-plugin",
+            "project-plugin",
+            "user-plugin",
+            "user-plugin"
+        ],
+        "each plugin once more, with or without the bridge"
+    );
+    assert_eq!(session_records(&env).len(), 2);
+    if bridge.is_ok() {
+        std::fs::remove_file(&local).expect("remove the local settings");
+    }
+
+    // Uninstall gives the user's settings back byte for byte; the next session runs without
+    // amplihack.
+    let uninstall = env.run_amplihack(&["uninstall"]);
+    assert!(uninstall.status.success(), "{}", stderr(&uninstall));
+    assert_eq!(
+        env.read(&settings),
+        original,
+        "the user's settings.yaml, byte for byte"
+    );
+    let log = env.log_file();
+    let log_before = std::fs::read_to_string(&log).unwrap_or_default();
+    let api = FakeAnthropic::start(vec![
+        bash("git commit --no-verify -m free"),
+        Turn::text("ok"),
+    ]);
+    let out = app_turn(
+        &env,
+        &kit,
+        &venv,
+        &api,
+        "loop-streaming",
+        "commit once more",
+    );
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let seen = api.everything_the_model_saw();
+    assert!(
+        !seen.contains("App-context marker") && !seen.contains("amplihack"),
+        "{seen}"
+    );
+    assert_eq!(env.marks("ran").len(), 4, "no plugin ran");
+    assert_eq!(session_records(&env).len(), 2, "no session record");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap_or_default(),
+        log_before
+    );
+
+    // The app's own `amplifier bundle add --app` rewrites settings.yaml with its YAML dumper
+    // (comments and amplihack's marks dropped): uninstall still takes out exactly amplihack's
+    // entry and keeps the rest.
+    assert!(
+        env.run_amplihack(&["install", "--host", "amplifier"])
+            .status
+            .success()
+    );
+    let team = env.root().join("team/bundle.yaml");
+    env.write(&team, "bundle:\n  name: team\n  version: 0.1.0\n");
+    let mut add = env.command(&venv.join("bin/amplifier"));
+    add.args([
+        "bundle",
+        "add",
+        &format!("file://{}", team.display()),
+        "--app",
+    ]);
+    let (added, _) = run_with_timeout(add, b"", Duration::from_secs(120));
+    assert!(
+        added.status.success(),
+        "{}{}",
+        stdout(&added),
+        stderr(&added)
+    );
+    let dumped = env.read(&settings);
+    assert!(
+        !dumped.contains('#') && dumped.contains(BUNDLE_SUFFIX),
+        "rewritten by the app: {dumped}"
+    );
+    assert!(env.run_amplihack(&["uninstall"]).status.success());
+    let left = env.read(&settings);
+    assert!(!left.contains(BUNDLE_SUFFIX), "{left}");
+    assert_eq!(
+        left,
+        dumped
+            .lines()
+            .filter(|l| !l.contains(BUNDLE_SUFFIX))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+        "only amplihack's line went"
+    );
+}
+
+const BUNDLE_SUFFIX: &str = "/amplihack/amplifier-bundle.yaml";
+
+/// amplihack's `bundle.app` URI in a settings file.
+fn amplifier_yaml_uri(text: &str) -> String {
+    text.lines()
+        .find(|l| l.contains(BUNDLE_SUFFIX))
+        .map(|l| {
+            l.trim()
+                .trim_start_matches("- ")
+                .trim_matches('"')
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// A bundle naming the real hook-shell bridge, extracted from a mirror of its repository
+/// ($AMPLIHACK_HOOK_SHELL_MIRROR, else `<repo>/../.mirror/microsoft+amplifier-module-hook-shell/repo`)
+/// into the test's directory, or why there is none.
+fn bridge_bundle(env: &TestEnv) -> Result<PathBuf, String> {
+    let mirror = std::env::var_os("AMPLIHACK_HOOK_SHELL_MIRROR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            repo_root().join("../.mirror/microsoft+amplifier-module-hook-shell/repo")
+        });
+    if !mirror.is_dir() {
+        return Err(format!("no mirror of the bridge at {}", mirror.display()));
+    }
+    let source = env.root().join("hook-shell");
+    std::fs::create_dir_all(&source).map_err(|e| e.to_string())?;
+    let extracted = Command::new("sh")
+        .args([
+            "-c",
+            "git --git-dir \"$1\" archive HEAD | tar -x -C \"$2\"",
+            "sh",
+        ])
+        .arg(&mirror)
+        .arg(&source)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !extracted.success() {
+        return Err(format!(
+            "cannot extract the bridge from {}",
+            mirror.display()
+        ));
+    }
+    let bundle = env.root().join("hook-shell-bundle.yaml");
+    env.write(
+        &bundle,
+        &format!(
+            "bundle:\n  name: hook-shell\n  version: 0.1.0\nhooks:\n  - module: hook-shell\n    source: \"{}\"\n",
+            source.display()
+        ),
+    );
+    Ok(bundle)
+}
+
+/// The text of every tool result in a request.
+fn tool_results(request: &Value) -> String {
+    let mut found = String::new();
+    for message in request["messages"].as_array().into_iter().flatten() {
+        for block in message["content"].as_array().into_iter().flatten() {
+            if block["type"] == "tool_result" {
+                found.push_str(&block["content"].to_string());
+                found.push('\n');
+            }
+        }
+    }
+    found
+}
+
+/// amplihack's session records, as `amplihack memory list --kind session` shows them.
+fn session_records(env: &TestEnv) -> Vec<String> {
+    let list = env.run_amplihack(&["memory", "list", "--kind", "session", "--json"]);
+    let value: Value = serde_json::from_str(&stdout(&list)).unwrap_or(Value::Null);
+    value["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| e["text"].as_str().unwrap_or_default().to_string())
+        .collect()
+}

@@ -1,0 +1,143 @@
+"""amplihack's Amplifier module against the hook-shell bridge, side by side in the real kernel.
+
+Both run the same 4 project plugins on `tool:pre` (PreToolUse, matcher `*`), each mounted on its
+own real `amplifier-core` session in this process; events are emitted through the kernel's hook
+registry as the orchestrators emit them. Rounds are interleaved (the order alternates), so both
+sides see the same machine load; the check is a ratio of medians, absolute times are printed only.
+
+* amplihack: `hooks-amplihack` (this repository's module) running `amplihack-hooks`, which runs
+  the trusted project plugins in parallel (and its own built-ins);
+* the bridge: the real `amplifier-module-hook-shell`, loaded from a fetched mirror of
+  github.com/microsoft/amplifier-module-hook-shell (`--bridge-mirror GIT_DIR`, or
+  $AMPLIHACK_HOOK_SHELL_MIRROR; extracted to a temporary directory, never into this repository),
+  else `tests/amplifier/bridge_harness.py`, written from the bridge's behaviour (it says which).
+
+Usage: amplifier_tool_pre.py --hooks BIN --amplihack BIN [--bridge-mirror GIT_DIR] [--rounds N]
+Exit status 1 when amplihack costs more than the bridge (ratio above --max-ratio, default 1.0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from typing import Any
+
+from amplifier_core import AmplifierSession
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLUGINS = 4
+
+
+def write_plugins(project: str, command: str) -> None:
+    for i in range(PLUGINS):
+        directory = os.path.join(project, ".amplifier", "hooks", f"bench-{i}")
+        os.makedirs(directory, exist_ok=True)
+        config = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]}}
+        with open(os.path.join(directory, "hooks.json"), "w") as f:
+            json.dump(config, f)
+
+
+def load_bridge(mirror: str | None, scratch: str) -> tuple[Any, str]:
+    """The bridge's `mount(coordinator, project)` and where it came from."""
+    if mirror and os.path.isdir(mirror):
+        archive = subprocess.run(["git", "--git-dir", mirror, "archive", "HEAD", "amplifier_module_hook_shell"],
+                                 capture_output=True, check=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(scratch, filter="data")
+        sys.path.insert(0, scratch)
+        import amplifier_module_hook_shell as real  # noqa: PLC0415 - loaded from the mirror
+
+        async def mount_real(coordinator: Any, _project: str) -> Any:
+            return await real.mount(coordinator, {})
+
+        return mount_real, f"the real hook-shell bridge ({mirror})"
+    sys.path.insert(0, os.path.join(HERE, "..", "amplifier"))
+    import bridge_harness  # noqa: PLC0415
+
+    async def mount_harness(coordinator: Any, project: str) -> Any:
+        return bridge_harness.mount(coordinator, project)
+
+    return mount_harness, "tests/amplifier/bridge_harness.py (no mirror of the real bridge)"
+
+
+def session(name: str) -> AmplifierSession:
+    return AmplifierSession({"session": {"orchestrator": "loop-basic", "context": "context-simple"}},
+                            session_id=f"bench-{name}")
+
+
+async def timed(coordinator: Any, index: int) -> float:
+    data = {"tool_name": "bash", "tool_call_id": f"t{index}", "tool_input": {"command": "ls"}}
+    started = time.perf_counter()
+    result = await coordinator.hooks.emit("tool:pre", data)
+    elapsed = time.perf_counter() - started
+    if result.action != "continue":
+        raise SystemExit(f"tool:pre answered {result.action}: {result.reason}")
+    return elapsed
+
+
+async def compare(label: str, command: str, args: argparse.Namespace, project: str, bridge_mount: Any) -> float:
+    write_plugins(project, command)
+    trust = subprocess.run([args.amplihack, "hooks", "trust"], cwd=project, capture_output=True, text=True)
+    if trust.returncode != 0:
+        raise SystemExit(f"amplihack hooks trust: {trust.stderr}")
+    import amplifier_module_hooks_amplihack as module  # noqa: PLC0415
+
+    ours, theirs = session(f"amplihack-{label}"), session(f"bridge-{label}")
+    cleanup = await module.mount(ours.coordinator, {"binary": args.hooks, "project": project})
+    await bridge_mount(theirs.coordinator, project)
+    sides = {"amplihack": ours.coordinator, "bridge": theirs.coordinator}
+    for name, coordinator in sides.items():  # warm-up: page cache, first spawn
+        await timed(coordinator, -1)
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for i in range(args.rounds):
+        order = list(sides) if i % 2 == 0 else list(reversed(sides))
+        for name in order:
+            times[name].append(await timed(sides[name], i))
+    await cleanup()
+    ours_ms = statistics.median(times["amplihack"]) * 1000
+    theirs_ms = statistics.median(times["bridge"]) * 1000
+    ratio = ours_ms / theirs_ms
+    print(f"{label}: amplihack {ours_ms:.1f} ms, bridge {theirs_ms:.1f} ms (medians of {args.rounds}); "
+          f"ratio {ratio:.2f} (limit {args.max_ratio:.2f})")
+    return ratio
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hooks", required=True, help="amplihack-hooks to run")
+    parser.add_argument("--amplihack", required=True, help="amplihack, to trust the plugins")
+    parser.add_argument("--bridge-mirror", default=os.environ.get("AMPLIHACK_HOOK_SHELL_MIRROR"))
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--max-ratio", type=float, default=1.0)
+    args = parser.parse_args()
+    args.hooks, args.amplihack = os.path.abspath(args.hooks), os.path.abspath(args.amplihack)
+    with tempfile.TemporaryDirectory(prefix="amplihack-bench-") as scratch:
+        home, project = os.path.join(scratch, "home"), os.path.join(scratch, "project")
+        os.makedirs(home)
+        os.makedirs(os.path.join(project, ".git"))
+        os.environ["HOME"] = home
+        os.environ.pop("XDG_STATE_HOME", None)
+        os.chdir(project)  # the bridge takes the project from the working directory
+        bridge_mount, source = load_bridge(args.bridge_mirror, os.path.join(scratch, "bridge"))
+        print(f"peer: {source}; {PLUGINS} project plugins on tool:pre, in the real kernel")
+        failed = False
+        for label, command in [("trivial handlers", "true"), ("handlers that sleep 50 ms", "sleep 0.05")]:
+            failed |= await compare(label, command, args, project, bridge_mount) > args.max_ratio
+        return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    code = asyncio.run(main())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # amplifier-core 2.0.2's Rust engine can abort the interpreter while it finalizes.
+    os._exit(code)
