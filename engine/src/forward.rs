@@ -572,25 +572,26 @@ fn run_batch<'c, 'p>(
     stdin: &[u8],
     left: Duration,
 ) -> Vec<(&'c Candidate<'p>, Ran)> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = batch
-            .iter()
-            .map(|candidate| {
-                let env = handler_env(&setting.env, candidate.plugin);
-                scope.spawn(move || {
-                    let spawn = Spawn {
-                        command: &candidate.command,
-                        cwd: &setting.cwd,
-                        env: &env,
-                        stdin,
-                        timeout: candidate.timeout.min(left),
-                    };
-                    (*candidate, execute::run(&spawn, true))
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    })
+    let envs: Vec<Vec<(String, String)>> = batch
+        .iter()
+        .map(|candidate| handler_env(&setting.env, candidate.plugin))
+        .collect();
+    let spawns: Vec<Spawn<'_>> = batch
+        .iter()
+        .zip(&envs)
+        .map(|(candidate, env)| Spawn {
+            command: &candidate.command,
+            cwd: &setting.cwd,
+            env,
+            stdin,
+            timeout: candidate.timeout.min(left),
+        })
+        .collect();
+    batch
+        .iter()
+        .copied()
+        .zip(execute::run_all(&spawns, true))
+        .collect()
 }
 
 fn handler_env(base: &[(String, String)], plugin: &Plugin) -> Vec<(String, String)> {
