@@ -516,6 +516,79 @@ fn handlers_get_the_environment_and_substitutions_plugins_expect() {
     }
 }
 
+/// Exec form and the shell idioms of published plugins, each checked against what Claude Code
+/// 2.1.328 does with the same handler under `--plugin-dir` (observed: placeholders in `args`
+/// substituted verbatim, `$HOME` there left literal, the shell form expanding the exported
+/// variables itself, single quotes literal).
+#[test]
+fn exec_form_and_published_shell_idioms_get_what_claude_code_gives_them() {
+    let env = TestEnv::new();
+    let root = env.user_hooks_dir().join("forms");
+    let data = env
+        .home
+        .join(".local/state/amplihack/plugin-data/user-forms");
+    let out = |n: usize| env.root().join(format!("out-{n}"));
+    let o = |n: usize| out(n).display().to_string();
+    let cases: Vec<(Value, String)> = vec![
+        (
+            json!({"type": "command", "command": "/bin/sh", "args": ["-c", "printf '%s|' \"$@\" > \"$0\"", o(0), "${CLAUDE_PLUGIN_ROOT}/x", "${CLAUDE_PLUGIN_DATA}", "$HOME", "a b", "${CLAUDE_PROJECT_DIR}"]}),
+            format!(
+                "{}/x|{}|$HOME|a b|{}|",
+                root.display(),
+                data.display(),
+                env.project.display()
+            ),
+        ),
+        (
+            command(&format!(
+                "sh -c 'printf %s \"${{CLAUDE_PLUGIN_ROOT}}\"' > '{}'",
+                o(1)
+            )),
+            root.display().to_string(),
+        ),
+        (
+            command(&format!(
+                "printf %s \"${{CLAUDE_PLUGIN_ROOT:-.}}\" > '{}'",
+                o(2)
+            )),
+            root.display().to_string(),
+        ),
+        (
+            command(&format!("printf %s '${{CLAUDE_PLUGIN_ROOT}}' > '{}'", o(3))),
+            "${CLAUDE_PLUGIN_ROOT}".to_string(),
+        ),
+        (
+            json!({"type": "command", "command": format!("printf ran > '{}'", o(4)), "shell": "bash"}),
+            "ran".to_string(),
+        ),
+        (
+            command(&format!(
+                "test -d \"$CLAUDE_PLUGIN_DATA\" && printf exists > '{}'",
+                o(5)
+            )),
+            "exists".to_string(),
+        ),
+        (
+            // A command with spaces and `args` names one executable, which does not exist: it
+            // fails to start, as under Claude Code, and the others still run.
+            json!({"type": "command", "command": format!("printf x > '{}'", o(6)), "args": []}),
+            "(absent)".to_string(),
+        ),
+    ];
+    let handlers: Vec<Value> = cases.iter().map(|(h, _)| h.clone()).collect();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "forms",
+        &one_group("PreToolUse", None, handlers),
+    );
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert!(output.status.success(), "{}", support::stderr(&output));
+    for (n, (handler, expected)) in cases.iter().enumerate() {
+        let got = std::fs::read_to_string(out(n)).unwrap_or_else(|_| "(absent)".into());
+        assert_eq!(&got, expected, "{handler}");
+    }
+}
+
 #[test]
 fn session_start_exports_reach_later_hooks_and_the_hosts_env_file() {
     let env = TestEnv::new();

@@ -19,7 +19,10 @@ pub const OUTPUT_CAP: usize = 1024 * 1024;
 const PIPE_GRACE: Duration = Duration::from_millis(100);
 
 pub struct Spawn<'a> {
-    pub command: &'a str,
+    /// What names the handler (its shell command, or its executable and arguments).
+    pub label: &'a str,
+    /// The program and its arguments (`/bin/sh -c <command>` for the shell form).
+    pub argv: &'a [String],
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
     pub stdin: &'a [u8],
@@ -41,12 +44,12 @@ pub struct Finished {
 }
 
 fn base_command(spawn: &Spawn<'_>) -> Command {
-    let mut command = Command::new("/bin/sh");
-    command
-        .arg("-c")
-        .arg(spawn.command)
-        .current_dir(spawn.cwd)
-        .process_group(0);
+    let (program, args) = match spawn.argv.split_first() {
+        Some((program, args)) => (program.as_str(), args),
+        None => ("", &[][..]),
+    };
+    let mut command = Command::new(program);
+    command.args(args).current_dir(spawn.cwd).process_group(0);
     for (key, value) in spawn.env {
         command.env(key, value);
     }
@@ -645,8 +648,14 @@ mod tests {
     use super::*;
 
     fn spawn<'a>(command: &'a str, stdin: &'a [u8], timeout_ms: u64) -> Spawn<'a> {
+        let argv: &'static [String] = Box::leak(Box::new([
+            "/bin/sh".to_string(),
+            "-c".to_string(),
+            command.to_string(),
+        ]));
         Spawn {
-            command,
+            label: command,
+            argv,
             cwd: Path::new("/"),
             env: &[],
             stdin,
