@@ -589,46 +589,80 @@ fn exec_form_and_published_shell_idioms_get_what_claude_code_gives_them() {
     }
 }
 
+/// A SessionStart handler's exports, as each host treats them: Claude Code sources them in the
+/// shell of each Bash command (amplihack appends them to the host's own env file) and gives them
+/// to no later hook (observed with --plugin-dir); Amplifier's bridge gives them to later hooks,
+/// and amplihack does so evaluated as a shell would: `export PATH="<dir>:${PATH}"`, as a published
+/// GitHub CLI plugin writes it, must leave later handlers a PATH that still finds `sh`.
 #[test]
-fn session_start_exports_reach_later_hooks_and_the_hosts_env_file() {
-    let env = TestEnv::new();
-    env.plugin(
-        &env.user_hooks_dir(),
-        "exporter",
-        &one_group(
-            "SessionStart",
-            None,
-            vec![command(
-                "echo 'export GREETING=\"hello there\"' >> \"$CLAUDE_ENV_FILE\"",
-            )],
-        ),
-    );
-    let out = env.root().join("greeting");
-    env.plugin(
-        &env.user_hooks_dir(),
-        "reader",
-        &one_group(
-            "PreToolUse",
-            None,
-            vec![command(&format!(
-                "echo \"$GREETING\" > '{}'",
-                out.display()
-            ))],
-        ),
-    );
-    let host_env_file = env.root().join("claude-session.sh");
-    env.run_hooks(
-        &["session-start"],
-        &json!({"hook_event_name": "SessionStart", "session_id": "sess-1", "source": "startup"}),
-        &[("CLAUDE_ENV_FILE", &host_env_file.display().to_string())],
-    );
-    env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
-    assert_eq!(env.read(&out).trim(), "hello there");
-    assert!(
-        env.read(&host_env_file)
-            .contains("export GREETING=\"hello there\""),
-        "the host's own env file gets the exports"
-    );
+fn session_start_exports_reach_the_bash_tool_or_later_hooks_as_each_host_does() {
+    let amplifier_hooks = |env: &TestEnv| env.project_hooks_dir().display().to_string();
+    // host, and what a later handler sees: GREETING | sh found | PATH's first entry (`DIR`: the
+    // exported directory)
+    let cases = [
+        ("claude", "|found|real"),
+        ("amplifier", "hello there|found|DIR"),
+    ];
+    for (host, expected) in cases {
+        let amplifier = host == "amplifier";
+        let env = TestEnv::new();
+        let tools = env.root().join("gh tools");
+        env.plugin(
+            &env.user_hooks_dir(),
+            "exporter",
+            &one_group(
+                "SessionStart",
+                None,
+                vec![command(&format!(
+                    "echo 'export GREETING=\"hello there\"' >> \"$CLAUDE_ENV_FILE\"; echo 'export PATH=\"{}:${{PATH}}\"' >> \"$CLAUDE_ENV_FILE\"",
+                    tools.display()
+                ))],
+            ),
+        );
+        let out = env.root().join("seen");
+        env.plugin(
+            &env.user_hooks_dir(),
+            "reader",
+            &one_group(
+                "PreToolUse",
+                None,
+                vec![command(&format!(
+                    "first=${{PATH%%:*}}; [ \"$first\" = '{}' ] || first=real; echo \"$GREETING|$(command -v sh >/dev/null && echo found)|$first\" > '{}'",
+                    tools.display(),
+                    out.display()
+                ))],
+            ),
+        );
+        let host_env_file = env.root().join("claude-session.sh");
+        let hooks_dir = amplifier_hooks(&env);
+        let mut extra: Vec<(&str, &str)> = Vec::new();
+        if amplifier {
+            extra.push(("AMPLIFIER_HOOKS_DIR", &hooks_dir));
+        }
+        let host_file = host_env_file.display().to_string();
+        let mut start_env = extra.clone();
+        start_env.push(("CLAUDE_ENV_FILE", &host_file));
+        let (started, _) = env.run_hooks(
+            &["session-start"],
+            &json!({"hook_event_name": "SessionStart", "session_id": "sess-1", "source": "startup"}),
+            &start_env,
+        );
+        assert!(started.status.success(), "{host}: {}", stderr(&started));
+        env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &extra);
+        assert_eq!(
+            env.read(&out).trim(),
+            expected.replace("DIR", &tools.display().to_string()),
+            "{host}"
+        );
+        if !amplifier {
+            let host_text = env.read(&host_env_file);
+            assert!(
+                host_text.contains("export GREETING=\"hello there\"")
+                    && host_text.contains("${PATH}"),
+                "the host's own env file gets the exports, for its shell to expand: {host_text}"
+            );
+        }
+    }
 }
 
 #[test]

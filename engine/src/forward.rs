@@ -157,6 +157,49 @@ impl Candidate<'_> {
 /// Kept for callers of the old path; see [`crate::handlers::command::substitute_quoted`].
 pub use crate::handlers::command::substitute_quoted;
 
+/// What a session env file sets, as a shell sourcing it would: `export PATH="/x:${PATH}"` gives
+/// `/x:` and the real PATH, not the text `${PATH}`. A file with nothing a shell would expand is read
+/// as it stands; otherwise `/bin/sh` sources it once (`set -a`: plain `K=V` lines count too) and
+/// the variables that differ from ours are kept. A file the shell cannot evaluate in time gives
+/// nothing rather than literal text that would break every later handler.
+pub fn session_exports(text: &str, file: &Path, cwd: &Path) -> Vec<(String, String)> {
+    if !text.contains(['$', '`', '\\', '(']) {
+        return parse_env_file(text);
+    }
+    let argv = [
+        "/bin/sh".to_string(),
+        "-c".to_string(),
+        "set -a; . \"$1\" >/dev/null 2>&1 </dev/null; exec env -0".to_string(),
+        "sh".to_string(),
+        file.to_string_lossy().into_owned(),
+    ];
+    let finished = execute::run(
+        &Spawn {
+            label: "source the session env file",
+            argv: &argv,
+            cwd,
+            env: &[],
+            stdin: b"",
+            timeout: Duration::from_secs(2),
+        },
+        false,
+    )
+    .finished();
+    if finished.exit != Some(0) {
+        return Vec::new();
+    }
+    finished
+        .stdout
+        .split('\0')
+        .filter_map(|entry| entry.split_once('='))
+        .filter(|(key, value)| {
+            !matches!(*key, "PWD" | "OLDPWD" | "SHLVL" | "_")
+                && std::env::var_os(key).is_none_or(|ours| ours != *value)
+        })
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect()
+}
+
 /// `export K=V` and `K=V` lines, quotes stripped, no evaluation (as the bridge reads them).
 pub fn parse_env_file(text: &str) -> Vec<(String, String)> {
     text.lines()
@@ -416,8 +459,14 @@ impl Setting {
         if let Some(session) = session {
             env.push(("AMPLIFIER_SESSION_ID".into(), session.to_string()));
         }
-        if let Ok(text) = std::fs::read_to_string(&env_file) {
-            env.extend(parse_env_file(&text));
+        // Claude Code hands what SessionStart handlers export to the Bash tool (sourced in its
+        // shell), not to later hooks: so does amplihack under it (and reads nothing here). Amplifier's
+        // hook-shell bridge hands them to later hooks: amplihack does too, evaluated as a shell would.
+        if request.host == Host::Amplifier
+            && let Ok(text) = std::fs::read_to_string(&env_file)
+            && !text.trim().is_empty()
+        {
+            env.extend(session_exports(&text, &env_file, &cwd));
         }
         let mut env_before = None;
         if request.event.name == EventName::SessionStart {
