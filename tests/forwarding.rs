@@ -248,6 +248,59 @@ fn answers_merge_deny_over_ask_over_allow_with_contexts_named() {
     );
 }
 
+/// Several handlers blocking one call: the model gets one reason, that of the handler that
+/// finished last, whether it blocked by exit 2 or by JSON (Claude Code 2.1.328, observed with the
+/// same handlers under --plugin-dir: ONE/TWO gave TWO, SLOW/FAST gave SLOW, SLOW2/FASTJSON gave
+/// SLOW2).
+#[test]
+fn several_blockers_give_the_reason_of_the_last_to_finish() {
+    let deny = |reason: &str| {
+        format!(
+            "echo '{}'",
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}})
+        )
+    };
+    let cases = [
+        (
+            vec![
+                "echo ONE >&2; exit 2".to_string(),
+                "sleep 0.2; echo TWO >&2; exit 2".to_string(),
+            ],
+            "TWO",
+        ),
+        (
+            vec![format!("sleep 0.2; {}", deny("SLOW")), deny("FAST")],
+            "SLOW",
+        ),
+        (
+            vec![
+                "sleep 0.2; echo SLOW2 >&2; exit 2".to_string(),
+                deny("FASTJSON"),
+            ],
+            "SLOW2",
+        ),
+    ];
+    for (handlers, expected) in cases {
+        let env = TestEnv::new();
+        let handlers: Vec<Value> = handlers.iter().map(|h| command(h)).collect();
+        env.plugin(
+            &env.user_hooks_dir(),
+            "blockers",
+            &one_group("PreToolUse", None, handlers),
+        );
+        let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+        let reply = reply_of(&output);
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{reply}"
+        );
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecisionReason"], expected,
+            "{reply}"
+        );
+    }
+}
+
 #[test]
 fn priorities_run_in_sequence_pass_updated_input_on_and_a_deny_stops_the_rest() {
     let env = TestEnv::new();

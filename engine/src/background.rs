@@ -366,6 +366,9 @@ fn adopted_output(spec: &Value, group: libc::pid_t, timeout: Duration) -> execut
     };
     pipes.out.kept = so_far("stdout_so_far");
     pipes.err.kept = so_far("stderr_so_far");
-    let ended = pipes.read_until(started + timeout, None, false);
+    let deadline = started
+        .checked_add(timeout)
+        .unwrap_or(started + Duration::from_secs(365 * 24 * 3600));
+    let ended = pipes.read_until(deadline, None, false);
     pipes.finished(None, ended == execute::Ended::TimedOut, started)
 }

@@ -229,7 +229,10 @@ impl<'a> Job<'a> {
         let started = Instant::now();
         let mut job = Job {
             started,
-            deadline: started + spawn.timeout,
+            // A timeout past any clock (a plugin's `"timeout": 1e300`) is a year.
+            deadline: started
+                .checked_add(spawn.timeout)
+                .unwrap_or(started + Duration::from_secs(365 * 24 * 3600)),
             child: None,
             pid: 0,
             slot: None,
@@ -624,7 +627,7 @@ fn sniff(stdout: &[u8]) -> Sniff {
                 .get("asyncTimeout")
                 .and_then(serde_json::Value::as_f64)
                 .filter(|ms| *ms > 0.0)
-                .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+                .map(|ms| Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX));
             Sniff::Async(timeout)
         }
         _ => Sniff::Sync,

@@ -390,7 +390,8 @@ fn candidates<'p>(
                 plugin,
                 command,
                 argv,
-                timeout: Duration::from_secs_f64(handler.timeout_secs),
+                // Seconds, as Claude Code reads them (thousands are common); any size is safe.
+                timeout: Duration::try_from_secs_f64(handler.timeout_secs).unwrap_or(Duration::MAX),
                 priority: handler.priority,
                 background: (handler.is_async || handler.rewake.is_some())
                     .then(|| handler.rewake.clone()),
@@ -544,7 +545,8 @@ fn run_in_order(
             .filter(|c| c.priority == priority && c.background.is_none())
             .collect();
         let left = setting.deadline.saturating_duration_since(Instant::now());
-        let mut merged_here = Reply::default();
+        // (how long it ran, its reply), in plugin order.
+        let mut answers: Vec<(Duration, Reply)> = Vec::new();
         for (candidate, ran) in run_batch(&batch, setting, &stdin, left) {
             let finished = match ran {
                 Ran::Finished(finished) => finished,
@@ -585,11 +587,12 @@ fn run_in_order(
                     execute::OUTPUT_CAP
                 ));
             }
-            merged_here.merge(reply.clone());
+            answers.push((finished.duration, reply.clone()));
             outcome
                 .runs
                 .push(candidate.run(false, Some(finished), reply, warning));
         }
+        let merged_here = merge_batch(answers);
         let denied = merged_here.decision == Some(Decision::Deny);
         if let Some(input) = &merged_here.updated_input {
             stdin = with_tool_input(&event.raw, input);
@@ -599,6 +602,27 @@ fn run_in_order(
             break; // a deny ends the event: later priorities do not run
         }
     }
+}
+
+/// One batch's answers merged, in plugin order, as Claude Code 2.1.328 merges parallel handlers
+/// (observed with --plugin-dir): when several block the call, the model gets one reason, that of
+/// the handler that finished last (exit 2 or JSON alike); contexts and messages are all kept.
+fn merge_batch(answers: Vec<(Duration, Reply)>) -> Reply {
+    let last_blocker = answers
+        .iter()
+        .filter(|(_, reply)| reply.decision == Some(Decision::Deny))
+        .max_by_key(|(took, _)| *took)
+        .map(|(_, reply)| reply.reason.clone());
+    let mut merged = Reply::default();
+    for (_, reply) in answers {
+        merged.merge(reply);
+    }
+    if let Some(reason) = last_blocker
+        && merged.decision == Some(Decision::Deny)
+    {
+        merged.reason = reason;
+    }
+    merged
 }
 
 /// One priority's handlers, in parallel, each bounded by its timeout and the time left.
