@@ -281,11 +281,52 @@ fn run_hooks_command(
     command: HooksCommand,
     project: &std::path::Path,
 ) -> Result<Outcome, CommandError> {
+    let ctx = crate::user_hooks::Context::new(project)?;
+    let changes_plugins = matches!(
+        command,
+        HooksCommand::Install { .. }
+            | HooksCommand::Enable { .. }
+            | HooksCommand::Disable { .. }
+            | HooksCommand::Trust
+            | HooksCommand::Untrust
+            | HooksCommand::ImportClaude { .. }
+    );
+    let outcome = run_hooks_subcommand(command, &ctx)?;
+    Ok(if changes_plugins {
+        with_plugin_events(outcome, &ctx)
+    } else {
+        outcome
+    })
+}
+
+/// After a change to the plugins: Claude Code's registrations follow the events they need.
+fn with_plugin_events(mut outcome: Outcome, ctx: &crate::user_hooks::Context) -> Outcome {
+    let lines = match crate::plugin_events::sync(ctx) {
+        Ok(lines) => lines,
+        Err(CommandError(message)) => {
+            vec![format!(
+                "plugin events could not be registered with Claude Code: {message}"
+            )]
+        }
+    };
+    for line in &lines {
+        outcome.text.push_str(line);
+        outcome.text.push('\n');
+    }
+    if !lines.is_empty() {
+        outcome.json["plugin_events"] = serde_json::json!(lines);
+    }
+    outcome
+}
+
+fn run_hooks_subcommand(
+    command: HooksCommand,
+    ctx: &crate::user_hooks::Context,
+) -> Result<Outcome, CommandError> {
     use crate::user_hooks::{self, InstallArgs, TestArgs};
-    let ctx = user_hooks::Context::new(project)?;
     match command {
-        HooksCommand::List => user_hooks::list(&ctx),
-        HooksCommand::Validate { files } => user_hooks::validate(&ctx, &files),
+        HooksCommand::List => user_hooks::list(ctx),
+        HooksCommand::Validate { files } => user_hooks::validate(ctx, &files),
         HooksCommand::Test {
             event,
             tool,
@@ -293,7 +334,7 @@ fn run_hooks_command(
             payload,
             host,
         } => user_hooks::test(
-            &ctx,
+            ctx,
             &TestArgs {
                 event,
                 tool,
@@ -302,10 +343,10 @@ fn run_hooks_command(
                 host: host.into(),
             },
         ),
-        HooksCommand::Enable { name } => user_hooks::set_enabled(&ctx, &name, true),
-        HooksCommand::Disable { name } => user_hooks::set_enabled(&ctx, &name, false),
-        HooksCommand::Trust => user_hooks::trust(&ctx, true),
-        HooksCommand::Untrust => user_hooks::trust(&ctx, false),
+        HooksCommand::Enable { name } => user_hooks::set_enabled(ctx, &name, true),
+        HooksCommand::Disable { name } => user_hooks::set_enabled(ctx, &name, false),
+        HooksCommand::Trust => user_hooks::trust(ctx, true),
+        HooksCommand::Untrust => user_hooks::trust(ctx, false),
         HooksCommand::Install {
             source,
             name,
@@ -313,7 +354,7 @@ fn run_hooks_command(
             force,
             yes: _,
         } => user_hooks::install(
-            &ctx,
+            ctx,
             &InstallArgs {
                 source,
                 name,
@@ -322,7 +363,7 @@ fn run_hooks_command(
             },
         ),
         HooksCommand::ImportClaude { from, level } => {
-            user_hooks::import_claude(&ctx, from.as_deref(), level == HooksLevel::Project)
+            user_hooks::import_claude(ctx, from.as_deref(), level == HooksLevel::Project)
         }
     }
 }
@@ -367,7 +408,14 @@ pub fn main() -> i32 {
             bin_dir,
             dry_run,
             detail: detail(verbose),
-            project,
+            project: project.clone(),
+        })
+        .map(|outcome| {
+            // The plugins' events too, now that amplihack's own entries are in place.
+            match crate::user_hooks::Context::new(&project) {
+                Ok(ctx) if !dry_run && host.claude() => with_plugin_events(outcome, &ctx),
+                _ => outcome,
+            }
         }),
         Commands::Uninstall {
             scope,

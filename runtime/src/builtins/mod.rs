@@ -7,6 +7,7 @@ pub mod agent_memory;
 pub mod bash_guard;
 pub mod lock_mode;
 pub mod metrics;
+pub mod plugin_events;
 pub mod preferences;
 pub mod reflection;
 pub mod session_context;
