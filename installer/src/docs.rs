@@ -226,3 +226,78 @@ mod tests {
         );
     }
 }
+
+/// Where `amplihack install` puts the man pages and completions of both binaries, so that
+/// `man amplihack` and tab completion work without setup:
+/// * man pages in `<bin dir>/../share/man/man1` (`man` derives that from a bin dir on PATH)
+///   when that `share/` exists, else `$XDG_DATA_HOME/man/man1`;
+/// * bash: `$XDG_DATA_HOME/bash-completion/completions/` (bash-completion loads it on demand);
+/// * fish: `$XDG_DATA_HOME/fish/vendor_completions.d/` (fish reads it at start);
+/// * zsh: `$XDG_DATA_HOME/zsh/site-functions/` (add it to `fpath` before `compinit`).
+pub fn user_files(bin_dir: &Path, data_home: &Path) -> io::Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut files = Vec::new();
+    // Beside the binaries when their prefix has a share/ (`~/.local`, `/usr/local`), never a
+    // share/ made up beside an odd bin directory (`~/bin`).
+    let man = bin_dir
+        .parent()
+        .map(|prefix| prefix.join("share"))
+        .filter(|share| share.is_dir())
+        .unwrap_or_else(|| data_home.to_path_buf())
+        .join("man/man1");
+    for binary in Binary::ALL {
+        for (name, roff) in man_pages(binary)? {
+            files.push((man.join(name), roff));
+        }
+        for shell in SHELLS {
+            let dir = match shell {
+                Shell::Bash => data_home.join("bash-completion/completions"),
+                Shell::Fish => data_home.join("fish/vendor_completions.d"),
+                _ => data_home.join("zsh/site-functions"),
+            };
+            let name = completion_file(shell, binary);
+            let name = name.file_name().unwrap_or(name.as_os_str());
+            files.push((dir.join(name), completions(shell, binary)));
+        }
+    }
+    Ok(files)
+}
+
+/// Writes `files` (0644), creating missing directories (0755); returns every file written and
+/// every directory created, for `uninstall` to take back.
+pub fn install_files(files: &[(PathBuf, Vec<u8>)]) -> io::Result<Vec<PathBuf>> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut made = Vec::new();
+    for (path, bytes) in files {
+        let Some(parent) = path.parent() else {
+            continue;
+        };
+        let missing: Vec<PathBuf> = parent
+            .ancestors()
+            .take_while(|d| !d.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        for dir in missing.into_iter().rev() {
+            std::fs::create_dir(&dir)?;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+            made.push(dir);
+        }
+        if std::fs::read(path).ok().as_deref() != Some(bytes.as_slice()) {
+            std::fs::write(path, bytes)?;
+        }
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))?;
+        made.push(path.clone());
+    }
+    Ok(made)
+}
+
+/// Removes what [`install_files`] made: the files, then the directories it created, when empty.
+pub fn remove_files(made: &[PathBuf]) {
+    for path in made.iter().filter(|p| p.is_file()) {
+        let _ = std::fs::remove_file(path);
+    }
+    let mut dirs: Vec<&PathBuf> = made.iter().filter(|p| p.is_dir()).collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    for dir in dirs {
+        let _ = std::fs::remove_dir(dir);
+    }
+}

@@ -25,6 +25,9 @@ pub struct Manifest {
     /// again when nothing but amplihack's entries was ever in them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created: Vec<PathBuf>,
+    /// Man pages and completion scripts `install` wrote, and the directories it made for them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub docs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
