@@ -160,73 +160,6 @@ fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     std::fs::write(path, bytes)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every shell gets a script that names each subcommand of each binary.
-    #[test]
-    fn completions_name_every_subcommand_of_both_binaries() {
-        for binary in Binary::ALL {
-            let subcommands: Vec<String> = binary
-                .command()
-                .get_subcommands()
-                .filter(|s| !s.is_hide_set())
-                .map(|s| s.get_name().to_string())
-                .collect();
-            assert!(subcommands.len() > 5, "{binary:?}: {subcommands:?}");
-            for shell in SHELLS {
-                let script = String::from_utf8(completions(shell, binary)).expect("utf-8");
-                for sub in &subcommands {
-                    assert!(
-                        script.contains(sub.as_str()),
-                        "{shell} {binary:?}: no `{sub}`"
-                    );
-                }
-            }
-        }
-        assert!(
-            String::from_utf8(completions(Shell::Bash, Binary::Hooks))
-                .expect("utf-8")
-                .contains("pre-tool-use")
-        );
-    }
-
-    /// Each binary has its page, and `amplihack` one per command, each a roff document.
-    #[test]
-    fn man_pages_cover_both_binaries_and_each_command() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let written = write_all(dir.path()).expect("write");
-        let man = dir.path().join("man/man1");
-        for page in [
-            "amplihack.1",
-            "amplihack-hooks.1",
-            "amplihack-install.1",
-            "amplihack-uninstall.1",
-            "amplihack-doctor.1",
-            "amplihack-hooks-list.1",
-        ] {
-            let text = std::fs::read_to_string(man.join(page)).unwrap_or_default();
-            assert!(
-                text.starts_with(".ie \\n(.g .ds Aq") || text.contains(".TH"),
-                "{page}"
-            );
-        }
-        let hooks_page = std::fs::read_to_string(man.join("amplihack-hooks.1")).expect("page");
-        assert!(hooks_page.contains("pre\\-tool\\-use"), "{hooks_page}");
-        assert!(
-            written
-                .iter()
-                .any(|p| p.ends_with("completions/zsh/_amplihack-hooks"))
-        );
-        assert!(
-            written
-                .iter()
-                .any(|p| p.ends_with("completions/fish/amplihack.fish"))
-        );
-    }
-}
-
 /// Where `amplihack install` puts the man pages and completions of both binaries, so that
 /// `man amplihack` and tab completion work without setup:
 /// * man pages in `<bin dir>/../share/man/man1` (`man` derives that from a bin dir on PATH)
@@ -299,5 +232,72 @@ pub fn remove_files(made: &[PathBuf]) {
     dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
     for dir in dirs {
         let _ = std::fs::remove_dir(dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every shell gets a script that names each subcommand of each binary.
+    #[test]
+    fn completions_name_every_subcommand_of_both_binaries() {
+        for binary in Binary::ALL {
+            let subcommands: Vec<String> = binary
+                .command()
+                .get_subcommands()
+                .filter(|s| !s.is_hide_set())
+                .map(|s| s.get_name().to_string())
+                .collect();
+            assert!(subcommands.len() > 5, "{binary:?}: {subcommands:?}");
+            for shell in SHELLS {
+                let script = String::from_utf8(completions(shell, binary)).expect("utf-8");
+                for sub in &subcommands {
+                    assert!(
+                        script.contains(sub.as_str()),
+                        "{shell} {binary:?}: no `{sub}`"
+                    );
+                }
+            }
+        }
+        assert!(
+            String::from_utf8(completions(Shell::Bash, Binary::Hooks))
+                .expect("utf-8")
+                .contains("pre-tool-use")
+        );
+    }
+
+    /// Each binary has its page, and `amplihack` one per command, each a roff document.
+    #[test]
+    fn man_pages_cover_both_binaries_and_each_command() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let written = write_all(dir.path()).expect("write");
+        let man = dir.path().join("man/man1");
+        for page in [
+            "amplihack.1",
+            "amplihack-hooks.1",
+            "amplihack-install.1",
+            "amplihack-uninstall.1",
+            "amplihack-doctor.1",
+            "amplihack-hooks-list.1",
+        ] {
+            let text = std::fs::read_to_string(man.join(page)).unwrap_or_default();
+            assert!(
+                text.starts_with(".ie \\n(.g .ds Aq") || text.contains(".TH"),
+                "{page}"
+            );
+        }
+        let hooks_page = std::fs::read_to_string(man.join("amplihack-hooks.1")).expect("page");
+        assert!(hooks_page.contains("pre\\-tool\\-use"), "{hooks_page}");
+        assert!(
+            written
+                .iter()
+                .any(|p| p.ends_with("completions/zsh/_amplihack-hooks"))
+        );
+        assert!(
+            written
+                .iter()
+                .any(|p| p.ends_with("completions/fish/amplihack.fish"))
+        );
     }
 }
