@@ -58,7 +58,16 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     }
 
     let deployment = deploy::deploy(&bin_dir, args.dry_run)?;
-    let docs = if args.dry_run {
+    // The man pages and completions describe the binaries: written again when they changed,
+    // or when one is missing.
+    let recorded = read_manifest(&locations).docs;
+    let docs_current = !recorded.is_empty()
+        && recorded.iter().all(|p| p.exists())
+        && deployment
+            .copies
+            .iter()
+            .all(|(_, action)| *action != deploy::CopyAction::Copied);
+    let docs = if args.dry_run || docs_current {
         Vec::new()
     } else {
         crate::docs::user_files(&bin_dir, &deploy::data_home(&locations.home))
