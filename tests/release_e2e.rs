@@ -293,6 +293,18 @@ fn releases_install_verify_update_and_roll_back_without_rust() {
             .contains(&user_bin(&env).join("amplihack-hooks").display().to_string())
     );
     hooks_deny_no_verify(&env);
+    // The man pages and completions came with it.
+    for file in [
+        "man/man1/amplihack.1",
+        "man/man1/amplihack-hooks.1",
+        "bash-completion/completions/amplihack",
+        "fish/vendor_completions.d/amplihack-hooks.fish",
+    ] {
+        assert!(
+            env.home.join(".local/share").join(file).is_file(),
+            "curl | sh installed no {file}"
+        );
+    }
 
     // update --check only reports; update moves both binaries and re-registers.
     let check = amplihack(&env, &releases, &["update", "--check"]);
