@@ -113,11 +113,14 @@ check "forwarding benchmark (cargo bench --bench forwarding)" cargo bench --lock
 amplifier_bench() {
   # amplihack's module and the hook-shell bridge running the same 4 plugins on tool:pre in the
   # real kernel: the real bridge from a mirror of its repository ($AMPLIHACK_HOOK_SHELL_MIRROR, a
-  # git directory) where there is one, else the harness written from its behaviour.
+  # git directory, else ../.mirror/...) where there is one, else the harness written from its
+  # behaviour.
   local bin=$scratch_home/.local/bin
   [ -x "$bin/amplihack-hooks" ] || { cargo build --release --locked -q && bin=target/release; }
+  local mirror=${AMPLIHACK_HOOK_SHELL_MIRROR:-../.mirror/microsoft+amplifier-module-hook-shell/repo}
+  [ -d "$mirror" ] || mirror=
   tests/amplifier/.venv/bin/python tests/bench/amplifier_tool_pre.py --hooks "$bin/amplihack-hooks" \
-    --amplihack "$bin/amplihack" ${AMPLIHACK_HOOK_SHELL_MIRROR:+--bridge-mirror "$AMPLIHACK_HOOK_SHELL_MIRROR"}
+    --amplihack "$bin/amplihack" ${mirror:+--bridge-mirror "$mirror"}
 }
 check "Amplifier benchmark: amplihack's module vs the hook-shell bridge (tests/bench/amplifier_tool_pre.py)" amplifier_bench
 [ "$failed" -eq 0 ] && ! grep -q '^test result: FAILED' "$test_log"

@@ -33,6 +33,10 @@ fn kit() -> Result<PathBuf, String> {
     }
 }
 
+/// One app test at a time: they share the app's virtualenv (which the app installs modules into)
+/// and the speed comparison wants the machine to itself.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The app's virtualenv, installed by the kit (idempotent).
 fn app_venv(kit: &Path) -> PathBuf {
     let venv = repo_root().join("tests/amplifier/app-venv");
@@ -105,6 +109,7 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
             return;
         }
     };
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let venv = app_venv(&kit);
     let env = TestEnv::new();
     let git = |args: &[&str]| {
@@ -169,6 +174,22 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
     );
     let trust = env.run_amplihack(&["hooks", "trust"]);
     assert!(trust.status.success(), "{}", stderr(&trust));
+    env.write(
+        &env.project.join(".claude/context/USER_PREFERENCES.md"),
+        "# Preferences\n\n### Verbosity\nterse-pirate-mode\n",
+    );
+    env.write(
+        &env.project.join(".claude/agents/core/architect.md"),
+        "---\nname: architect\n---\nDesigns things.\n",
+    );
+    let remember = env.run_amplihack(&[
+        "memory",
+        "add",
+        "--agent",
+        "architect",
+        "Prefers ports-and-adapters over layered designs",
+    ]);
+    assert!(remember.status.success(), "{}", stderr(&remember));
 
     let doctor = env.run_amplihack(&["doctor"]);
     assert!(
@@ -183,7 +204,14 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
         bash("echo allowed-command"),
         Turn::text("done"),
     ]);
-    let out = app_turn(&env, &kit, &venv, &api, "loop-streaming", "commit it");
+    let out = app_turn(
+        &env,
+        &kit,
+        &venv,
+        &api,
+        "loop-streaming",
+        "commit it, @architect",
+    );
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let requests = api.main_requests();
     assert_eq!(requests.len(), 3, "{}", stderr(&out));
@@ -195,6 +223,14 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
     assert!(
         first.contains("amplihack-workflow-classification"),
         "the reminder: {first}"
+    );
+    assert!(
+        first.contains("- Verbosity: terse-pirate-mode"),
+        "preferences: {first}"
+    );
+    assert!(
+        first.contains("Prefers ports-and-adapters over layered designs"),
+        "the agent's memory: {first}"
     );
     for text in [
         "user-plugin-context-xyzzy",
@@ -464,4 +500,118 @@ fn session_records(env: &TestEnv) -> Vec<String> {
         .flatten()
         .map(|e| e["text"].as_str().unwrap_or_default().to_string())
         .collect()
+}
+
+/// Speed in the real app, side by side with the peer: one session with amplihack's module and the
+/// real hook-shell bridge (where a mirror of it exists), each running 4 plugins that sleep 50 ms
+/// on every `tool:pre` (amplihack the user level's, the bridge the project's). Per tool call:
+/// amplihack's share runs from the model's answer having been sent to the first of the bridge's
+/// plugins starting (so the orchestrator's own work and the bridge's setup count against
+/// amplihack), the bridge's from there to the tool starting. Interleaved by construction; the
+/// check is the ratio of medians, the times are printed.
+#[test]
+fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
+    let kit = match kit() {
+        Ok(kit) => kit,
+        Err(reason) => {
+            println!("SKIPPED {reason}");
+            return;
+        }
+    };
+    let env = TestEnv::new();
+    let bridge = match bridge_bundle(&env) {
+        Ok(bundle) => bundle,
+        Err(reason) => {
+            println!("SKIPPED {reason}");
+            return;
+        }
+    };
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let venv = app_venv(&kit);
+    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    let ours = amplifier_yaml_uri(&env.read(&env.home.join(".amplifier/settings.yaml")));
+    env.write(
+        &env.project.join(".amplifier/settings.local.yaml"),
+        &format!(
+            "bundle:\n  app:\n    - \"{ours}\"\n    - \"file://{}\"\n",
+            bridge.display()
+        ),
+    );
+    for i in 0..4 {
+        env.plugin(
+            &env.user_hooks_dir(),
+            &format!("user-{i}"),
+            &one_group("PreToolUse", Some("*"), vec![command("sleep 0.05")]),
+        );
+        env.plugin(
+            &env.project_hooks_dir(),
+            &format!("project-{i}"),
+            &one_group(
+                "PreToolUse",
+                Some("*"),
+                vec![command(&format!(
+                    "{}; sleep 0.05",
+                    env.mark("bridge-start", "$(date +%s.%N)")
+                ))],
+            ),
+        );
+    }
+    const CALLS: usize = 8;
+    let mut script: Vec<Turn> = (0..CALLS).map(|_| bash("date +%s.%N")).collect();
+    script.push(Turn::text("done"));
+    let api = FakeAnthropic::start(script);
+    let out = app_turn(&env, &kit, &venv, &api, "loop-streaming", "time it");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let answered = api.main_answered();
+    let requests = api.main_requests();
+    assert_eq!(requests.len(), CALLS + 1, "{}", stderr(&out));
+    let starts: Vec<f64> = env
+        .marks("bridge-start")
+        .iter()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    assert_eq!(starts.len(), 4 * CALLS, "each bridge plugin once per call");
+    let (mut ours_ms, mut theirs_ms) = (Vec::new(), Vec::new());
+    for i in 0..CALLS {
+        // The latest tool result: the request carries the whole conversation.
+        let result = requests[i + 1]["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        let tool = first_timestamp(&result).unwrap_or_else(|| panic!("no time in {result}"));
+        let first = starts
+            .iter()
+            .copied()
+            .filter(|s| *s > answered[i] && *s < tool)
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            first.is_finite(),
+            "call {i}: no bridge plugin between answer and tool"
+        );
+        ours_ms.push((first - answered[i]) * 1000.0);
+        theirs_ms.push((tool - first) * 1000.0);
+    }
+    let (ours, theirs) = (median(&mut ours_ms), median(&mut theirs_ms));
+    let ratio = ours / theirs;
+    println!(
+        "in the app, 4 plugins sleeping 50 ms on tool:pre: amplihack {ours:.1} ms (with the orchestrator's own work), the bridge {theirs:.1} ms (medians of {CALLS}); ratio {ratio:.2} (limit 1.00)"
+    );
+    assert!(
+        ratio <= 1.0,
+        "amplihack {ours_ms:?} vs the bridge {theirs_ms:?}"
+    );
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// The first `seconds.nanoseconds` epoch time in a text.
+fn first_timestamp(text: &str) -> Option<f64> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|t| t.parse::<f64>().ok())
+        .find(|t| *t > 1e9)
 }

@@ -229,3 +229,41 @@ fn the_bridge_registration_steps_aside_while_the_module_is_mounted() {
         "the bridge's form is still there: {answer}"
     );
 }
+
+/// context-simple compacts inside the request and then emits `context:compaction`: the module
+/// runs pre-compact with the app's saved transcript of the session, which amplihack keeps.
+#[test]
+fn the_apps_transcript_is_kept_when_the_context_compacts() {
+    let env = TestEnv::new();
+    let transcript = env
+        .home
+        .join(".amplifier/projects/-proj/sessions/S-module/transcript.jsonl");
+    env.write(
+        &transcript,
+        "{\"role\":\"user\",\"content\":\"before compaction\"}\n",
+    );
+    let config = json!({"binary": support::hooks_bin(), "project": env.project});
+    let lines = run_harness(
+        &env,
+        &json!({"config": config, "events": [
+            ["context:compaction", {"before_tokens": 190000, "after_tokens": 90000}]
+        ]}),
+    );
+    assert_eq!(lines[0]["action"], "continue", "{}", lines[0]);
+    let logs = env.project.join(".claude/runtime/logs");
+    let copies: Vec<std::path::PathBuf> = std::fs::read_dir(&logs)
+        .expect("logs")
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("transcript-"))
+        })
+        .collect();
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    assert_eq!(
+        env.read(&copies[0]),
+        "{\"role\":\"user\",\"content\":\"before compaction\"}\n"
+    );
+}

@@ -1389,3 +1389,139 @@ fn install_puts_man_pages_and_completions_where_shells_find_them() {
     assert_success(&env.run_amplihack(&["uninstall"]));
     assert!(!share.join("man").exists() && !share.join("bash-completion").exists());
 }
+
+/// After the binaries move, `install` and `reregister` (what `update` runs) repoint the bundle
+/// file at the new `amplihack-hooks`; the settings file's entry, naming the bundle, stays put.
+/// Uninstall alone also takes back what earlier versions wrote.
+#[test]
+fn amplifier_bundle_follows_the_binaries_and_uninstall_takes_back_old_entries() {
+    let env = TestEnv::new();
+    let yaml = env.home.join(".amplifier/settings.yaml");
+    let bundle = env
+        .home
+        .join(".local/share/amplihack/amplifier-bundle.yaml");
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier"]));
+    let settings = env.read(&yaml);
+    let moved = env.root().join("moved bin");
+    let moved_arg = moved.display().to_string();
+    assert_success(&env.run_amplihack(&[
+        "install",
+        "--host",
+        "amplifier",
+        "--bin-dir",
+        &moved_arg,
+    ]));
+    assert!(
+        env.read(&bundle)
+            .contains(&format!("binary: \"{}/amplihack-hooks\"", moved.display())),
+        "{}",
+        env.read(&bundle)
+    );
+    assert_eq!(
+        env.read(&yaml),
+        settings,
+        "the entry names the bundle, not the binary"
+    );
+    let first = env.bin_dir().display().to_string();
+    assert_success(&env.run_amplihack(&["reregister", "--bin-dir", &first]));
+    assert!(
+        env.read(&bundle)
+            .contains(&format!("binary: \"{first}/amplihack-hooks\"")),
+        "{}",
+        env.read(&bundle)
+    );
+    assert_success(&env.run_amplihack(&["uninstall"]));
+    assert!(
+        !yaml.exists(),
+        "install created it; nothing of the user's was in it"
+    );
+
+    // What an earlier version wrote, taken back by uninstall alone.
+    let original = "updates:\n  auto_prompt: false\n";
+    env.write(
+        &yaml,
+        &format!("{original}modules:  # added by amplihack\n  hooks:  # added by amplihack\n    - module: hooks-amplihack\n      source: \"/old/module\"\n      config:\n        binary: \"/old/amplihack-hooks\"\n"),
+    );
+    let bridge = env.home.join(".amplifier/hooks/amplihack/hooks.json");
+    env.write(
+        &bridge,
+        r#"{"description": "x", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/amplihack-hooks --host amplifier stop"}]}]}}"#,
+    );
+    // ... and the install manifest as it recorded Amplifier then (the bridge file's path).
+    let manifest = env.home.join(".local/state/amplihack/install.json");
+    env.write(
+        &manifest,
+        &json!({"bin_dir": env.bin_dir(), "version": "0.0.9", "registrations": [
+            {"host": "amplifier", "scope": "user", "path": bridge}
+        ]})
+        .to_string(),
+    );
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert_eq!(doctor.status.code(), Some(1));
+    assert!(
+        stdout(&doctor).contains("written by an earlier amplihack")
+            && stdout(&doctor).contains("which the Amplifier app never mounts"),
+        "{}",
+        stdout(&doctor)
+    );
+    assert_success(&env.run_amplihack(&["uninstall", "--host", "amplifier"]));
+    assert!(!manifest.exists(), "nothing left to record");
+    assert_eq!(env.read(&yaml), original);
+    assert!(!env.home.join(".amplifier/hooks").exists());
+}
+
+/// Each scope's Amplifier settings file: project → `.amplifier/settings.yaml` (a warning when git
+/// tracks it), local → `.amplifier/settings.local.yaml`; uninstall of one scope leaves the other.
+#[test]
+fn amplifier_scopes_write_their_own_settings_files() {
+    let env = TestEnv::new();
+    let git = |args: &[&str]| {
+        assert!(
+            env.command(Path::new("git"))
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        );
+    };
+    git(&["init", "-q"]);
+    let project = env.project.join(".amplifier/settings.yaml");
+    env.write(&project, "bundle:\n  active: team\n");
+    git(&["add", ".amplifier/settings.yaml"]);
+    let install = env.run_amplihack(&["install", "--host", "amplifier", "--scope", "project"]);
+    assert_success(&install);
+    assert!(
+        stdout(&install).contains("settings.yaml is tracked by git"),
+        "{}",
+        stdout(&install)
+    );
+    assert!(
+        env.read(&project)
+            .contains("amplihack/amplifier-bundle.yaml")
+    );
+    assert_success(&env.run_amplihack(&["install", "--host", "amplifier", "--scope", "local"]));
+    let local = env.project.join(".amplifier/settings.local.yaml");
+    assert!(env.read(&local).contains("amplihack/amplifier-bundle.yaml"));
+    assert_success(&env.run_amplihack(&["doctor"]));
+    assert_success(&env.run_amplihack(&[
+        "uninstall",
+        "--host",
+        "amplifier",
+        "--scope",
+        "local",
+        "--keep-binaries",
+    ]));
+    assert!(!local.exists(), "install created it");
+    assert!(
+        env.read(&project)
+            .contains("amplihack/amplifier-bundle.yaml")
+    );
+    // The project scope still lists amplihack, so the bridge registration both scopes share stays.
+    assert!(
+        env.project
+            .join(".amplifier/hooks/amplihack/hooks.json")
+            .is_file()
+    );
+    assert_success(&env.run_amplihack(&["doctor"]));
+    assert_success(&env.run_amplihack(&["uninstall"]));
+    assert_eq!(env.read(&project), "bundle:\n  active: team\n");
+}

@@ -26,6 +26,7 @@ own deadline plus a margin, as ``amplihack-hooks --table`` reports it).
 from __future__ import annotations
 
 import asyncio
+import glob
 import json
 import logging
 import os
@@ -88,6 +89,15 @@ def table_timeouts(binary: str) -> dict[str, float]:
         return {}
 
 
+def app_transcript(session_id: str) -> str | None:
+    """The Amplifier app's saved transcript of a session (it saves one after each tool call):
+    ``$AMPLIFIER_HOME`` (else ``~/.amplifier``) ``/projects/*/sessions/<id>/transcript.jsonl``."""
+    home = os.environ.get("AMPLIFIER_HOME") or os.path.expanduser("~/.amplifier")
+    pattern = os.path.join(glob.escape(home), "projects", "*", "sessions", glob.escape(session_id), "transcript.jsonl")
+    found = sorted(glob.glob(pattern))
+    return found[0] if found else None
+
+
 def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: str) -> dict[str, Any]:
     """The kernel payload in Claude Code's shape (the binary and user plugins read this)."""
     data = data or {}
@@ -127,6 +137,11 @@ def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: 
             payload["notification_type"] = data["type"]
     if data.get("transcript_path"):
         payload["transcript_path"] = data["transcript_path"]
+    elif event.startswith("context:"):
+        # What PreCompact's transcript export copies: the app's transcript, before compaction.
+        transcript = app_transcript(str(payload["session_id"]))
+        if transcript:
+            payload["transcript_path"] = transcript
     return payload
 
 

@@ -83,6 +83,15 @@ impl Locations {
         }
     }
 
+    /// Amplifier's settings file of a scope, where amplihack lists its app bundle (`bundle.app`).
+    pub fn amplifier_settings(&self, scope: Scope) -> PathBuf {
+        match scope {
+            Scope::User => self.home.join(".amplifier/settings.yaml"),
+            Scope::Project => self.project.join(".amplifier/settings.yaml"),
+            Scope::Local => self.project.join(".amplifier/settings.local.yaml"),
+        }
+    }
+
     /// amplihack's own plugin in Amplifier's hooks directory, for the `hook-shell` bridge. The
     /// bridge reads only the project's directory: the user-level path is where earlier versions
     /// wrote one, which install, doctor --fix and uninstall take back (the Amplifier app loads

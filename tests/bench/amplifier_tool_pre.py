@@ -120,6 +120,8 @@ async def main() -> int:
     parser.add_argument("--max-ratio", type=float, default=1.0)
     args = parser.parse_args()
     args.hooks, args.amplihack = os.path.abspath(args.hooks), os.path.abspath(args.amplihack)
+    if args.bridge_mirror:
+        args.bridge_mirror = os.path.abspath(args.bridge_mirror)
     with tempfile.TemporaryDirectory(prefix="amplihack-bench-") as scratch:
         home, project = os.path.join(scratch, "home"), os.path.join(scratch, "project")
         os.makedirs(home)

@@ -39,6 +39,8 @@ struct State {
     script: Vec<Turn>,
     next: usize,
     main_requests: Vec<Value>,
+    /// When each main-loop answer was fully sent (seconds since the Unix epoch).
+    main_answered: Vec<f64>,
     side_requests: usize,
 }
 
@@ -90,6 +92,12 @@ impl FakeAnthropic {
         self.state.lock().expect("state").main_requests.clone()
     }
 
+    /// When each main-loop answer was fully sent, in seconds since the Unix epoch (the clock
+    /// `date +%s.%N` reads): timings of what the host did next.
+    pub fn main_answered(&self) -> Vec<f64> {
+        self.state.lock().expect("state").main_answered.clone()
+    }
+
     /// Every main-loop request body as one string, for "did this text reach the model" checks.
     pub fn everything_the_model_saw(&self) -> String {
         self.main_requests()
@@ -136,6 +144,7 @@ fn serve(stream: TcpStream, state: &Arc<Mutex<State>>) -> std::io::Result<()> {
             .nth(1)
             .unwrap_or("/")
             .to_string();
+        let main_before = state.lock().expect("state").main_requests.len();
         let (content_type, payload) = respond(&request_line, &path, &body, state);
         let head = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: keep-alive\r\nrequest-id: req_fake\r\n\r\n",
@@ -144,6 +153,13 @@ fn serve(stream: TcpStream, state: &Arc<Mutex<State>>) -> std::io::Result<()> {
         writer.write_all(head.as_bytes())?;
         writer.write_all(payload.as_bytes())?;
         writer.flush()?;
+        let mut state = state.lock().expect("state");
+        if state.main_requests.len() > main_before {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            state.main_answered.push(now);
+        }
     }
 }
 

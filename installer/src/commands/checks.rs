@@ -5,7 +5,7 @@ use std::path::Path;
 use amplihack_settings::amplifier_yaml;
 
 use super::Target;
-use super::shared::{amplifier_settings, host_name, unread_bridge_file};
+use super::shared::{amplifier_settings, bridge_of, host_name, legacy_bridge_of};
 use crate::deploy;
 use crate::registration;
 use crate::safe_file;
@@ -38,13 +38,15 @@ impl Finding {
 /// What is wrong with one registration file, judged against a fresh install into it (`home`
 /// locates the deployed Amplifier module and bundle).
 pub(crate) fn check_target(target: &Target, hooks_binary: &Path, home: &Path) -> Vec<Finding> {
-    let mut findings = if unread_bridge_file(target) {
-        check_unread(target)
-    } else {
-        check_registration(target, hooks_binary)
+    let Some(path) = amplifier_settings(target) else {
+        return check_registration(target, hooks_binary);
     };
-    if let Some(path) = amplifier_settings(target) {
-        findings.extend(check_module(target, &path, hooks_binary, home));
+    let mut findings = check_module(target, &path, hooks_binary, home);
+    if let Some(bridge) = bridge_of(target) {
+        findings.extend(check_registration(&bridge, hooks_binary));
+    }
+    if let Some(legacy) = legacy_bridge_of(target) {
+        findings.extend(check_unread(&legacy));
     }
     findings
 }

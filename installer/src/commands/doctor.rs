@@ -8,8 +8,8 @@ use amplihack_state::manifest::{self, Manifest};
 
 use super::checks::{Finding, check_target};
 use super::shared::{
-    amplifier_settings, manifest_targets, our_commands, project_of, read_manifest,
-    record_registrations, register, register_module, targets, unread_bridge_file, unregister,
+    amplifier_settings, bridge_of, holds_ours, legacy_bridge_of, manifest_targets, our_commands,
+    project_of, read_manifest, record_registrations, register, register_amplifier, targets,
 };
 use super::{CommandError, Outcome, Target, VERSION};
 use crate::deploy::{self, BINARIES};
@@ -72,13 +72,13 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
     let mut checked: Vec<Target> = manifest_targets(manifest);
     for scope in Scope::ALL {
         for target in targets(locations, scope, HostChoice::All) {
-            let has_ours = safe_file::read_json(&target.path)
-                .ok()
-                .flatten()
-                .is_some_and(|(_, v)| !registration::find_ours(&v).is_empty())
-                || amplifier_settings(&target)
-                    .and_then(|p| std::fs::read_to_string(p).ok())
-                    .is_some_and(|t| matches!(amplifier_yaml::find_app(&t), Ok(Some(_))));
+            // An Amplifier scope counts when its settings file, its bridge registration or the
+            // user-level bridge file of earlier versions holds amplihack's entries.
+            // (The bridge registration, shared by the project and local scopes, counts for the
+            // project scope.)
+            let has_ours = holds_ours(&target)
+                || (scope == Scope::Project && bridge_of(&target).is_some_and(|b| holds_ours(&b)))
+                || legacy_bridge_of(&target).is_some_and(|b| holds_ours(&b));
             if has_ours && !checked.iter().any(|t| t.path == target.path) {
                 checked.push(target);
             }
@@ -190,23 +190,19 @@ pub fn doctor(args: &DoctorArgs) -> Result<Outcome, CommandError> {
         }
         for target in &diagnosis.repairable {
             let options = EditOptions::default();
-            let report = if unread_bridge_file(target) {
-                unregister(target, &options, manifest.created.contains(&target.path))?
-            } else {
-                register(target, &hooks_binary, &options)?
-            };
-            if report.action != Action::Unchanged {
-                repaired.push(target.path.clone());
-            }
-            if amplifier_settings(target).is_some() {
+            let written = if target.host == Host::Amplifier {
                 let module = deploy::deploy_module(&locations.home, false)?;
                 let bundle = deploy::deploy_bundle(&locations.home, &module, &hooks_binary, false)?;
-                if let Some((shown, report)) = register_module(target, &bundle, &options)?
-                    && report.action != Action::Unchanged
-                {
-                    repaired.push(shown.path);
-                }
-            }
+                register_amplifier(target, &bundle, &hooks_binary, &options, &manifest.created)?
+            } else {
+                vec![(target.clone(), register(target, &hooks_binary, &options)?)]
+            };
+            repaired.extend(
+                written
+                    .into_iter()
+                    .filter(|(_, r)| r.action != Action::Unchanged)
+                    .map(|(file, _)| file.path),
+            );
         }
         if !diagnosis.vanished.is_empty() {
             record_registrations(&locations, &bin_dir, &diagnosis.vanished, false)?;

@@ -7,9 +7,9 @@ use amplihack_state::manifest;
 
 use super::render::render_changes;
 use super::shared::{
-    AMPLIFIER_EXCLUDE, amplifier_settings, diverging_scopes, exclude_from_git, git_tracked,
-    read_manifest, record_registrations, register, register_module, starting_value, targets,
-    unread_bridge_file, unregister,
+    AMPLIFIER_EXCLUDE, amplifier_settings, bridge_of, diverging_scopes, exclude_from_git,
+    git_tracked, is_bridge, read_manifest, record_registrations, register, register_amplifier,
+    starting_value, targets,
 };
 use super::{CommandError, Detail, Outcome};
 use crate::deploy;
@@ -33,7 +33,12 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
 
     // Refuse before touching anything: every file must parse and have a shape we can edit.
-    for target in targets.iter().filter(|t| !unread_bridge_file(t)) {
+    let json_files = targets
+        .iter()
+        .filter(|t| t.host == Host::ClaudeCode)
+        .cloned()
+        .chain(targets.iter().filter_map(bridge_of));
+    for target in json_files {
         let current = safe_file::read_json(&target.path)?;
         let mut probe = current.map_or_else(|| starting_value(target.host), |(_, v)| v);
         registration::install(&mut probe, &hooks_binary, target.host).map_err(|e| {
@@ -91,36 +96,29 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     };
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
+    let created = read_manifest(&locations).created;
     for target in &targets {
-        let report = if unread_bridge_file(target) {
-            // No host reads it: take back what an earlier version wrote there.
-            let created_by_us = read_manifest(&locations).created.contains(&target.path);
-            unregister(target, &options, created_by_us)?
-        } else {
-            register(target, &hooks_binary, &options)?
+        let written = match &bundle {
+            Some(bundle) if target.host == Host::Amplifier => {
+                register_amplifier(target, bundle, &hooks_binary, &options, &created)?
+            }
+            _ => vec![(target.clone(), register(target, &hooks_binary, &options)?)],
         };
-        if report.action != Action::Unchanged && git_tracked(&target.path) {
-            warnings.push(format!(
-                "{} is tracked by git and now holds this machine's absolute path {}; teammates' machines differ: prefer --scope local, or keep the change out of commits",
-                target.path.display(),
-                hooks_binary.display()
-            ));
-        }
-        if let Some(bundle) = &bundle
-            && let Some(module) = register_module(target, bundle, &options)?
-        {
-            reports.push(module);
-        }
-        let in_project =
-            target.host == Host::Amplifier && target.scope != Scope::User && !args.dry_run;
-        if let Some(note) = in_project
-            .then(|| exclude_from_git(&locations.project, AMPLIFIER_EXCLUDE))
-            .flatten()
-        {
-            warnings.push(note);
-        }
-        if report.action != Action::Unchanged || !unread_bridge_file(target) {
-            reports.push((target.clone(), report));
+        for (file, report) in written {
+            if report.action != Action::Unchanged && git_tracked(&file.path) {
+                warnings.push(format!(
+                    "{} is tracked by git and now holds this machine's paths ({}); teammates' machines differ: prefer --scope local, or keep the change out of commits",
+                    file.path.display(),
+                    bundle.as_deref().filter(|_| amplifier_settings(&file).is_some()).unwrap_or(&hooks_binary).display()
+                ));
+            }
+            if is_bridge(&file)
+                && !args.dry_run
+                && let Some(note) = exclude_from_git(&locations.project, AMPLIFIER_EXCLUDE)
+            {
+                warnings.push(note);
+            }
+            reports.push((file, report));
         }
     }
     if args.scope != Scope::User && !locations.project.join(".git").exists() {

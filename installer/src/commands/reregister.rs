@@ -5,12 +5,11 @@ use std::path::Path;
 use serde_json::json;
 
 use super::shared::{
-    amplifier_settings, manifest_targets, project_of, read_manifest, record_registrations,
-    register, register_module, unread_bridge_file,
+    manifest_targets, project_of, read_manifest, record_registrations, register, register_amplifier,
 };
 use super::{CommandError, Outcome, Target, VERSION};
 use crate::deploy;
-use crate::registration;
+use crate::registration::{self, Host};
 use crate::safe_file::EditOptions;
 use crate::scopes::Locations;
 
@@ -23,24 +22,13 @@ pub fn reregister(project: &Path, bin_dir: &Path) -> Result<Outcome, CommandErro
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
     let targets: Vec<Target> = manifest_targets(&manifest)
         .into_iter()
-        .filter(|t| {
-            t.path.exists()
-                || amplifier_settings(t).is_some_and(|p| p.exists())
-                || project_of(t).is_some_and(|p| p.is_dir())
-        })
+        .filter(|t| t.path.exists() || project_of(t).is_some_and(|p| p.is_dir()))
         .collect();
     let mut text = String::new();
     let mut bundle = None;
+    let options = EditOptions::default();
     for target in &targets {
-        if !unread_bridge_file(target) {
-            let report = register(target, &hooks_binary, &EditOptions::default())?;
-            text.push_str(&format!(
-                "{}: {}\n",
-                report.action.as_str(),
-                target.path.display()
-            ));
-        }
-        if let Some(path) = amplifier_settings(target) {
+        let written = if target.host == Host::Amplifier {
             let bundle = match &bundle {
                 Some(bundle) => bundle,
                 None => {
@@ -53,9 +41,16 @@ pub fn reregister(project: &Path, bin_dir: &Path) -> Result<Outcome, CommandErro
                     )?)
                 }
             };
-            if let Some((_, report)) = register_module(target, bundle, &EditOptions::default())? {
-                text.push_str(&format!("{}: {}\n", report.action.as_str(), path.display()));
-            }
+            register_amplifier(target, bundle, &hooks_binary, &options, &manifest.created)?
+        } else {
+            vec![(target.clone(), register(target, &hooks_binary, &options)?)]
+        };
+        for (file, report) in written {
+            text.push_str(&format!(
+                "{}: {}\n",
+                report.action.as_str(),
+                file.path.display()
+            ));
         }
     }
     record_registrations(&locations, bin_dir, &targets, true)?;

@@ -31,10 +31,58 @@ pub(crate) fn targets(locations: &Locations, scope: Scope, hosts: HostChoice) ->
         targets.push(Target {
             host: Host::Amplifier,
             scope,
-            path: locations.amplifier_registration(scope),
+            path: locations.amplifier_settings(scope),
         });
     }
     targets
+}
+
+/// How an Amplifier target's bridge registration is named, under `<dir>/.amplifier/`.
+const BRIDGE_FILE: &str = "hooks/amplihack/hooks.json";
+
+/// The hook-shell bridge's registration that goes with an Amplifier settings file: the project's
+/// `.amplifier/hooks/amplihack/hooks.json`, shared by the project and local scopes. None for the
+/// user scope (the bridge reads no user-level directory) and for Claude Code.
+pub(crate) fn bridge_of(target: &Target) -> Option<Target> {
+    if target.host != Host::Amplifier || target.scope == Scope::User || is_bridge(target) {
+        return None;
+    }
+    Some(Target {
+        path: target.path.parent()?.join(BRIDGE_FILE),
+        ..target.clone()
+    })
+}
+
+/// The user-level bridge registration earlier versions wrote beside `~/.amplifier/settings.yaml`:
+/// no host reads it, so install, doctor --fix and uninstall take it back.
+pub(crate) fn legacy_bridge_of(target: &Target) -> Option<Target> {
+    if target.host != Host::Amplifier || target.scope != Scope::User || is_bridge(target) {
+        return None;
+    }
+    Some(Target {
+        path: target.path.parent()?.join(BRIDGE_FILE),
+        ..target.clone()
+    })
+}
+
+/// Whether an Amplifier target is a bridge registration (JSON) rather than a settings file.
+pub(crate) fn is_bridge(target: &Target) -> bool {
+    target.host == Host::Amplifier && target.path.ends_with(BRIDGE_FILE)
+}
+
+/// Whether a registration file holds amplihack's entries: hooks in a JSON file, or the app
+/// bundle (or the legacy module entry) in an Amplifier settings file.
+pub(crate) fn holds_ours(target: &Target) -> bool {
+    if let Some(path) = amplifier_settings(target) {
+        return std::fs::read_to_string(path).is_ok_and(|t| {
+            matches!(amplifier_yaml::find_app(&t), Ok(Some(_)))
+                || matches!(amplifier_yaml::find(&t), Ok(Some(_)))
+        });
+    }
+    safe_file::read_json(&target.path)
+        .ok()
+        .flatten()
+        .is_some_and(|(_, v)| !registration::find_ours(&v).is_empty())
 }
 
 pub(crate) const AMPLIFIER_DESCRIPTION: &str = "amplihack hooks for Amplifier's hook-shell bridge. Written by `amplihack install`; re-run it (or `amplihack uninstall`) rather than editing.";
@@ -111,25 +159,11 @@ pub(crate) fn diverging_scopes(locations: &Locations, installing: &[Target]) -> 
         .collect()
 }
 
-/// Amplifier's settings file of the scope whose bridge registration is `target`:
-/// `<dir>/.amplifier/hooks/amplihack/hooks.json` → `<dir>/.amplifier/settings.yaml` (or
-/// `settings.local.yaml` for the local scope). There amplihack's native module is registered.
+/// An Amplifier target's settings file (`~/.amplifier/settings.yaml`,
+/// `<project>/.amplifier/settings.yaml` or `settings.local.yaml`), where amplihack's app bundle
+/// is listed; None for Claude Code and for bridge registrations.
 pub(crate) fn amplifier_settings(target: &Target) -> Option<PathBuf> {
-    if target.host != Host::Amplifier {
-        return None;
-    }
-    let amplifier_dir = target.path.ancestors().nth(3)?;
-    Some(amplifier_dir.join(match target.scope {
-        Scope::Local => "settings.local.yaml",
-        Scope::User | Scope::Project => "settings.yaml",
-    }))
-}
-
-/// Whether `target` is a registration file for the hook-shell bridge that no host reads: the
-/// bridge reads only a project's `.amplifier/hooks/`, so amplihack writes none at the user level
-/// (and takes back one an earlier version wrote).
-pub(crate) fn unread_bridge_file(target: &Target) -> bool {
-    target.host == Host::Amplifier && target.scope == Scope::User
+    (target.host == Host::Amplifier && !is_bridge(target)).then(|| target.path.clone())
 }
 
 /// Lists amplihack's app bundle under `bundle.app` in the scope's settings file (or repoints it),
@@ -253,17 +287,39 @@ pub(crate) fn read_manifest(locations: &Locations) -> Manifest {
 }
 
 pub(crate) fn manifest_targets(manifest: &Manifest) -> Vec<Target> {
-    manifest
-        .registrations
-        .iter()
-        .filter_map(|r| {
-            Some(Target {
-                host: Host::from_flag(&r.host)?,
-                scope: Scope::from_name(&r.scope)?,
-                path: r.path.clone(),
+    let mut targets: Vec<Target> = Vec::new();
+    for r in &manifest.registrations {
+        let (Some(host), Some(scope)) = (Host::from_flag(&r.host), Scope::from_name(&r.scope))
+        else {
+            continue;
+        };
+        let target = Target {
+            host,
+            scope,
+            path: recorded_path(r),
+        };
+        if !targets.contains(&target) {
+            targets.push(target);
+        }
+    }
+    targets
+}
+
+/// A recorded registration's file. Earlier versions recorded Amplifier's bridge registration
+/// (`<dir>/.amplifier/hooks/amplihack/hooks.json`); the registration is now the scope's
+/// settings file beside it (`<dir>/.amplifier/settings.yaml`, or `settings.local.yaml`).
+fn recorded_path(r: &Registration) -> PathBuf {
+    let amplifier_dir = r.path.ancestors().nth(3);
+    match amplifier_dir {
+        Some(dir) if r.host == Host::Amplifier.name() && r.path.ends_with(BRIDGE_FILE) => {
+            dir.join(if r.scope == Scope::Local.as_str() {
+                "settings.local.yaml"
+            } else {
+                "settings.yaml"
             })
-        })
-        .collect()
+        }
+        _ => r.path.clone(),
+    }
 }
 
 pub(crate) fn record_registrations(
@@ -276,7 +332,7 @@ pub(crate) fn record_registrations(
         manifest.registrations.retain(|r| {
             !targets
                 .iter()
-                .any(|t| t.path == r.path && t.host.name() == r.host)
+                .any(|t| t.path == recorded_path(r) && t.host.name() == r.host)
         });
         if add {
             manifest
@@ -299,10 +355,10 @@ pub(crate) fn record_registrations(
 
 /// The project directory a project- or local-scope registration file belongs to.
 pub(crate) fn project_of(target: &Target) -> Option<PathBuf> {
-    let levels = match (target.scope, target.host) {
+    let levels = match (target.scope, is_bridge(target)) {
         (Scope::User, _) => return None,
-        (_, Host::ClaudeCode) => 2, // <project>/.claude/settings.json
-        (_, Host::Amplifier) => 4,  // <project>/.amplifier/hooks/amplihack/hooks.json
+        (_, true) => 4,  // <project>/.amplifier/hooks/amplihack/hooks.json
+        (_, false) => 2, // <project>/.claude/settings.json, <project>/.amplifier/settings.yaml
     };
     target.path.ancestors().nth(levels).map(Path::to_path_buf)
 }
@@ -363,4 +419,31 @@ pub(crate) fn remove_plugin_dir(dir: &Path) {
         }
     }
     let _ = std::fs::remove_dir(dir);
+}
+
+/// Writes everything an Amplifier target needs: the app bundle in its settings file, the
+/// project's bridge registration (project and local scope), and takes back the user-level bridge
+/// file earlier versions wrote. The reports of the files it wrote, the settings file first.
+pub(crate) fn register_amplifier(
+    target: &Target,
+    bundle: &Path,
+    hooks_binary: &Path,
+    options: &EditOptions,
+    created: &[PathBuf],
+) -> Result<Vec<(Target, EditReport)>, CommandError> {
+    let mut reports = Vec::new();
+    if let Some(report) = register_module(target, bundle, options)? {
+        reports.push(report);
+    }
+    if let Some(bridge) = bridge_of(target) {
+        let report = register(&bridge, hooks_binary, options)?;
+        reports.push((bridge, report));
+    }
+    if let Some(legacy) = legacy_bridge_of(target).filter(|l| l.path.exists()) {
+        let report = unregister(&legacy, options, created.contains(&legacy.path))?;
+        if report.action != Action::Unchanged {
+            reports.push((legacy, report));
+        }
+    }
+    Ok(reports)
 }

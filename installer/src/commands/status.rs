@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::json;
 
 use super::checks::check_target;
-use super::shared::{amplifier_settings, host_name, manifest_targets, read_manifest};
+use super::shared::{host_name, manifest_targets, read_manifest};
 use super::{CommandError, Outcome, VERSION};
 use crate::deploy::{self, BINARIES};
 use crate::registration;
@@ -48,9 +48,7 @@ pub fn status(project: &Path, bin_dir: Option<&Path>) -> Result<Outcome, Command
         } else {
             "ok"
         };
-        // Amplifier loads amplihack from the settings file's bundle.app (the project's bridge
-        // file, where there is one, is secondary).
-        let path = amplifier_settings(&target).unwrap_or_else(|| target.path.clone());
+        let path = &target.path;
         text.push_str(&format!(
             "  {:<10} {:<8} {}  {state}\n",
             host_name(target.host),

@@ -8,14 +8,15 @@ use amplihack_state::manifest;
 
 use super::render::render_changes;
 use super::shared::{
-    amplifier_settings, manifest_targets, read_manifest, record_registrations, targets, unregister,
-    unregister_module,
+    amplifier_settings, bridge_of, legacy_bridge_of, manifest_targets, read_manifest,
+    record_registrations, targets, unregister, unregister_module,
 };
 use super::{CommandError, Detail, Outcome, Target};
 use crate::deploy::{self, BINARIES};
 use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions};
 use crate::scopes::{HostChoice, Locations, Scope};
+use amplihack_settings::amplifier_yaml;
 
 pub struct UninstallArgs {
     pub scope: Option<Scope>,
@@ -34,7 +35,6 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
     let scopes: Vec<Scope> = args.scope.map_or_else(|| Scope::ALL.to_vec(), |s| vec![s]);
     for scope in &scopes {
         for target in targets(&locations, *scope, args.host) {
-            // Project and local scope share the project's Amplifier registration.
             if !all.iter().any(|t| t.path == target.path) {
                 all.push(target);
             }
@@ -52,7 +52,34 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
             }
         }
     }
+    // The JSON files to take amplihack's entries out of: Claude Code's settings, the project's
+    // bridge registration (shared by the project and local scopes: kept while the other of the
+    // two still lists amplihack), and the user-level bridge file earlier versions wrote.
+    let mut json_files: Vec<Target> = Vec::new();
     for target in &all {
+        let files = match target.host {
+            Host::ClaudeCode => vec![target.clone()],
+            Host::Amplifier => bridge_of(target)
+                .filter(|_| !sibling_keeps_bridge(target, &all))
+                .into_iter()
+                .chain(legacy_bridge_of(target))
+                .collect(),
+        };
+        for file in files {
+            if !json_files.iter().any(|t| t.path == file.path) {
+                json_files.push(file);
+            }
+        }
+    }
+    for target in &all {
+        if let Some(path) = amplifier_settings(target)
+            && let Ok(text) = std::fs::read_to_string(&path)
+        {
+            amplifier_yaml::uninstall_app(&text)
+                .map_err(|e| format!("{}: {e}; nothing was changed", path.display()))?;
+        }
+    }
+    for target in &json_files {
         if let Some((_, mut value)) = safe_file::read_json(&target.path)? {
             registration::uninstall(&mut value).map_err(|e| {
                 format!(
@@ -68,7 +95,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
         ..EditOptions::default()
     };
     let mut reports = Vec::new();
-    for target in &all {
+    for target in &json_files {
         let created_by_us = manifest.created.contains(&target.path);
         // amplihack's own plugin file is not the user's: no backup of it (it is deleted).
         let own_options = EditOptions {
@@ -79,10 +106,10 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
         if report.action != Action::Unchanged || report.before_text.is_some() {
             reports.push((target.clone(), report));
         }
-        let module_created =
-            amplifier_settings(target).is_some_and(|p| manifest.created.contains(&p));
+    }
+    for target in all.iter().filter(|t| t.host == Host::Amplifier) {
         let module_options = EditOptions {
-            backup: !module_created,
+            backup: !manifest.created.contains(&target.path),
             ..options
         };
         if let Some(module) = unregister_module(target, &module_options)? {
@@ -136,8 +163,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
         record_registrations(&locations, &bin_dir, &all, false)?;
         manifest::update(&locations.state(), |m| {
             m.created.retain(|p| {
-                !all.iter()
-                    .any(|t| t.path == *p || amplifier_settings(t).as_ref() == Some(p))
+                !all.iter().any(|t| t.path == *p) && !json_files.iter().any(|t| t.path == *p)
             });
             let registered: Vec<String> = m.registrations.iter().map(|r| r.host.clone()).collect();
             m.hosts.retain(|h| registered.contains(h));
@@ -206,4 +232,18 @@ fn remove_empty_state(locations: &Locations) {
             }
         }
     }
+}
+
+/// Whether the other of a project's two Amplifier scopes (project, local), not being uninstalled,
+/// still lists amplihack: the bridge registration they share stays then.
+fn sibling_keeps_bridge(target: &Target, uninstalling: &[Target]) -> bool {
+    let other = match target.scope {
+        Scope::Project => "settings.local.yaml",
+        Scope::Local => "settings.yaml",
+        Scope::User => return false,
+    };
+    let sibling = target.path.with_file_name(other);
+    !uninstalling.iter().any(|t| t.path == sibling)
+        && std::fs::read_to_string(&sibling)
+            .is_ok_and(|t| matches!(amplifier_yaml::find_app(&t), Ok(Some(_))))
 }
