@@ -207,10 +207,16 @@ mod tests {
                 "command",
                 Ok(&["/bin/sh", "-c", "echo hi"]),
             ),
+            // Only words: run as the shell would, without it.
             (
                 r#"{"command": "node ${CLAUDE_PLUGIN_ROOT}/a.js"}"#,
                 "command",
-                Ok(&["/bin/sh", "-c", "node /plug\\ in/a.js"]),
+                Ok(&["node", "/plug in/a.js"]),
+            ),
+            (
+                r#"{"command": "node ${CLAUDE_PLUGIN_ROOT}/a.js > /tmp/log"}"#,
+                "command",
+                Ok(&["/bin/sh", "-c", "node /plug\\ in/a.js > /tmp/log"]),
             ),
             // Claude Code 2.1.328 runs `shell: "bash"` with /bin/sh on Linux, as observed.
             (
