@@ -196,3 +196,72 @@ fn the_oldest_claude_code_keeps_a_loadable_settings_file() {
         );
     }
 }
+
+/// A `prompt` handler runs under amplihack as natively: Claude Code evaluates it with the user's
+/// own model access (here the fake Messages API answers the question), because amplihack registers
+/// it as Claude Code's own hook entry. The same denial, the turn ended the same way, the question
+/// asked once per call both ways; and `hooks list` calls the plugin active.
+#[test]
+fn a_prompt_handler_is_evaluated_by_claude_code_as_natively() {
+    let plugin_src = support::repo_root().join("tests/fixtures/plugins/prompt-guard");
+    let claude = support::claude_bin();
+    let canned = || {
+        vec![(
+            "PROMPT-GUARD-QUESTION",
+            r#"{"ok": false, "reason": "PROMPT-GUARD: the model says this call may not run"}"#,
+        )]
+    };
+    let script = || vec![Turn::bash("echo guarded"), Turn::text("done")];
+    // What one way gave: the denied commands, whether the reason reached the model, how often the
+    // model was asked.
+    let outcome = |run: &support::ClaudeRun, fake: &FakeAnthropic| {
+        let denials: Vec<String> = run.result["permission_denials"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| {
+                d["tool_input"]["command"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect();
+        let reached = fake
+            .everything_the_model_saw()
+            .contains("PROMPT-GUARD: the model says this call may not run");
+        (denials, reached, fake.canned_requests().len())
+    };
+
+    let native_env = TestEnv::new();
+    let plugin = native_env.root().join("plugins/prompt-guard");
+    support::copy_dir(&plugin_src, &plugin);
+    let native_fake = FakeAnthropic::start_with(script(), canned());
+    let run = native_env.claude_with(
+        &native_fake.url,
+        &["-p", "go", "--plugin-dir", &plugin.to_string_lossy()],
+        &[],
+    );
+    let native = outcome(&run, &native_fake);
+
+    let env = TestEnv::new();
+    let plugin = env.root().join("plugins/prompt-guard");
+    support::copy_dir(&plugin_src, &plugin);
+    install_amplihack(&env, &claude, &plugin);
+    let fake = FakeAnthropic::start_with(script(), canned());
+    let run = env.claude_with(&fake.url, &["-p", "go"], &[]);
+    let forwarded = outcome(&run, &fake);
+
+    // Natively: the call is denied and the turn ends (no `continueOnBlock`), so the reason is the
+    // user's to read, not the model's; the model was asked once.
+    assert_eq!(native, (vec!["echo guarded".to_string()], false, 1));
+    assert_eq!(
+        forwarded, native,
+        "through amplihack (left), natively (right)"
+    );
+
+    let mut list = env.amplihack(&["hooks", "list", "--json"]);
+    list.env("AMPLIHACK_CLAUDE_BIN", &claude);
+    let (list, _) = support::run_with_timeout(list, b"", std::time::Duration::from_secs(60));
+    let listed: serde_json::Value = serde_json::from_slice(&list.stdout).expect("json");
+    assert_eq!(listed["plugins"][0]["state"], "active", "{listed}");
+}
