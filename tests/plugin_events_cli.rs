@@ -116,10 +116,25 @@ fn registrations_follow_plugin_changes_and_uninstall_removes_them() {
     let claude = fake_claude(&env, "2.1.328");
     amplihack(&env, &claude, &["install", "--host", "claude"]);
     let source = env.root().join("src/notifier");
-    env.write(
-        &source.join("hooks.json"),
-        &plugin_on(&["Notification", "SubagentStop"]).to_string(),
-    );
+    let mut config = plugin_on(&["Notification", "SubagentStop"]);
+    // And a handler Claude Code runs itself: copied into its settings as written.
+    let judge = json!({"type": "prompt", "prompt": "JUDGE: may the agent stop? $ARGUMENTS"});
+    config["hooks"]["Stop"] = json!([{"hooks": [judge.clone()]}]);
+    env.write(&source.join("hooks.json"), &config.to_string());
+    let judges = || {
+        std::fs::read_to_string(env.claude_settings_path())
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .map(|v| {
+                v["hooks"]["Stop"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|g| g["hooks"][0] == judge)
+                    .count()
+            })
+            .unwrap_or(0)
+    };
     // A file that is gone holds nothing of amplihack's.
     let in_file = |file: &std::path::Path| {
         std::fs::read_to_string(file)
@@ -142,10 +157,13 @@ fn registrations_follow_plugin_changes_and_uninstall_removes_them() {
         stdout(&installed)
     );
     assert_eq!(user(), ["Notification", "SubagentStop"]);
+    assert_eq!(judges(), 1);
     amplihack(&env, &claude, &["hooks", "disable", "notifier"]);
     assert_eq!(user(), Vec::<String>::new());
+    assert_eq!(judges(), 0);
     amplihack(&env, &claude, &["hooks", "enable", "notifier"]);
     assert_eq!(user(), ["Notification", "SubagentStop"]);
+    assert_eq!(judges(), 1);
 
     // A project's plugins: in the project's own (local) scope once trusted, less what the user
     // level already brings; gone again when untrusted.
@@ -172,8 +190,10 @@ fn registrations_follow_plugin_changes_and_uninstall_removes_them() {
     // Re-installing amplihack keeps them; uninstalling removes every one.
     amplihack(&env, &claude, &["install", "--host", "claude"]);
     assert_eq!(user(), ["Notification", "SubagentStop"]);
+    assert_eq!(judges(), 1);
     amplihack(&env, &claude, &["uninstall", "--host", "claude"]);
     assert_eq!(user(), Vec::<String>::new());
+    assert_eq!(judges(), 0);
     assert_eq!(local(), Vec::<String>::new());
 }
 

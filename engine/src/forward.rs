@@ -382,7 +382,7 @@ fn candidates<'p>(
                 continue;
             };
             let command = match &handler.kind {
-                Kind::Command(_) => argv.last().cloned().unwrap_or_default(),
+                Kind::Command(shell) => shell.shown(&context),
                 _ => handler.command.clone(),
             };
             if candidates.iter().any(|c| c.command == command) {

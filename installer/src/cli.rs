@@ -425,15 +425,35 @@ pub fn main() -> i32 {
             dry_run,
             verbose,
             yes: _,
-        } => commands::uninstall(&UninstallArgs {
-            scope,
-            host,
-            bin_dir,
-            keep_binaries,
-            dry_run,
-            detail: detail(verbose),
-            project,
-        }),
+        } => {
+            // The plugin handler groups amplihack copied for Claude Code (prompt, agent, http,
+            // mcp_tool) are recorded in its state, not recognisable in the file: removed first.
+            let copied = if host.claude() && scope.is_none() {
+                Locations::from_env(&project)
+                    .map_err(CommandError)
+                    .and_then(|l| crate::plugin_events::remove_host_groups(&l, dry_run))
+            } else {
+                Ok(Vec::new())
+            };
+            copied.and_then(|lines| {
+                commands::uninstall(&UninstallArgs {
+                    scope,
+                    host,
+                    bin_dir,
+                    keep_binaries,
+                    dry_run,
+                    detail: detail(verbose),
+                    project,
+                })
+                .map(|mut outcome| {
+                    for line in lines {
+                        outcome.text.push_str(&line);
+                        outcome.text.push('\n');
+                    }
+                    outcome
+                })
+            })
+        }
         Commands::Doctor {
             fix,
             bin_dir,

@@ -76,6 +76,19 @@ pub fn sync(ctx: &Context) -> Result<Vec<String>, CommandError> {
     })
 }
 
+/// Before uninstall: the plugin handler groups amplihack copied into Claude Code's settings go too
+/// (its `dispatch` entries go with its other entries).
+pub fn remove_host_groups(
+    locations: &crate::scopes::Locations,
+    dry_run: bool,
+) -> Result<Vec<String>, CommandError> {
+    let options = EditOptions {
+        dry_run,
+        ..EditOptions::default()
+    };
+    shared::remove_host_groups(&locations.state(), &options).map_err(CommandError)
+}
+
 /// Of a plugin's events, those that never reach it under Claude Code, each with why.
 pub fn undelivered(
     plugin: &Plugin,
@@ -97,6 +110,39 @@ pub fn undelivered(
             Some((event, why))
         })
         .collect()
+}
+
+/// The plugin's handlers that run nowhere, each with why: a kind Claude Code runs itself (prompt,
+/// agent, http, mcp_tool) runs when amplihack is registered with a Claude Code that has it.
+pub fn not_run(plugin: &Plugin, version: Option<Version>, claude_registered: bool) -> Vec<String> {
+    use amplihack_engine::handlers::HandlerKind;
+    let mut notes = Vec::new();
+    for group in plugin.config.iter().flat_map(|c| &c.groups) {
+        for handler in group.handlers.iter().filter(|h| h.enabled) {
+            let Some((_, since)) = handler.kind.host_entry() else {
+                continue;
+            };
+            let why = match version {
+                _ if !claude_registered => {
+                    "amplihack is not registered with Claude Code, the only host that runs it"
+                        .to_string()
+                }
+                Some(v) if v >= since => continue,
+                Some(v) => format!(
+                    "Claude Code {}.{}.{} does not have it (it came in {}.{}.{})",
+                    v.0, v.1, v.2, since.0, since.1, since.2
+                ),
+                None => "the installed Claude Code's version is unknown".to_string(),
+            };
+            notes.push(format!(
+                "{} `{}` handler on {}: {why}",
+                handler.kind.type_name(),
+                handler.command,
+                group.event
+            ));
+        }
+    }
+    notes
 }
 
 /// What `hooks list` needs to say which events reach each plugin: the installed Claude Code's

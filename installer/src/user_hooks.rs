@@ -111,11 +111,7 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
             } else {
                 Vec::new()
             };
-            let not_run: Vec<String> = plugin
-                .config
-                .as_ref()
-                .map(|c| c.skipped.clone())
-                .unwrap_or_default();
+            let not_run = crate::plugin_events::not_run(&plugin, version, claude_registered);
             let state = match (&plugin.config, level, trusted, is_disabled) {
                 (Err(_), ..) => "invalid",
                 (_, _, _, true) => "disabled",

@@ -335,3 +335,85 @@ mod tests {
         assert!(sync(&mut broken, binary, &events).is_err());
     }
 }
+
+/// A matcher group amplihack copies into Claude Code's settings for a plugin handler Claude Code
+/// runs itself (prompt, agent, http, mcp_tool): its event, and `{"matcher"?, "hooks": [...]}` with
+/// the handlers as the plugin wrote them.
+pub type HostGroup = (String, Value);
+
+/// Replaces the groups amplihack copied into `settings` before (`recorded`, from its state: a
+/// copied group has nothing of its own to tell it by) with `wanted`, appended to their events. The
+/// user's groups stay as they were. Returns whether anything changed.
+pub fn sync_host_groups(
+    settings: &mut Value,
+    recorded: &[HostGroup],
+    wanted: &[HostGroup],
+) -> Result<bool, ShapeError> {
+    let found = kind_of(settings);
+    let root = settings
+        .as_object_mut()
+        .ok_or(ShapeError::RootNotObject { found })?;
+    if recorded.is_empty() && wanted.is_empty() {
+        return Ok(false);
+    }
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let found = kind_of(hooks);
+    let hooks = hooks
+        .as_object_mut()
+        .ok_or(ShapeError::HooksNotObject { found })?;
+    for (event, _) in wanted {
+        if let Some(value) = hooks.get(event.as_str()).filter(|v| !v.is_array()) {
+            return Err(ShapeError::EventNotArray {
+                event: event.clone(),
+                found: kind_of(value),
+            });
+        }
+    }
+    let before = hooks.clone();
+    for (event, group) in recorded {
+        let Some(Value::Array(groups)) = hooks.get_mut(event.as_str()) else {
+            continue;
+        };
+        if let Some(at) = groups.iter().position(|g| g == group) {
+            groups.remove(at);
+            if groups.is_empty() {
+                hooks.remove(event.as_str());
+            }
+        }
+    }
+    for (event, group) in wanted {
+        match hooks.get_mut(event.as_str()) {
+            Some(Value::Array(groups)) => groups.push(group.clone()),
+            _ => {
+                hooks.insert(event.clone(), Value::Array(vec![group.clone()]));
+            }
+        }
+    }
+    Ok(*hooks != before)
+}
+
+#[cfg(test)]
+mod host_group_tests {
+    use super::*;
+
+    #[test]
+    fn copied_groups_are_replaced_and_the_users_kept() {
+        let prompt = |text: &str| {
+            (
+                "Stop".to_string(),
+                json!({"hooks": [{"type": "prompt", "prompt": text}]}),
+            )
+        };
+        let users = json!({"hooks": [{"type": "prompt", "prompt": "mine"}]});
+        let mut settings = json!({"hooks": {"Stop": [users.clone()]}});
+        assert!(sync_host_groups(&mut settings, &[], &[prompt("a")]).expect("sync"));
+        assert_eq!(settings["hooks"]["Stop"], json!([users, prompt("a").1]));
+        assert!(!sync_host_groups(&mut settings, &[prompt("a")], &[prompt("a")]).expect("sync"));
+        assert!(sync_host_groups(&mut settings, &[prompt("a")], &[prompt("b")]).expect("sync"));
+        assert_eq!(settings["hooks"]["Stop"], json!([users, prompt("b").1]));
+        assert!(sync_host_groups(&mut settings, &[prompt("b")], &[]).expect("sync"));
+        assert_eq!(settings, json!({"hooks": {"Stop": [users]}}));
+    }
+}

@@ -1,6 +1,7 @@
 //! `{"type": "agent", "prompt": "..."}`: Claude Code runs a subagent with read-only tools (up to 50
-//! turns) to decide. amplihack holds no model access of its own, so it does not run these:
-//! `amplihack hooks validate` and `hooks list` say so.
+//! turns) to decide. Under Claude Code it is registered as Claude Code's own hook entry, as
+//! written ([`HandlerKind::host_entry`]); under Amplifier it does not run, and `hooks validate` and
+//! `hooks list` say so.
 
 use serde_json::{Map, Value};
 
@@ -10,6 +11,8 @@ use super::{Context, FieldError, HandlerKind, optional_string, required_string};
 pub struct Agent {
     pub prompt: String,
     pub model: Option<String>,
+    /// The handler as written, for Claude Code to run.
+    pub raw: Map<String, Value>,
 }
 
 impl Agent {
@@ -17,6 +20,7 @@ impl Agent {
         Ok(Agent {
             prompt: required_string(handler, at, "prompt", "the task for the agent")?,
             model: optional_string(handler, at, "model")?,
+            raw: handler.clone(),
         })
     }
 }
@@ -32,8 +36,14 @@ impl HandlerKind for Agent {
 
     fn program(&self, _context: &Context<'_>) -> Result<Vec<String>, String> {
         Err(
-            "an `agent` handler is answered by a model-driven subagent, which amplihack-hooks does not run"
+            "an `agent` handler is answered by a model-driven subagent: Claude Code runs it (registered as its own hook entry), Amplifier does not"
                 .into(),
         )
+    }
+
+    /// Documented from 2026-01-31 without a version: counted from 2.1.101, where an entry Claude
+    /// Code does not know can no longer reject the whole settings file.
+    fn host_entry(&self) -> Option<(&Map<String, Value>, super::Version)> {
+        Some((&self.raw, (2, 1, 101)))
     }
 }

@@ -1,6 +1,7 @@
 //! `{"type": "mcp_tool", "server": "...", "tool": "..."}`: Claude Code calls a tool of one of its
-//! connected MCP servers. amplihack has no MCP connection; `amplihack hooks validate` and `hooks
-//! list` say so.
+//! connected MCP servers (2.1.118). amplihack has no MCP connection: under Claude Code the handler
+//! is registered as Claude Code's own hook entry ([`HandlerKind::host_entry`]); under Amplifier it
+//! does not run, and `hooks validate` and `hooks list` say so.
 
 use serde_json::{Map, Value};
 
@@ -9,6 +10,8 @@ use super::{Context, FieldError, HandlerKind, optional_string};
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpTool {
     label: String,
+    /// The handler as written, for Claude Code to run.
+    pub raw: Map<String, Value>,
 }
 
 impl McpTool {
@@ -17,6 +20,7 @@ impl McpTool {
         let tool = optional_string(handler, at, "tool")?.unwrap_or_default();
         Ok(McpTool {
             label: format!("mcp_tool {server}/{tool}"),
+            raw: handler.clone(),
         })
     }
 }

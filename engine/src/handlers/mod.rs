@@ -44,7 +44,15 @@ pub trait HandlerKind {
     fn label(&self) -> &str;
     /// The program and arguments amplihack runs for it, or why it cannot run under amplihack.
     fn program(&self, context: &Context<'_>) -> Result<Vec<String>, String>;
+    /// For a kind Claude Code runs itself (model-backed, http, mcp_tool): the handler as written,
+    /// to register with Claude Code as its own hook entry, and the first version that has it.
+    fn host_entry(&self) -> Option<(&Map<String, Value>, Version)> {
+        None
+    }
 }
+
+/// A Claude Code version, `(major, minor, patch)`.
+pub type Version = (u32, u32, u32);
 
 /// One handler's kind, as parsed from its `type`.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +124,10 @@ impl HandlerKind for Kind {
 
     fn program(&self, context: &Context<'_>) -> Result<Vec<String>, String> {
         self.inner().program(context)
+    }
+
+    fn host_entry(&self) -> Option<(&Map<String, Value>, Version)> {
+        self.inner().host_entry()
     }
 }
 
@@ -207,10 +219,16 @@ mod tests {
                 "command",
                 Ok(&["/bin/sh", "-c", "echo hi"]),
             ),
+            // Only words: run as the shell would, without it.
             (
                 r#"{"command": "node ${CLAUDE_PLUGIN_ROOT}/a.js"}"#,
                 "command",
-                Ok(&["/bin/sh", "-c", "node /plug\\ in/a.js"]),
+                Ok(&["node", "/plug in/a.js"]),
+            ),
+            (
+                r#"{"command": "node ${CLAUDE_PLUGIN_ROOT}/a.js > /tmp/log"}"#,
+                "command",
+                Ok(&["/bin/sh", "-c", "node /plug\\ in/a.js > /tmp/log"]),
             ),
             // Claude Code 2.1.328 runs `shell: "bash"` with /bin/sh on Linux, as observed.
             (

@@ -1,17 +1,22 @@
-//! The Claude Code entries for the events the user's plugins need beyond amplihack's own table:
-//! which events, in which settings file, brought in line by the installer after every plugin
+//! The Claude Code entries for the events the user's plugins need beyond amplihack's own table,
+//! and for the plugins' handlers Claude Code runs itself (prompt, agent, http, mcp_tool: copied
+//! as written, so that Claude Code evaluates them with the user's own model access): which, in
+//! which settings file, brought in line by the installer after every plugin
 //! change and repaired here at session start ([`super::stale_registrations`]) with the same
 //! loss-free edit. The user level's go into the user's settings; a trusted project's into that
 //! project's local settings (its own scope, never committed), less what the user level brings.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use amplihack_engine::discovery::{self, Level, Plugin};
+use amplihack_engine::handlers::HandlerKind;
 use amplihack_settings::claude_paths;
-use amplihack_settings::plugin_events::{self, Version};
+use amplihack_settings::plugin_events::{self, HostGroup, Version};
 use amplihack_settings::registration;
+use amplihack_settings::registration::ShapeError;
 use amplihack_settings::safe_file::{self, EditOptions, NewContent};
-use amplihack_state::{StateDir, plugins, trust};
+use amplihack_state::{StateDir, files, plugins, trust};
 use serde_json::{Value, json};
 
 /// Where the plugins and the settings files are.
@@ -34,17 +39,16 @@ pub fn events_of(plugin: &Plugin) -> Vec<String> {
     events
 }
 
-/// The active plugins' events, user level and (trusted) project level.
-fn active_events(places: &Places<'_>) -> (Vec<String>, Option<(PathBuf, Vec<String>)>) {
+/// The active plugins, user level and (trusted) project level with the project's root.
+fn active_plugins(places: &Places<'_>) -> (Vec<Plugin>, Option<(PathBuf, Vec<Plugin>)>) {
     let disabled = plugins::disabled(places.state);
     let active = |plugin: &Plugin| {
         plugin.config.as_ref().is_ok_and(|c| c.enabled) && !disabled.contains(&plugin.root)
     };
     let user_dir = places.home.join(".amplifier/hooks");
-    let user: Vec<String> = discovery::load_level(&user_dir, Level::User)
-        .iter()
+    let user: Vec<Plugin> = discovery::load_level(&user_dir, Level::User)
+        .into_iter()
         .filter(|p| active(p))
-        .flat_map(events_of)
         .collect();
     // The project's local file is visited even when its plugins do not run (untrusted, gone), so
     // that what was registered for them goes.
@@ -55,37 +59,88 @@ fn active_events(places: &Places<'_>) -> (Vec<String>, Option<(PathBuf, Vec<Stri
         let found = discovery::load_level(&dir, Level::Project);
         let files: Vec<PathBuf> = found.iter().map(|p| p.file.clone()).collect();
         let trusted = !found.is_empty() && trust::is_trusted(places.state, &root, &files);
-        let events = if trusted {
-            found
-                .iter()
-                .filter(|p| active(p))
-                .flat_map(events_of)
-                .collect()
+        let plugins = if trusted {
+            found.into_iter().filter(|p| active(p)).collect()
         } else {
             Vec::new()
         };
-        (root, events)
+        (root, plugins)
     });
     (user, project)
 }
 
-/// Each settings file that holds plugin-event entries, with the events they should be.
-pub fn wanted(places: &Places<'_>, version: Option<Version>) -> Vec<(PathBuf, Vec<String>)> {
-    let (user, project) = active_events(places);
-    let user_events = plugin_events::needed(user.iter().map(String::as_str), version);
+/// The plugins' handlers Claude Code runs itself (prompt, agent, http, mcp_tool) that this
+/// version has, as groups to copy into its settings. Without a version, none.
+pub fn host_groups(plugins: &[Plugin], version: Option<Version>) -> Vec<HostGroup> {
+    let Some(version) = version else {
+        return Vec::new();
+    };
+    let mut groups = Vec::new();
+    for group in plugins
+        .iter()
+        .flat_map(|p| p.config.iter())
+        .flat_map(|c| &c.groups)
+    {
+        let entries: Vec<Value> = group
+            .handlers
+            .iter()
+            .filter(|h| h.enabled)
+            .filter_map(|h| h.kind.host_entry())
+            .filter(|(_, since)| version >= *since)
+            .map(|(raw, _)| Value::Object(raw.clone()))
+            .collect();
+        if entries.is_empty() || plugin_events::delivers(&group.event, Some(version)).is_err() {
+            continue;
+        }
+        let mut copied = serde_json::Map::new();
+        if let Some(matcher) = &group.matcher {
+            copied.insert("matcher".into(), json!(matcher));
+        }
+        copied.insert("hooks".into(), Value::Array(entries));
+        groups.push((group.event.clone(), Value::Object(copied)));
+    }
+    groups
+}
+
+/// What one settings file should hold for the plugins: the events to dispatch, and the handler
+/// groups Claude Code runs itself.
+pub struct Wanted {
+    pub file: PathBuf,
+    pub events: Vec<String>,
+    pub groups: Vec<HostGroup>,
+}
+
+/// Each settings file amplihack keeps in step with the plugins, with what it should hold.
+pub fn wanted(places: &Places<'_>, version: Option<Version>) -> Vec<Wanted> {
+    let (user, project) = active_plugins(places);
+    let events = |plugins: &[Plugin]| -> Vec<String> {
+        let all: Vec<String> = plugins.iter().flat_map(events_of).collect();
+        plugin_events::needed(all.iter().map(String::as_str), version)
+    };
+    let user_events = events(&user);
     let user_file = claude_paths::user(places.claude_config_dir);
-    let mut files = vec![(user_file.clone(), Vec::new())];
-    if let Some((root, events)) = project {
+    let mut files = Vec::new();
+    if let Some((root, plugins)) = project {
         let local = claude_paths::local(&root);
         if local != user_file {
-            let events = plugin_events::needed(events.iter().map(String::as_str), version)
-                .into_iter()
-                .filter(|e| !user_events.contains(e))
-                .collect();
-            files.push((local, events));
+            files.push(Wanted {
+                file: local,
+                events: events(&plugins)
+                    .into_iter()
+                    .filter(|e| !user_events.contains(e))
+                    .collect(),
+                groups: host_groups(&plugins, version),
+            });
         }
     }
-    files[0].1 = user_events;
+    files.insert(
+        0,
+        Wanted {
+            file: user_file,
+            events: user_events,
+            groups: host_groups(&user, version),
+        },
+    );
     files
 }
 
@@ -94,7 +149,7 @@ pub fn wanted(places: &Places<'_>, version: Option<Version>) -> Vec<(PathBuf, Ve
 pub fn beyond_table(places: &Places<'_>) -> bool {
     wanted(places, Some((u32::MAX, 0, 0)))
         .iter()
-        .any(|(_, events)| !events.is_empty())
+        .any(|w| !w.events.is_empty() || !w.groups.is_empty())
 }
 
 /// The binary amplihack's own entries in `value` run (a canonical row's, absolute).
@@ -108,8 +163,19 @@ pub fn our_binary(value: &Value) -> Option<PathBuf> {
         .find(|b| b.is_absolute())
 }
 
-/// Brings every file's plugin-event entries in line; one line per file changed. A file without
-/// amplihack's registration takes the user file's binary; with neither, it is left alone.
+/// The groups amplihack copied into each settings file before (`<state>/claude-host-groups.json`).
+fn recorded_groups(state: &StateDir) -> BTreeMap<PathBuf, Vec<HostGroup>> {
+    files::read_json(&state.file(RECORD))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+const RECORD: &str = "claude-host-groups.json";
+
+/// Brings every file's plugin-event entries and copied handler groups in line; one line per file
+/// changed. A file without amplihack's registration takes the user file's binary; with neither,
+/// it is left alone.
 pub fn sync(
     places: &Places<'_>,
     version: Option<Version>,
@@ -118,8 +184,14 @@ pub fn sync(
     let user_file = claude_paths::user(places.claude_config_dir);
     let read = |file: &Path| safe_file::read_json(file).ok().flatten().map(|(_, v)| v);
     let user_binary = read(&user_file).as_ref().and_then(our_binary);
+    let mut record = recorded_groups(places.state);
     let mut lines = Vec::new();
-    for (file, events) in wanted(places, version) {
+    for Wanted {
+        file,
+        events,
+        groups,
+    } in wanted(places, version)
+    {
         let current = read(&file);
         let Some(binary) = current
             .as_ref()
@@ -128,29 +200,44 @@ pub fn sync(
         else {
             continue;
         };
-        if current.is_none() && events.is_empty() {
+        let before = record.get(&file).cloned().unwrap_or_default();
+        if current.is_none() && events.is_empty() && groups.is_empty() {
             continue;
         }
+        let apply = |value: &mut Value| -> Result<bool, ShapeError> {
+            let events_changed = plugin_events::sync(value, &binary, &events)?;
+            let groups_changed = plugin_events::sync_host_groups(value, &before, &groups)?;
+            Ok(events_changed || groups_changed)
+        };
         let mut probe = current.clone().unwrap_or_else(|| json!({}));
-        if !plugin_events::sync(&mut probe, &binary, &events).is_ok_and(|changed| changed) {
+        if !apply(&mut probe).is_ok_and(|changed| changed) {
             continue; // in step already (or not editable: `doctor` says why)
         }
         safe_file::edit_json(&file, options, |current| {
             let mut value = current.cloned().unwrap_or_else(|| json!({}));
-            plugin_events::sync(&mut value, &binary, &events)?;
+            apply(&mut value)?;
             Ok(NewContent::Value(value))
         })
         .map_err(|e| e.to_string())?;
-        lines.push(format!(
-            "{}: plugin events registered: {}",
-            file.display(),
+        record.insert(file.clone(), groups.clone());
+        let mut parts = vec![format!(
+            "plugin events registered: {}",
             if events.is_empty() {
                 "none".to_string()
             } else {
                 events.join(", ")
             }
-        ));
+        )];
+        if !groups.is_empty() || !before.is_empty() {
+            parts.push(format!(
+                "{} plugin handler group(s) Claude Code runs itself (prompt, agent, http, mcp_tool)",
+                groups.len()
+            ));
+        }
+        lines.push(format!("{}: {}", file.display(), parts.join("; ")));
     }
+    record.retain(|_, groups| !groups.is_empty());
+    files::write_json(&places.state.file(RECORD), &record).map_err(|e| e.to_string())?;
     Ok(lines)
 }
 
@@ -161,4 +248,30 @@ pub fn host_version(var: &dyn Fn(&str) -> Option<String>) -> Option<Version> {
         .filter(|a| a.starts_with("claude-code_"))
         .as_deref()
         .and_then(plugin_events::parse_version)
+}
+
+/// Removes every handler group amplihack copied into Claude Code's settings (uninstall); the
+/// `dispatch` entries go with amplihack's other entries. One line per file changed.
+pub fn remove_host_groups(state: &StateDir, options: &EditOptions) -> Result<Vec<String>, String> {
+    let mut lines = Vec::new();
+    for (file, groups) in recorded_groups(state) {
+        if !file.is_file() {
+            continue;
+        }
+        safe_file::edit_json(&file, options, |current| {
+            let mut value = current.cloned().unwrap_or_else(|| json!({}));
+            plugin_events::sync_host_groups(&mut value, &groups, &[])?;
+            Ok(NewContent::Value(value))
+        })
+        .map_err(|e| e.to_string())?;
+        lines.push(format!(
+            "{}: removed {} plugin handler group(s) copied for Claude Code",
+            file.display(),
+            groups.len()
+        ));
+    }
+    if !options.dry_run {
+        let _ = std::fs::remove_file(state.file(RECORD));
+    }
+    Ok(lines)
 }
