@@ -5,6 +5,7 @@
 #
 # It installs the two test hosts on first use, into the repository (git-ignored):
 #   tests/claude-code/node_modules   @anthropic-ai/claude-code, pinned in tests/claude-code/package.json
+#   tests/claude-code-2.0.30/node_modules   the oldest supported Claude Code, 2.0.30
 #   tests/amplifier/.venv            amplifier-core, pinned in tests/amplifier/requirements.txt,
 #                                    and amplihack's Amplifier module (./amplifier, editable)
 #   tests/amplifier/app-venv         the real Amplifier app, from the offline kit in
@@ -49,6 +50,12 @@ test_hosts() {
     npm install --prefix tests/claude-code --no-audit --no-fund --no-package-lock --loglevel=error || return 1
   fi
   echo "claude: $(tests/claude-code/node_modules/.bin/claude --version)"
+  # The oldest supported Claude Code, pinned in tests/claude-code-2.0.30/package.json: before 2.1.101
+  # an unknown event in settings.json rejects the whole file (tests/plugin_events_e2e.rs).
+  if ! tests/claude-code-2.0.30/node_modules/.bin/claude --version 2>/dev/null | grep -q "^2.0.30 "; then
+    npm install --prefix tests/claude-code-2.0.30 --no-audit --no-fund --no-package-lock --loglevel=error || return 1
+  fi
+  echo "claude (oldest): $(tests/claude-code-2.0.30/node_modules/.bin/claude --version)"
   if ! tests/amplifier/.venv/bin/python -c 'import amplifier_core' 2>/dev/null; then
     python3 -m venv tests/amplifier/.venv &&
       tests/amplifier/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/amplifier/requirements.txt || return 1

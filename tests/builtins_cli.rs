@@ -330,3 +330,167 @@ fn session_state_is_private_whatever_the_umask() {
         assert_eq!(mode, want, "{}", path.display());
     }
 }
+
+/// amplihack's specification: SessionStart, UserPromptSubmit and SessionStop need nothing beyond
+/// the event's name, PostToolUse's `tool_response` is optional; and the predecessor's subcommand
+/// names (which its registrations still call) run the rows they became.
+#[test]
+fn the_specified_contract_and_the_predecessors_subcommands_are_accepted() {
+    let env = TestEnv::new();
+    let cases: &[(&[&str], Value)] = &[
+        (
+            &["session-start"],
+            json!({"hook_event_name": "SessionStart"}),
+        ),
+        (
+            &["user-prompt-submit"],
+            json!({"hook_event_name": "UserPromptSubmit"}),
+        ),
+        (
+            &["post-tool-use"],
+            json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}),
+        ),
+        (&["session-end"], json!({"hook_event_name": "SessionStop"})),
+        (
+            &["dispatch"],
+            json!({"hook_event_name": "SessionStop", "session_id": "s"}),
+        ),
+        (
+            &["session-stop-event"],
+            json!({"hook_event_name": "SessionEnd", "session_id": "s"}),
+        ),
+        (&["session-stop"], json!({"session_id": "s"})),
+        (&["sessionEnd"], json!({"session_id": "s"})),
+        (&["user-prompt"], json!({"prompt": "hello"})),
+        (&["agentStop"], json!({"hook_event_name": "Stop"})),
+        (&["precommit-prefs"], json!({"anything": true})),
+    ];
+    for (args, payload) in cases {
+        let (output, _) = env.run_hooks(args, payload, &[]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?} {payload}: {}",
+            stderr(&output)
+        );
+        assert_eq!(stderr(&output), "", "{args:?} {payload}");
+    }
+    // A known event missing a required field is still invalid input, exit 1, named.
+    let (output, _) = env.run_hooks(
+        &["post-tool-use"],
+        &json!({"hook_event_name": "PostToolUse", "tool_name": "Bash"}),
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("PostToolUse event is missing the required field `tool_input`")
+    );
+    // `SessionStop` finishes the session record, as SessionEnd does, and a plugin on SessionEnd
+    // gets it under Claude Code's name.
+    let seen = env.root().join("seen.json");
+    env.plugin(
+        &env.user_hooks_dir(),
+        "on-end",
+        &support::one_group(
+            "SessionEnd",
+            None,
+            vec![support::command(&format!("cat > '{}'", seen.display()))],
+        ),
+    );
+    start(&env, "ended", "startup");
+    let (output, _) = env.run_hooks(
+        &["session-stop-event"],
+        &json!({"hook_event_name": "SessionStop", "session_id": "ended"}),
+        &[],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let record =
+        std::fs::read_to_string(env.home.join(".local/state/amplihack/sessions/ended.json"))
+            .unwrap_or_default();
+    assert!(record.contains("\"ended\""), "session record: {record}");
+    let seen: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap_or_default())
+        .expect("the plugin got the event");
+    assert_eq!(seen["hook_event_name"], "SessionEnd");
+    assert_eq!(seen["session_id"], "ended");
+}
+
+/// After tool calls in a git work tree, `git status` shows nothing of amplihack's.
+#[test]
+fn metrics_in_a_git_work_tree_never_show_in_git_status() {
+    let env = TestEnv::new();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&env.project)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    let (output, _) = env.run_hooks(
+        &["post-tool-use"],
+        &serde_json::from_slice(&support::fixture(
+            "claude-code-2.1.328/PostToolUse-Bash.json",
+        ))
+        .expect("fixture"),
+        &[],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        env.project
+            .join(".claude/runtime/metrics/post_tool_use_metrics.jsonl")
+            .exists()
+    );
+    assert_eq!(git(&["status", "--porcelain", "--untracked-files=all"]), "");
+}
+
+/// amplihack's own damaged records (a session file that is not UTF-8, a trust or manifest file
+/// that is not JSON) are set aside and reported once, not on every prompt.
+#[test]
+fn damaged_state_is_reported_once_and_replaced() {
+    let env = TestEnv::new();
+    let state = env.home.join(".local/state/amplihack");
+    let session = state.join("sessions/s1.json");
+    env.write(&state.join("trust.json"), "{ not json");
+    env.write(&state.join("install.json"), "{ broken");
+    std::fs::create_dir_all(session.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&session, b"{\"prompts\": \"\xff\xfe\"}").expect("write");
+    let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "hello there, please fix the bug", "cwd": env.project});
+    // A project plugin makes the call read trust.json.
+    env.plugin(
+        &env.project_hooks_dir(),
+        "p",
+        &support::one_group("UserPromptSubmit", None, vec![support::command("true")]),
+    );
+    let (first, _) = env.run_hooks(&["user-prompt-submit"], &prompt, &[]);
+    assert_eq!(first.status.code(), Some(0));
+    let said = stderr(&first);
+    for file in ["sessions/s1.json", "trust.json"] {
+        let path = state.join(file);
+        assert!(
+            said.contains(&format!("{} was damaged", path.display())),
+            "{file}: {said}"
+        );
+        assert!(
+            std::fs::metadata(format!("{}.damaged", path.display())).is_ok(),
+            "{file} kept aside"
+        );
+    }
+    let log = std::fs::read_to_string(env.log_file()).unwrap_or_default();
+    assert_eq!(log.matches("was damaged").count(), 2, "{log}");
+    let (second, _) = env.run_hooks(&["user-prompt-submit"], &prompt, &[]);
+    assert!(second.status.success());
+    assert!(!stderr(&second).contains("damaged"), "{}", stderr(&second));
+    // The installer says it once too.
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert!(
+        stderr(&doctor).contains("install.json was damaged"),
+        "{}",
+        stderr(&doctor)
+    );
+    let again = env.run_amplihack(&["doctor"]);
+    assert!(!stderr(&again).contains("damaged"), "{}", stderr(&again));
+}

@@ -5,7 +5,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{TestEnv, command, one_group, stderr};
+use support::{TestEnv, command, one_group, stderr, stdout};
 
 fn bash_event(env: &TestEnv, cmd: &str) -> Value {
     json!({"hook_event_name": "PreToolUse", "session_id": "sess-1", "cwd": env.project, "tool_name": "Bash", "tool_input": {"command": cmd}, "tool_use_id": "t1"})
@@ -246,6 +246,59 @@ fn answers_merge_deny_over_ask_over_allow_with_contexts_named() {
         "{}",
         stderr(&output)
     );
+}
+
+/// Several handlers blocking one call: the model gets one reason, that of the handler that
+/// finished last, whether it blocked by exit 2 or by JSON (Claude Code 2.1.328, observed with the
+/// same handlers under --plugin-dir: ONE/TWO gave TWO, SLOW/FAST gave SLOW, SLOW2/FASTJSON gave
+/// SLOW2).
+#[test]
+fn several_blockers_give_the_reason_of_the_last_to_finish() {
+    let deny = |reason: &str| {
+        format!(
+            "echo '{}'",
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}})
+        )
+    };
+    let cases = [
+        (
+            vec![
+                "echo ONE >&2; exit 2".to_string(),
+                "sleep 0.2; echo TWO >&2; exit 2".to_string(),
+            ],
+            "TWO",
+        ),
+        (
+            vec![format!("sleep 0.2; {}", deny("SLOW")), deny("FAST")],
+            "SLOW",
+        ),
+        (
+            vec![
+                "sleep 0.2; echo SLOW2 >&2; exit 2".to_string(),
+                deny("FASTJSON"),
+            ],
+            "SLOW2",
+        ),
+    ];
+    for (handlers, expected) in cases {
+        let env = TestEnv::new();
+        let handlers: Vec<Value> = handlers.iter().map(|h| command(h)).collect();
+        env.plugin(
+            &env.user_hooks_dir(),
+            "blockers",
+            &one_group("PreToolUse", None, handlers),
+        );
+        let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+        let reply = reply_of(&output);
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{reply}"
+        );
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecisionReason"], expected,
+            "{reply}"
+        );
+    }
 }
 
 #[test]
@@ -516,46 +569,153 @@ fn handlers_get_the_environment_and_substitutions_plugins_expect() {
     }
 }
 
+/// Exec form and the shell idioms of published plugins, each checked against what Claude Code
+/// 2.1.328 does with the same handler under `--plugin-dir` (observed: placeholders in `args`
+/// substituted verbatim, `$HOME` there left literal, the shell form expanding the exported
+/// variables itself, single quotes literal).
 #[test]
-fn session_start_exports_reach_later_hooks_and_the_hosts_env_file() {
+fn exec_form_and_published_shell_idioms_get_what_claude_code_gives_them() {
     let env = TestEnv::new();
+    let root = env.user_hooks_dir().join("forms");
+    let data = env
+        .home
+        .join(".local/state/amplihack/plugin-data/user-forms");
+    let out = |n: usize| env.root().join(format!("out-{n}"));
+    let o = |n: usize| out(n).display().to_string();
+    let cases: Vec<(Value, String)> = vec![
+        (
+            json!({"type": "command", "command": "/bin/sh", "args": ["-c", "printf '%s|' \"$@\" > \"$0\"", o(0), "${CLAUDE_PLUGIN_ROOT}/x", "${CLAUDE_PLUGIN_DATA}", "$HOME", "a b", "${CLAUDE_PROJECT_DIR}"]}),
+            format!(
+                "{}/x|{}|$HOME|a b|{}|",
+                root.display(),
+                data.display(),
+                env.project.display()
+            ),
+        ),
+        (
+            command(&format!(
+                "sh -c 'printf %s \"${{CLAUDE_PLUGIN_ROOT}}\"' > '{}'",
+                o(1)
+            )),
+            root.display().to_string(),
+        ),
+        (
+            command(&format!(
+                "printf %s \"${{CLAUDE_PLUGIN_ROOT:-.}}\" > '{}'",
+                o(2)
+            )),
+            root.display().to_string(),
+        ),
+        (
+            command(&format!("printf %s '${{CLAUDE_PLUGIN_ROOT}}' > '{}'", o(3))),
+            "${CLAUDE_PLUGIN_ROOT}".to_string(),
+        ),
+        (
+            json!({"type": "command", "command": format!("printf ran > '{}'", o(4)), "shell": "bash"}),
+            "ran".to_string(),
+        ),
+        (
+            command(&format!(
+                "test -d \"$CLAUDE_PLUGIN_DATA\" && printf exists > '{}'",
+                o(5)
+            )),
+            "exists".to_string(),
+        ),
+        (
+            // A command with spaces and `args` names one executable, which does not exist: it
+            // fails to start, as under Claude Code, and the others still run.
+            json!({"type": "command", "command": format!("printf x > '{}'", o(6)), "args": []}),
+            "(absent)".to_string(),
+        ),
+    ];
+    let handlers: Vec<Value> = cases.iter().map(|(h, _)| h.clone()).collect();
     env.plugin(
         &env.user_hooks_dir(),
-        "exporter",
-        &one_group(
-            "SessionStart",
-            None,
-            vec![command(
-                "echo 'export GREETING=\"hello there\"' >> \"$CLAUDE_ENV_FILE\"",
-            )],
-        ),
+        "forms",
+        &one_group("PreToolUse", None, handlers),
     );
-    let out = env.root().join("greeting");
-    env.plugin(
-        &env.user_hooks_dir(),
-        "reader",
-        &one_group(
-            "PreToolUse",
-            None,
-            vec![command(&format!(
-                "echo \"$GREETING\" > '{}'",
-                out.display()
-            ))],
-        ),
-    );
-    let host_env_file = env.root().join("claude-session.sh");
-    env.run_hooks(
-        &["session-start"],
-        &json!({"hook_event_name": "SessionStart", "session_id": "sess-1", "source": "startup"}),
-        &[("CLAUDE_ENV_FILE", &host_env_file.display().to_string())],
-    );
-    env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
-    assert_eq!(env.read(&out).trim(), "hello there");
-    assert!(
-        env.read(&host_env_file)
-            .contains("export GREETING=\"hello there\""),
-        "the host's own env file gets the exports"
-    );
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert!(output.status.success(), "{}", support::stderr(&output));
+    for (n, (handler, expected)) in cases.iter().enumerate() {
+        let got = std::fs::read_to_string(out(n)).unwrap_or_else(|_| "(absent)".into());
+        assert_eq!(&got, expected, "{handler}");
+    }
+}
+
+/// A SessionStart handler's exports, as each host treats them: Claude Code sources them in the
+/// shell of each Bash command (amplihack appends them to the host's own env file) and gives them
+/// to no later hook (observed with --plugin-dir); Amplifier's bridge gives them to later hooks,
+/// and amplihack does so evaluated as a shell would: `export PATH="<dir>:${PATH}"`, as a published
+/// GitHub CLI plugin writes it, must leave later handlers a PATH that still finds `sh`.
+#[test]
+fn session_start_exports_reach_the_bash_tool_or_later_hooks_as_each_host_does() {
+    let amplifier_hooks = |env: &TestEnv| env.project_hooks_dir().display().to_string();
+    // host, and what a later handler sees: GREETING | sh found | PATH's first entry (`DIR`: the
+    // exported directory)
+    let cases = [
+        ("claude", "|found|real"),
+        ("amplifier", "hello there|found|DIR"),
+    ];
+    for (host, expected) in cases {
+        let amplifier = host == "amplifier";
+        let env = TestEnv::new();
+        let tools = env.root().join("gh tools");
+        env.plugin(
+            &env.user_hooks_dir(),
+            "exporter",
+            &one_group(
+                "SessionStart",
+                None,
+                vec![command(&format!(
+                    "echo 'export GREETING=\"hello there\"' >> \"$CLAUDE_ENV_FILE\"; echo 'export PATH=\"{}:${{PATH}}\"' >> \"$CLAUDE_ENV_FILE\"",
+                    tools.display()
+                ))],
+            ),
+        );
+        let out = env.root().join("seen");
+        env.plugin(
+            &env.user_hooks_dir(),
+            "reader",
+            &one_group(
+                "PreToolUse",
+                None,
+                vec![command(&format!(
+                    "first=${{PATH%%:*}}; [ \"$first\" = '{}' ] || first=real; echo \"$GREETING|$(command -v sh >/dev/null && echo found)|$first\" > '{}'",
+                    tools.display(),
+                    out.display()
+                ))],
+            ),
+        );
+        let host_env_file = env.root().join("claude-session.sh");
+        let hooks_dir = amplifier_hooks(&env);
+        let mut extra: Vec<(&str, &str)> = Vec::new();
+        if amplifier {
+            extra.push(("AMPLIFIER_HOOKS_DIR", &hooks_dir));
+        }
+        let host_file = host_env_file.display().to_string();
+        let mut start_env = extra.clone();
+        start_env.push(("CLAUDE_ENV_FILE", &host_file));
+        let (started, _) = env.run_hooks(
+            &["session-start"],
+            &json!({"hook_event_name": "SessionStart", "session_id": "sess-1", "source": "startup"}),
+            &start_env,
+        );
+        assert!(started.status.success(), "{host}: {}", stderr(&started));
+        env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &extra);
+        assert_eq!(
+            env.read(&out).trim(),
+            expected.replace("DIR", &tools.display().to_string()),
+            "{host}"
+        );
+        if !amplifier {
+            let host_text = env.read(&host_env_file);
+            assert!(
+                host_text.contains("export GREETING=\"hello there\"")
+                    && host_text.contains("${PATH}"),
+                "the host's own env file gets the exports, for its shell to expand: {host_text}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -612,6 +772,63 @@ fn project_plugins_run_only_when_trusted_and_again_after_any_change() {
         !env.marks("ran").contains(&"changed".to_string()),
         "untrusted again"
     );
+}
+
+/// Trust covers every file a project plugin runs: its script changing (a `git pull`) asks for
+/// trust again, naming the file and giving the command; a script elsewhere in the project that a
+/// command names is covered too.
+#[test]
+fn a_trusted_plugins_script_that_changes_needs_trust_again() {
+    let env = TestEnv::new();
+    let plugin_dir = env.project_hooks_dir().join("checks");
+    let script = env.script(&plugin_dir.join("check.sh"), &env.mark("ran", "v1"));
+    let named = env.script(
+        &env.project.join("tools/lint.sh"),
+        &env.mark("ran", "lint-v1"),
+    );
+    env.plugin(
+        &env.project_hooks_dir(),
+        "checks",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![
+                command("\"${CLAUDE_PLUGIN_ROOT}\"/check.sh"),
+                command("sh tools/lint.sh"),
+            ],
+        ),
+    );
+    assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+    let event = |session: &str| json!({"hook_event_name": "PreToolUse", "session_id": session, "tool_name": "Bash", "tool_input": {"command": "ls"}});
+    let ran = || {
+        let mut marks = env.marks("ran");
+        marks.sort();
+        marks
+    };
+    env.run_hooks(&["pre-tool-use"], &event("s1"), &[]);
+    assert_eq!(ran(), ["lint-v1", "v1"], "the handlers run in parallel");
+    for (file, version) in [(&script, "v2"), (&named, "lint-v2")] {
+        let before = env.read(file);
+        env.script(file, &env.mark("ran", version));
+        let session = format!("after-{version}");
+        let (output, _) = env.run_hooks(&["pre-tool-use"], &event(&session), &[]);
+        assert!(
+            !env.marks("ran").contains(&version.to_string()),
+            "{version} ran untrusted"
+        );
+        let told = reply_of(&output)["systemMessage"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_default();
+        assert!(told.contains("changed since you trusted them"), "{told}");
+        assert!(told.contains(&file.display().to_string()), "{told}");
+        assert!(told.contains("amplihack hooks trust --project"), "{told}");
+        std::fs::write(file, before).expect("restore");
+    }
+    // Restored content is trusted again without a word.
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &event("s3"), &[]);
+    assert!(output.stdout.is_empty(), "{}", stdout(&output));
+    assert_eq!(ran(), ["lint-v1", "lint-v1", "v1", "v1"]);
 }
 
 /// Handlers that answer later, as Claude Code runs them: `async: true`, `asyncRewake: true`, and a

@@ -1341,6 +1341,55 @@ fn doctor_says_when_a_projects_app_bundles_hide_amplihacks() {
     ));
 }
 
+/// `install` puts both binaries' man pages and completions where `man` and the shells look, and
+/// `amplihack completions SHELL` prints the same scripts; uninstall takes them back.
+#[test]
+fn install_puts_man_pages_and_completions_where_shells_find_them() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let share = env.home.join(".local/share");
+    for page in ["amplihack.1", "amplihack-hooks.1", "amplihack-install.1"] {
+        let text = env.read(&share.join("man/man1").join(page));
+        assert!(text.contains(".TH"), "{page}");
+    }
+    let bash = share.join("bash-completion/completions/amplihack");
+    for file in [
+        bash.clone(),
+        share.join("bash-completion/completions/amplihack-hooks"),
+        share.join("zsh/site-functions/_amplihack"),
+        share.join("fish/vendor_completions.d/amplihack-hooks.fish"),
+    ] {
+        assert!(file.is_file(), "{}", file.display());
+    }
+    let printed = env.run_amplihack(&["completions", "bash"]);
+    assert_success(&printed);
+    assert_eq!(printed.stdout, std::fs::read(&bash).expect("read"));
+    // bash loads it: `complete -p` names the function, and it offers the commands.
+    let shell = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source '{}'; complete -p amplihack; COMP_WORDS=(amplihack ins); COMP_CWORD=1; _amplihack amplihack ins amplihack; echo \"${{COMPREPLY[@]}}\"",
+            bash.display()
+        ))
+        .output()
+        .expect("bash");
+    let said = stdout(&shell);
+    assert!(
+        said.contains("-F _amplihack amplihack"),
+        "{said}{}",
+        stderr(&shell)
+    );
+    assert!(said.contains("install"), "{said}");
+    let hooks = env.run_amplihack(&["completions", "zsh", "--binary", "amplihack-hooks"]);
+    assert!(
+        stdout(&hooks).contains("pre-tool-use"),
+        "{}",
+        stdout(&hooks)
+    );
+    assert_success(&env.run_amplihack(&["uninstall"]));
+    assert!(!share.join("man").exists() && !share.join("bash-completion").exists());
+}
+
 /// After the binaries move, `install` and `reregister` (what `update` runs) repoint the bundle
 /// file at the new `amplihack-hooks`; the settings file's entry, naming the bundle, stays put.
 /// Uninstall alone also takes back what earlier versions wrote.

@@ -195,6 +195,15 @@ fn releases_install_verify_update_and_roll_back_without_rust() {
         "LICENSE",
         "amplifier/pyproject.toml",
         "amplifier/amplifier_module_hooks_amplihack/__init__.py",
+        "completions/bash/amplihack",
+        "completions/bash/amplihack-hooks",
+        "completions/zsh/_amplihack",
+        "completions/zsh/_amplihack-hooks",
+        "completions/fish/amplihack.fish",
+        "completions/fish/amplihack-hooks.fish",
+        "man/man1/amplihack.1",
+        "man/man1/amplihack-hooks.1",
+        "man/man1/amplihack-install.1",
     ] {
         assert!(
             stdout(&listing).contains(&format!("amplihack-{}/{entry}", target())),
@@ -284,6 +293,18 @@ fn releases_install_verify_update_and_roll_back_without_rust() {
             .contains(&user_bin(&env).join("amplihack-hooks").display().to_string())
     );
     hooks_deny_no_verify(&env);
+    // The man pages and completions came with it.
+    for file in [
+        "man/man1/amplihack.1",
+        "man/man1/amplihack-hooks.1",
+        "bash-completion/completions/amplihack",
+        "fish/vendor_completions.d/amplihack-hooks.fish",
+    ] {
+        assert!(
+            env.home.join(".local/share").join(file).is_file(),
+            "curl | sh installed no {file}"
+        );
+    }
 
     // update --check only reports; update moves both binaries and re-registers.
     let check = amplihack(&env, &releases, &["update", "--check"]);

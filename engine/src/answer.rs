@@ -137,11 +137,16 @@ fn from_json(event: &EventName, answer: &serde_json::Map<String, Value>) -> Repl
     };
     let specific = answer.get("hookSpecificOutput").and_then(Value::as_object);
 
+    // PermissionRequest is decided by `hookSpecificOutput.decision.behavior` alone: Claude Code
+    // 2.1.328 leaves the dialog's answer unchanged for a top-level `decision: "approve"` and
+    // rejects PreToolUse's `permissionDecision` there (observed with --plugin-dir).
+    let permission_dialog = *event == EventName::PermissionRequest;
     // Top-level decision (legacy approve/block too), then the event-specific ones, which win.
     if let Some(decision) = answer
         .get("decision")
         .and_then(Value::as_str)
         .and_then(Decision::parse)
+        .filter(|_| !permission_dialog)
     {
         reply.decision = Some(decision);
         reply.reason = text(answer.get("reason"));
@@ -151,6 +156,7 @@ fn from_json(event: &EventName, answer: &serde_json::Map<String, Value>) -> Repl
             .get("permissionDecision")
             .and_then(Value::as_str)
             .and_then(Decision::parse)
+            .filter(|_| !permission_dialog)
         {
             reply.decision = Some(decision);
             reply.reason = text(specific.get("permissionDecisionReason")).or(reply.reason.take());
@@ -250,6 +256,23 @@ mod tests {
                 deny("nope"),
                 false,
             ),
+            // PermissionRequest: only `decision.behavior` answers the dialog (Claude Code 2.1.328).
+            (E::PermissionRequest, finished(Some(0), &json!({"decision": "approve"}).to_string(), ""), Reply::default(), false),
+            (
+                E::PermissionRequest,
+                finished(Some(0), &json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "permissionDecision": "allow"}}).to_string(), ""),
+                Reply::default(),
+                false,
+            ),
+            // Stop's additionalContext reaches the model (as a reminder, the turn going on).
+            (
+                E::Stop,
+                finished(Some(0), &json!({"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": "more"}}).to_string(), ""),
+                Reply::context("more"),
+                false,
+            ),
+            // A top-level updatedInput is not read (Claude Code 2.1.328 ran the call unchanged).
+            (E::PreToolUse, finished(Some(0), &json!({"updatedInput": {"command": "x"}}).to_string(), ""), Reply::default(), false),
             (E::SessionStart, finished(Some(0), &json!({"contextInjection": "amp ctx"}).to_string(), ""), Reply::context("amp ctx"), false),
             (E::PostToolUse, finished(Some(0), &json!({"newContent": "replacement"}).to_string(), ""), Reply::context("replacement"), false),
             (

@@ -72,7 +72,8 @@ impl Background<'_> {
         std::io::Write::write_all(&mut input, spawn.stdin)
             .and_then(|()| std::io::Seek::rewind(&mut input))
             .map_err(|e| format!("temporary stdin: {e}"))?;
-        let spec = self.spec(event, plugin, spawn.command, spawn.timeout, rewake, None)?;
+        let mut spec = self.spec(event, plugin, spawn.label, spawn.timeout, rewake, None)?;
+        spec["argv"] = json!(spawn.argv);
         let mut command = self.collector(&spec, spawn.cwd, spawn.env)?;
         command.stdin(Stdio::from(input)).process_group(0);
         command.spawn().map(drop).map_err(|e| e.to_string())
@@ -92,7 +93,7 @@ impl Background<'_> {
         let mut spec = self.spec(
             event,
             plugin,
-            spawn.command,
+            spawn.label,
             timeout,
             None,
             Some((&handoff.stdout_so_far, &handoff.stderr_so_far)),
@@ -298,9 +299,17 @@ pub fn collect(spec: &str) -> i32 {
         let mut event = Vec::new();
         let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut event);
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let argv: Vec<String> = match spec.get("argv").and_then(Value::as_array) {
+            Some(argv) => argv
+                .iter()
+                .map(|a| a.as_str().unwrap_or_default().to_string())
+                .collect(),
+            None => vec!["/bin/sh".into(), "-c".into(), text("command").into()],
+        };
         execute::run(
             &Spawn {
-                command: text("command"),
+                label: text("command"),
+                argv: &argv,
                 cwd: &cwd,
                 env: &[],
                 stdin: &event,
@@ -357,6 +366,9 @@ fn adopted_output(spec: &Value, group: libc::pid_t, timeout: Duration) -> execut
     };
     pipes.out.kept = so_far("stdout_so_far");
     pipes.err.kept = so_far("stderr_so_far");
-    let ended = pipes.read_until(started + timeout, None, false);
+    let deadline = started
+        .checked_add(timeout)
+        .unwrap_or(started + Duration::from_secs(365 * 24 * 3600));
+    let ended = pipes.read_until(deadline, None, false);
     pipes.finished(None, ended == execute::Ended::TimedOut, started)
 }

@@ -6,12 +6,17 @@ use std::path::{Path, PathBuf};
 use amplihack_protocol::event::json_kind as kind;
 use serde_json::Value;
 
+use crate::handlers::{Context, HandlerKind, Kind};
+
 /// Handler timeout when none is configured (seconds). Any positive timeout is accepted, as Claude
 /// Code accepts it; a handler amplihack waits for is also bounded by amplihack's own deadline.
 pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Handler {
+    /// What it runs and how ([`Kind`]: shell form, exec form, prompt, ...).
+    pub kind: Kind,
+    /// Its label ([`HandlerKind::label`]): the shell command, or the executable and its arguments.
     pub command: String,
     pub timeout_secs: f64,
     pub is_async: bool,
@@ -39,8 +44,8 @@ pub struct PluginConfig {
     pub description: Option<String>,
     pub enabled: bool,
     pub groups: Vec<Group>,
-    /// Handlers of types other than `command` (prompt, http, agent, mcp_tool): valid for Claude
-    /// Code, not run here. Reported by `amplihack hooks validate`.
+    /// Handlers valid for Claude Code that amplihack does not run (prompt, agent, http,
+    /// mcp_tool), one note each with why. Reported by `amplihack hooks validate` and `hooks list`.
     pub skipped: Vec<String>,
 }
 
@@ -230,33 +235,23 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                         "write {\"type\": \"command\", \"command\": \"...\"}",
                     ));
                 };
-                let kind_name = checker
-                    .string_field(handler.get("type"), &format!("{at}.type"))?
-                    .unwrap_or_else(|| "command".into());
-                if kind_name != "command" {
-                    if !matches!(kind_name.as_str(), "prompt" | "agent" | "http" | "mcp_tool") {
-                        return Err(checker.error(
-                            format!("{at}.type"),
-                            format!("`{kind_name}` is not a handler type"),
-                            "use \"command\"",
-                        ));
-                    }
+                let handler_kind = Kind::parse(handler, &at)
+                    .map_err(|(field, problem, fix)| checker.error(field, problem, fix))?;
+                // Whether a kind runs here does not depend on where.
+                let nowhere = Path::new("");
+                let context = Context {
+                    plugin_root: nowhere,
+                    plugin_data: nowhere,
+                    hooks_dir: nowhere,
+                    project_dir: nowhere,
+                };
+                if let Err(why) = handler_kind.program(&context) {
                     skipped.push(format!(
-                        "{at}: type `{kind_name}` is not run by amplihack (only `command` is)"
+                        "{at}: type `{}` is not run by amplihack: {why}",
+                        handler_kind.type_name()
                     ));
-                    continue;
                 }
-                let command =
-                    match checker.string_field(handler.get("command"), &format!("{at}.command"))? {
-                        Some(c) if !c.trim().is_empty() => c,
-                        _ => {
-                            return Err(checker.error(
-                                format!("{at}.command"),
-                                "is missing or empty",
-                                "give the shell command to run",
-                            ));
-                        }
-                    };
+                let command = handler_kind.label().to_string();
                 let timeout_secs = match handler.get("timeout") {
                     None => DEFAULT_TIMEOUT_SECS,
                     Some(v) => match v.as_f64() {
@@ -288,6 +283,7 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                     })?,
                 };
                 parsed.push(Handler {
+                    kind: handler_kind,
                     command,
                     timeout_secs,
                     is_async: checker.bool_field(
@@ -426,7 +422,8 @@ mod tests {
         ]}]}}"#;
         let config = parse(Path::new("/p/hooks.json"), text).expect("valid");
         let handlers = &config.groups[0].handlers;
-        assert_eq!(handlers.len(), 2);
+        assert_eq!(handlers.len(), 3);
+        assert_eq!(handlers[2].kind.type_name(), "prompt");
         assert_eq!((handlers[0].timeout_secs, handlers[0].priority), (2.0, 5));
         assert!(handlers[1].is_async && !handlers[1].enabled && handlers[1].priority == -1);
         assert_eq!(config.skipped.len(), 1);

@@ -1,16 +1,13 @@
 //! Running one handler: `sh -c` in the project directory, in its own process group, the event on
 //! stdin, stdout and stderr captured up to a cap, and the whole group killed at its timeout.
 //!
-//! Plain threads, no async runtime: a handful of threads per handler costs microseconds, and the
-//! binary stays small and quick to start.
+//! No threads and no async runtime: [`run_all`] waits for every handler of a batch in one poll(2)
+//! on the calling thread, and the binary stays small and quick to start.
 
-use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 /// Bytes kept of each of stdout and stderr; the rest is read and dropped (so a flood cannot
@@ -22,7 +19,10 @@ pub const OUTPUT_CAP: usize = 1024 * 1024;
 const PIPE_GRACE: Duration = Duration::from_millis(100);
 
 pub struct Spawn<'a> {
-    pub command: &'a str,
+    /// What names the handler (its shell command, or its executable and arguments).
+    pub label: &'a str,
+    /// The program and its arguments (`/bin/sh -c <command>` for the shell form).
+    pub argv: &'a [String],
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
     pub stdin: &'a [u8],
@@ -44,19 +44,18 @@ pub struct Finished {
 }
 
 fn base_command(spawn: &Spawn<'_>) -> Command {
-    let mut command = Command::new("/bin/sh");
-    command
-        .arg("-c")
-        .arg(spawn.command)
-        .current_dir(spawn.cwd)
-        .process_group(0);
+    let (program, args) = match spawn.argv.split_first() {
+        Some((program, args)) => (program.as_str(), args),
+        None => ("", &[][..]),
+    };
+    let mut command = Command::new(program);
+    command.args(args).current_dir(spawn.cwd).process_group(0);
     for (key, value) in spawn.env {
         command.env(key, value);
     }
     command
 }
 
-/// Runs a handler to completion or to its timeout.
 /// The process groups of the handlers running now, so that they can be killed when amplihack is
 /// stopped (a signal from the host, or its own deadline). Plain atomics: read from a signal handler.
 static GROUPS: [std::sync::atomic::AtomicI32; 256] =
@@ -128,76 +127,336 @@ impl Ran {
 /// Runs a handler to completion or to its timeout. With `sniff_async`, a handler whose first
 /// line of stdout is `{"async": true, ...}` is handed back running ([`Ran::Declared`]).
 pub fn run(spawn: &Spawn<'_>, sniff_async: bool) -> Ran {
-    let started = Instant::now();
-    let mut command = base_command(spawn);
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            return Ran::Finished(Finished {
-                spawn_error: Some(e.to_string()),
-                duration: started.elapsed(),
-                ..Finished::default()
-            });
+    run_all(std::slice::from_ref(spawn), sniff_async)
+        .pop()
+        .unwrap_or_else(|| Ran::Finished(Finished::default()))
+}
+
+/// Runs handlers in parallel, each to completion or to its own timeout; the results in the same
+/// order. One thread does all the waiting: it feeds every handler's stdin, reads every stdout and
+/// stderr, and learns of every exit (a pidfd on Linux) in a single poll(2), with the nearest
+/// deadline as its timeout. No work is handed between threads, so a busy machine, where a woken
+/// thread waits for a core, does not add a scheduling delay per handler.
+pub fn run_all(spawns: &[Spawn<'_>], sniff_async: bool) -> Vec<Ran> {
+    let mut jobs: Vec<Job<'_>> = spawns
+        .iter()
+        .map(|spawn| Job::start(spawn, sniff_async))
+        .collect();
+    let mut fds: Vec<libc::pollfd> = Vec::with_capacity(jobs.len() * 4);
+    let mut owners: Vec<(usize, Stream)> = Vec::with_capacity(jobs.len() * 4);
+    let mut idle_checks = 0u32;
+    loop {
+        let now = Instant::now();
+        let mut wake: Option<Instant> = None;
+        let mut tick = false;
+        fds.clear();
+        owners.clear();
+        for (index, job) in jobs.iter_mut().enumerate() {
+            let Some(next) = job.step(now) else { continue };
+            wake = Some(wake.map_or(next, |w| w.min(next)));
+            tick |= job.pidfd.is_none() && job.exit.is_none();
+            for (stream, fd, events) in job.interests() {
+                fds.push(libc::pollfd {
+                    fd,
+                    events,
+                    revents: 0,
+                });
+                owners.push((index, stream));
+            }
         }
-    };
-    let pid = child.id() as libc::pid_t;
-    let slot = track(pid);
-    if let Some(mut stdin) = child.stdin.take() {
-        let input = spawn.stdin.to_vec();
-        // A handler that never reads stdin gets EPIPE or blocks only this thread.
-        thread::spawn(move || {
-            let _ = stdin.write_all(&input);
-        });
+        let Some(wake) = wake else { break };
+        let mut wait = wake.saturating_duration_since(now);
+        if tick {
+            // No pidfd (not Linux, or an old kernel): look for exits on a short, growing tick.
+            idle_checks = idle_checks.saturating_add(1);
+            wait = wait.min(Duration::from_millis(u64::from(idle_checks.min(10))));
+        }
+        let wait_ms = wait.as_micros().div_ceil(1000).min(60_000) as libc::c_int;
+        // SAFETY: poll over our own array of pollfd, its length passed with it.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
+        if ready < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            // poll itself failed (no memory): nothing more can be waited for; stop them all.
+            for job in &mut jobs {
+                job.give_up();
+            }
+            break;
+        }
+        for (fd, (index, stream)) in fds.iter().zip(&owners) {
+            if fd.revents != 0 {
+                jobs[*index].ready(*stream);
+            }
+        }
     }
-    let stdout = child.stdout.take().map(OwnedFd::from);
-    let stderr = child.stderr.take().map(OwnedFd::from);
-    // The waiter closes `exited_tx` when the handler ends: a pipe the read loop can poll.
-    let (exited_rx, exited_tx) = match std::io::pipe() {
-        Ok((rx, tx)) => (Some(rx), Some(tx)),
-        Err(_) => (None, None),
-    };
-    let (done_tx, done_rx) = mpsc::channel();
-    thread::spawn(move || {
-        let status = child.wait();
-        drop(exited_tx);
-        let _ = done_tx.send(status);
-    });
-    let deadline = started + spawn.timeout;
-    let mut pipes = Pipes::new(stdout, stderr);
-    let ended = pipes.read_until(
-        deadline,
-        exited_rx.as_ref().map(AsRawFd::as_raw_fd),
-        sniff_async,
-    );
-    if let Ended::Declared(timeout) = ended
-        && let (Some(stdout), Some(stderr)) = (pipes.out.fd.take(), pipes.err.fd.take())
-    {
-        untrack(slot);
-        return Ran::Declared(Handoff {
-            group: pid,
+    jobs.into_iter().map(Job::into_ran).collect()
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Stream {
+    Stdin,
+    Stdout,
+    Stderr,
+    Exit,
+}
+
+/// One handler being run by [`run_all`].
+struct Job<'a> {
+    started: Instant,
+    deadline: Instant,
+    child: Option<std::process::Child>,
+    pid: libc::pid_t,
+    slot: Option<usize>,
+    input: &'a [u8],
+    stdin: Option<OwnedFd>,
+    written: usize,
+    pipes: Pipes,
+    /// Readable once the handler has ended (Linux); without it, exits are looked for on a tick.
+    pidfd: Option<OwnedFd>,
+    /// Its exit code once reaped (`Some(None)`: ended by a signal).
+    exit: Option<Option<i32>>,
+    /// Set once it has ended with a pipe still open: a background child of its own holds it.
+    grace_until: Option<Instant>,
+    sniffing: bool,
+    /// Killed at its timeout; reaped (or given up on) by this time.
+    killed_until: Option<Instant>,
+    result: Option<Ran>,
+}
+
+impl<'a> Job<'a> {
+    fn start(spawn: &Spawn<'a>, sniff_async: bool) -> Job<'a> {
+        let started = Instant::now();
+        let mut job = Job {
+            started,
+            // A timeout past any clock (a plugin's `"timeout": 1e300`) is a year.
+            deadline: started
+                .checked_add(spawn.timeout)
+                .unwrap_or(started + Duration::from_secs(365 * 24 * 3600)),
+            child: None,
+            pid: 0,
+            slot: None,
+            input: spawn.stdin,
+            stdin: None,
+            written: 0,
+            pipes: Pipes::new(None, None),
+            pidfd: None,
+            exit: None,
+            grace_until: None,
+            sniffing: sniff_async,
+            killed_until: None,
+            result: None,
+        };
+        let mut command = base_command(spawn);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                job.result = Some(Ran::Finished(Finished {
+                    spawn_error: Some(e.to_string()),
+                    duration: started.elapsed(),
+                    ..Finished::default()
+                }));
+                return job;
+            }
+        };
+        job.pid = child.id() as libc::pid_t;
+        job.slot = track(job.pid);
+        job.pidfd = pidfd_open(job.pid);
+        job.stdin = child.stdin.take().map(OwnedFd::from);
+        job.pipes = Pipes::new(
+            child.stdout.take().map(OwnedFd::from),
+            child.stderr.take().map(OwnedFd::from),
+        );
+        job.child = Some(child);
+        if let Some(fd) = &job.stdin {
+            // SAFETY: fcntl on a descriptor we own. A handler that never reads its stdin must not
+            // block us: writes go out as the pipe has room.
+            unsafe {
+                let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+                libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+            }
+            job.feed();
+        }
+        job
+    }
+
+    /// Writes what the stdin pipe has room for; closes it when all is written or it is broken.
+    fn feed(&mut self) {
+        while let Some(fd) = &self.stdin {
+            let rest = &self.input[self.written..];
+            if rest.is_empty() {
+                self.stdin = None;
+                return;
+            }
+            // SAFETY: writing from our own slice to a descriptor we own.
+            let n = unsafe { libc::write(fd.as_raw_fd(), rest.as_ptr().cast(), rest.len()) };
+            if n > 0 {
+                self.written += n as usize;
+                continue;
+            }
+            match std::io::Error::last_os_error().kind() {
+                std::io::ErrorKind::Interrupted => {}
+                std::io::ErrorKind::WouldBlock => return,
+                // EPIPE: it closed its stdin without reading it all, as a handler may.
+                _ => self.stdin = None,
+            }
+        }
+    }
+
+    /// Settles what time alone decides; `None` once the job is over, else when to look again.
+    fn step(&mut self, now: Instant) -> Option<Instant> {
+        if self.result.is_some() {
+            return None;
+        }
+        if let Some(until) = self.killed_until {
+            if self.exit.is_some() || now >= until {
+                self.finish(None, true);
+                return None;
+            }
+            return Some(until);
+        }
+        if now >= self.deadline {
+            // SAFETY: killpg on the group we created for this handler (its pid is the group id).
+            unsafe { libc::killpg(self.pid, libc::SIGKILL) };
+            self.stdin = None;
+            self.pipes.out.fd = None;
+            self.pipes.err.fd = None;
+            self.killed_until = Some(now + Duration::from_secs(2));
+            self.reap();
+            return self.step(now);
+        }
+        let pipes_open = self.pipes.out.fd.is_some() || self.pipes.err.fd.is_some();
+        if self.exit.is_none() && (!pipes_open || self.pidfd.is_none()) {
+            self.reap();
+        }
+        if let Some(exit) = self.exit {
+            let grace_over = self.grace_until.is_some_and(|t| now >= t);
+            if !pipes_open || grace_over {
+                self.finish(exit, false);
+                return None;
+            }
+            let until = *self.grace_until.get_or_insert(now + PIPE_GRACE);
+            return Some(until.min(self.deadline));
+        }
+        Some(self.deadline)
+    }
+
+    /// What to poll for.
+    fn interests(&self) -> impl Iterator<Item = (Stream, RawFd, libc::c_short)> + '_ {
+        [
+            (Stream::Stdin, self.stdin.as_ref(), libc::POLLOUT),
+            (Stream::Stdout, self.pipes.out.fd.as_ref(), libc::POLLIN),
+            (Stream::Stderr, self.pipes.err.fd.as_ref(), libc::POLLIN),
+            (
+                Stream::Exit,
+                self.pidfd.as_ref().filter(|_| self.exit.is_none()),
+                libc::POLLIN,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(stream, fd, events)| fd.map(|fd| (stream, fd.as_raw_fd(), events)))
+    }
+
+    fn ready(&mut self, stream: Stream) {
+        if self.result.is_some() {
+            return;
+        }
+        match stream {
+            Stream::Stdin => self.feed(),
+            Stream::Stdout => {
+                let open = self.pipes.out.read_ready();
+                if !open {
+                    self.sniffing = false;
+                } else if self.sniffing {
+                    match sniff(&self.pipes.out.kept) {
+                        Sniff::Undecided => {}
+                        Sniff::Sync => self.sniffing = false,
+                        Sniff::Async(timeout) => self.declared(timeout),
+                    }
+                }
+            }
+            Stream::Stderr => {
+                self.pipes.err.read_ready();
+            }
+            Stream::Exit => self.reap(),
+        }
+    }
+
+    /// Collects its exit status if it has ended.
+    fn reap(&mut self) {
+        if self.exit.is_some() {
+            return;
+        }
+        match self.child.as_mut().map(std::process::Child::try_wait) {
+            Some(Ok(Some(status))) => self.exit = Some(status.code()),
+            Some(Ok(None)) => {}
+            // Not ours to wait for any more (ECHILD): count it as ended by a signal.
+            Some(Err(_)) | None => self.exit = Some(None),
+        }
+    }
+
+    /// Its first line declared it async: handed back running, with its pipes.
+    fn declared(&mut self, timeout: Option<Duration>) {
+        let (Some(stdout), Some(stderr)) = (self.pipes.out.fd.take(), self.pipes.err.fd.take())
+        else {
+            self.sniffing = false;
+            return;
+        };
+        untrack(self.slot.take());
+        self.stdin = None;
+        self.result = Some(Ran::Declared(Handoff {
+            group: self.pid,
             stdout,
             stderr,
-            stdout_so_far: pipes.out.kept,
-            stderr_so_far: pipes.err.kept,
+            stdout_so_far: std::mem::take(&mut self.pipes.out.kept),
+            stderr_so_far: std::mem::take(&mut self.pipes.err.kept),
             timeout,
-        });
+        }));
     }
-    let left = deadline.saturating_duration_since(Instant::now());
-    let (exit, timed_out) = match (&ended, done_rx.recv_timeout(left)) {
-        (Ended::TimedOut, _) | (_, Err(_)) => {
-            // SAFETY: killpg on the group we created for this handler (its pid is the group id).
-            unsafe { libc::killpg(pid, libc::SIGKILL) };
-            let _ = done_rx.recv_timeout(Duration::from_secs(2));
-            (None, true)
+
+    fn finish(&mut self, exit: Option<i32>, timed_out: bool) {
+        untrack(self.slot.take());
+        self.stdin = None;
+        let pipes = std::mem::replace(&mut self.pipes, Pipes::new(None, None));
+        self.result = Some(Ran::Finished(pipes.finished(exit, timed_out, self.started)));
+    }
+
+    /// Waiting itself failed: the handler is stopped and counts as timed out.
+    fn give_up(&mut self) {
+        if self.result.is_none() {
+            if self.pid > 0 {
+                // SAFETY: killpg on the group we created for this handler.
+                unsafe { libc::killpg(self.pid, libc::SIGKILL) };
+            }
+            self.finish(None, true);
         }
-        (_, Ok(status)) => (status.ok().and_then(|s| s.code()), false),
-    };
-    untrack(slot);
-    Ran::Finished(pipes.finished(exit, timed_out, started))
+    }
+
+    fn into_ran(mut self) -> Ran {
+        self.give_up();
+        self.result
+            .take()
+            .unwrap_or_else(|| Ran::Finished(Finished::default()))
+    }
+}
+
+/// A descriptor that becomes readable when the process ends (Linux 5.3 and later).
+#[cfg(target_os = "linux")]
+fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open(2) on our own child, not yet reaped; the new descriptor is close-on-exec
+    // and owned here.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pidfd_open(_pid: libc::pid_t) -> Option<OwnedFd> {
+    None
 }
 
 /// One output pipe being read: what was kept of it, up to [`OUTPUT_CAP`].
@@ -368,7 +627,7 @@ fn sniff(stdout: &[u8]) -> Sniff {
                 .get("asyncTimeout")
                 .and_then(serde_json::Value::as_f64)
                 .filter(|ms| *ms > 0.0)
-                .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+                .map(|ms| Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX));
             Sniff::Async(timeout)
         }
         _ => Sniff::Sync,
@@ -385,4 +644,117 @@ pub fn working_dir(candidates: &[Option<PathBuf>]) -> PathBuf {
         .cloned()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spawn<'a>(command: &'a str, stdin: &'a [u8], timeout_ms: u64) -> Spawn<'a> {
+        let argv: &'static [String] = Box::leak(Box::new([
+            "/bin/sh".to_string(),
+            "-c".to_string(),
+            command.to_string(),
+        ]));
+        Spawn {
+            label: command,
+            argv,
+            cwd: Path::new("/"),
+            env: &[],
+            stdin,
+            timeout: Duration::from_millis(timeout_ms),
+        }
+    }
+
+    /// command, stdin, timeout ms, exit, timed out, stdout
+    type Case<'a> = (&'a str, &'a [u8], u64, Option<i32>, bool, &'a str);
+
+    /// Every case runs in one batch, in parallel: the batch takes as long as its slowest handler,
+    /// and each gets its own result.
+    #[test]
+    fn one_thread_runs_a_batch_in_parallel_each_to_its_own_end() {
+        let big = vec![b'x'; 1 << 20];
+        let cases: &[Case<'_>] = &[
+            ("cat", b"the event", 5_000, Some(0), false, "the event"),
+            ("exit 3", b"", 5_000, Some(3), false, ""),
+            ("sleep 0.3; echo late", b"", 5_000, Some(0), false, "late\n"),
+            // Never reads a megabyte of stdin: neither it nor the batch blocks.
+            ("echo ignored", &big, 5_000, Some(0), false, "ignored\n"),
+            // Reads all of it.
+            (
+                "wc -c | tr -d ' '",
+                &big,
+                5_000,
+                Some(0),
+                false,
+                "1048576\n",
+            ),
+            // Ends but leaves a child holding its stdout: answered after the grace period.
+            (
+                "(sleep 30 &) ; echo done",
+                b"",
+                5_000,
+                Some(0),
+                false,
+                "done\n",
+            ),
+            // Killed at its timeout, with what it printed so far.
+            ("echo first; sleep 30", b"", 300, None, true, "first\n"),
+        ];
+        let spawns: Vec<Spawn<'_>> = cases
+            .iter()
+            .map(|(command, stdin, timeout, ..)| spawn(command, stdin, *timeout))
+            .collect();
+        let started = Instant::now();
+        let ran = run_all(&spawns, false);
+        let took = started.elapsed();
+        assert_eq!(ran.len(), cases.len());
+        for (ran, (command, _, _, exit, timed_out, stdout)) in ran.into_iter().zip(cases) {
+            let finished = ran.finished();
+            assert_eq!(finished.exit, *exit, "{command}: {finished:?}");
+            assert_eq!(finished.timed_out, *timed_out, "{command}: {finished:?}");
+            assert_eq!(finished.stdout, *stdout, "{command}: {finished:?}");
+        }
+        // In sequence it would take at least 0.3 + 0.3 + 0.1 s; in parallel about 0.3 s.
+        assert!(took < Duration::from_millis(650), "took {took:?}");
+    }
+
+    #[test]
+    fn output_past_the_cap_is_dropped_and_reported() {
+        let ran = run(&spawn("head -c 3000000 /dev/zero", b"", 10_000), false).finished();
+        assert_eq!(ran.exit, Some(0));
+        assert!(ran.truncated);
+        assert_eq!(ran.stdout.len(), OUTPUT_CAP);
+    }
+
+    #[test]
+    fn a_first_line_declaring_async_hands_the_handler_back_running() {
+        let ran = run(
+            &spawn(
+                "echo '{\"async\": true, \"asyncTimeout\": 500}'; sleep 1",
+                b"",
+                5_000,
+            ),
+            true,
+        );
+        let Ran::Declared(handoff) = ran else {
+            panic!("not handed back");
+        };
+        assert_eq!(handoff.timeout, Some(Duration::from_millis(500)));
+        // SAFETY: the group is the handler's own.
+        unsafe { libc::killpg(handoff.group, libc::SIGKILL) };
+    }
+
+    #[test]
+    fn a_command_that_cannot_start_says_why() {
+        let ran = run(
+            &Spawn {
+                cwd: Path::new("/no/such/dir"),
+                ..spawn("true", b"", 1_000)
+            },
+            false,
+        )
+        .finished();
+        assert!(ran.spawn_error.is_some(), "{ran:?}");
+    }
 }

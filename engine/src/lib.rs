@@ -4,7 +4,8 @@
 //!
 //! * [`discovery`]: which plugins, in which order; [`config`]: their schema;
 //! * [`matcher`]: Claude Code's matcher rules;
-//! * [`execute`]: one handler as a process group with a timeout and output caps;
+//! * [`handlers`]: the handler kinds (shell form, exec form, prompt, agent, http, mcp_tool);
+//! * [`execute`]: handlers as process groups with timeouts and output caps;
 //! * [`answer`]: one handler's output read as Claude Code reads it;
 //! * [`background`]: handlers that answer later (`async`, `asyncRewake`, `{"async": true}`);
 //! * [`forward`]: priorities, parallelism, merging, trust, the session env file;
@@ -18,5 +19,7 @@ pub mod config;
 pub mod discovery;
 pub mod execute;
 pub mod forward;
+pub mod handlers;
 pub mod matcher;
 pub mod stop_guard;
+pub mod trust_scope;

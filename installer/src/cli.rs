@@ -26,6 +26,26 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Commands {
+    /// Print the shell completion script of amplihack or amplihack-hooks
+    ///
+    /// bash: `amplihack completions bash > ~/.local/share/bash-completion/completions/amplihack`;
+    /// zsh: `amplihack completions zsh > "${fpath[1]}/_amplihack"`;
+    /// fish: `amplihack completions fish > ~/.config/fish/completions/amplihack.fish`.
+    /// `amplihack install` writes them for you.
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+        /// The program to complete
+        #[arg(long, value_enum, default_value = "amplihack")]
+        binary: crate::docs::Binary,
+    },
+    /// Write every completion script and man page of both binaries under DIR (release archives)
+    #[command(hide = true)]
+    Docs {
+        /// Where: DIR/completions/<shell>/ and DIR/man/man1/
+        dir: PathBuf,
+    },
     /// Deploy the binaries and register the hooks (idempotent; repairs paths after a move)
     Install {
         /// Where to register: your user settings, or this project's (shared or local)
@@ -261,11 +281,52 @@ fn run_hooks_command(
     command: HooksCommand,
     project: &std::path::Path,
 ) -> Result<Outcome, CommandError> {
+    let ctx = crate::user_hooks::Context::new(project)?;
+    let changes_plugins = matches!(
+        command,
+        HooksCommand::Install { .. }
+            | HooksCommand::Enable { .. }
+            | HooksCommand::Disable { .. }
+            | HooksCommand::Trust
+            | HooksCommand::Untrust
+            | HooksCommand::ImportClaude { .. }
+    );
+    let outcome = run_hooks_subcommand(command, &ctx)?;
+    Ok(if changes_plugins {
+        with_plugin_events(outcome, &ctx)
+    } else {
+        outcome
+    })
+}
+
+/// After a change to the plugins: Claude Code's registrations follow the events they need.
+fn with_plugin_events(mut outcome: Outcome, ctx: &crate::user_hooks::Context) -> Outcome {
+    let lines = match crate::plugin_events::sync(ctx) {
+        Ok(lines) => lines,
+        Err(CommandError(message)) => {
+            vec![format!(
+                "plugin events could not be registered with Claude Code: {message}"
+            )]
+        }
+    };
+    for line in &lines {
+        outcome.text.push_str(line);
+        outcome.text.push('\n');
+    }
+    if !lines.is_empty() {
+        outcome.json["plugin_events"] = serde_json::json!(lines);
+    }
+    outcome
+}
+
+fn run_hooks_subcommand(
+    command: HooksCommand,
+    ctx: &crate::user_hooks::Context,
+) -> Result<Outcome, CommandError> {
     use crate::user_hooks::{self, InstallArgs, TestArgs};
-    let ctx = user_hooks::Context::new(project)?;
     match command {
-        HooksCommand::List => user_hooks::list(&ctx),
-        HooksCommand::Validate { files } => user_hooks::validate(&ctx, &files),
+        HooksCommand::List => user_hooks::list(ctx),
+        HooksCommand::Validate { files } => user_hooks::validate(ctx, &files),
         HooksCommand::Test {
             event,
             tool,
@@ -273,7 +334,7 @@ fn run_hooks_command(
             payload,
             host,
         } => user_hooks::test(
-            &ctx,
+            ctx,
             &TestArgs {
                 event,
                 tool,
@@ -282,10 +343,10 @@ fn run_hooks_command(
                 host: host.into(),
             },
         ),
-        HooksCommand::Enable { name } => user_hooks::set_enabled(&ctx, &name, true),
-        HooksCommand::Disable { name } => user_hooks::set_enabled(&ctx, &name, false),
-        HooksCommand::Trust => user_hooks::trust(&ctx, true),
-        HooksCommand::Untrust => user_hooks::trust(&ctx, false),
+        HooksCommand::Enable { name } => user_hooks::set_enabled(ctx, &name, true),
+        HooksCommand::Disable { name } => user_hooks::set_enabled(ctx, &name, false),
+        HooksCommand::Trust => user_hooks::trust(ctx, true),
+        HooksCommand::Untrust => user_hooks::trust(ctx, false),
         HooksCommand::Install {
             source,
             name,
@@ -293,7 +354,7 @@ fn run_hooks_command(
             force,
             yes: _,
         } => user_hooks::install(
-            &ctx,
+            ctx,
             &InstallArgs {
                 source,
                 name,
@@ -302,7 +363,7 @@ fn run_hooks_command(
             },
         ),
         HooksCommand::ImportClaude { from, level } => {
-            user_hooks::import_claude(&ctx, from.as_deref(), level == HooksLevel::Project)
+            user_hooks::import_claude(ctx, from.as_deref(), level == HooksLevel::Project)
         }
     }
 }
@@ -323,6 +384,17 @@ pub fn main() -> i32 {
         .clone()
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
     let result: Result<Outcome, CommandError> = match cli.command {
+        Commands::Completions { shell, binary } => {
+            let script = crate::docs::completions(shell, binary);
+            return write_stdout(&script);
+        }
+        Commands::Docs { dir } => crate::docs::write_all(&dir)
+            .map(|written| Outcome {
+                text: format!("wrote {} files under {}\n", written.len(), dir.display()),
+                json: serde_json::json!({"written": written}),
+                code: 0,
+            })
+            .map_err(|e| CommandError(format!("{}: {e}", dir.display()))),
         Commands::Install {
             scope,
             host,
@@ -336,7 +408,14 @@ pub fn main() -> i32 {
             bin_dir,
             dry_run,
             detail: detail(verbose),
-            project,
+            project: project.clone(),
+        })
+        .map(|outcome| {
+            // The plugins' events too, now that amplihack's own entries are in place.
+            match crate::user_hooks::Context::new(&project) {
+                Ok(ctx) if !dry_run && host.claude() => with_plugin_events(outcome, &ctx),
+                _ => outcome,
+            }
         }),
         Commands::Uninstall {
             scope,
@@ -346,15 +425,35 @@ pub fn main() -> i32 {
             dry_run,
             verbose,
             yes: _,
-        } => commands::uninstall(&UninstallArgs {
-            scope,
-            host,
-            bin_dir,
-            keep_binaries,
-            dry_run,
-            detail: detail(verbose),
-            project,
-        }),
+        } => {
+            // The plugin handler groups amplihack copied for Claude Code (prompt, agent, http,
+            // mcp_tool) are recorded in its state, not recognisable in the file: removed first.
+            let copied = if host.claude() && scope.is_none() {
+                Locations::from_env(&project)
+                    .map_err(CommandError)
+                    .and_then(|l| crate::plugin_events::remove_host_groups(&l, dry_run))
+            } else {
+                Ok(Vec::new())
+            };
+            copied.and_then(|lines| {
+                commands::uninstall(&UninstallArgs {
+                    scope,
+                    host,
+                    bin_dir,
+                    keep_binaries,
+                    dry_run,
+                    detail: detail(verbose),
+                    project,
+                })
+                .map(|mut outcome| {
+                    for line in lines {
+                        outcome.text.push_str(&line);
+                        outcome.text.push('\n');
+                    }
+                    outcome
+                })
+            })
+        }
         Commands::Doctor {
             fix,
             bin_dir,
@@ -405,6 +504,10 @@ pub fn main() -> i32 {
                 MemoryCommand::Forget { id } => crate::memory::forget(&l, &id),
             }),
     };
+    // amplihack's own records found damaged on the way: set aside, and said once.
+    for note in amplihack_state::files::take_notes() {
+        eprintln!("amplihack: warning: {note}");
+    }
     match result {
         Ok(outcome) => {
             if cli.json {
@@ -422,6 +525,14 @@ pub fn main() -> i32 {
             1
         }
     }
+}
+
+/// Raw bytes to stdout; a reader that went away is not an error of ours.
+fn write_stdout(bytes: &[u8]) -> i32 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
+    0
 }
 
 #[cfg(test)]

@@ -197,11 +197,15 @@ const MODULE_FILES: [(&str, &str); 3] = [
 /// else `~/.local/share/amplihack/amplifier-module`. This path is the module's `source` in
 /// Amplifier's settings.
 pub fn module_dir(home: &Path) -> PathBuf {
+    data_home(home).join("amplihack/amplifier-module")
+}
+
+/// `$XDG_DATA_HOME`, else `~/.local/share`.
+pub fn data_home(home: &Path) -> PathBuf {
     std::env::var_os("XDG_DATA_HOME")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| home.join(".local/share"))
-        .join("amplihack/amplifier-module")
 }
 
 /// The app bundle amplihack deploys for the Amplifier app (listed under `bundle.app` in its

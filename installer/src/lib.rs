@@ -8,6 +8,7 @@
 //! * [`deploy`]: copying the binaries into the bin directory;
 //! * [`commands`]: `install`, `uninstall`, `doctor`, `status`, `reregister`, one module each;
 //! * [`user_hooks`]: `amplihack hooks …`, the user's own hook plugins;
+//! * [`plugin_events`]: Claude Code registrations for the events the user's plugins need;
 //! * [`lock`]: `amplihack lock|unlock`; [`memory`]: `amplihack memory …`;
 //! * [`update`]: `amplihack update`, from verified release archives;
 //! * [`cli`]: the command line.
@@ -15,8 +16,10 @@
 pub mod cli;
 pub mod commands;
 pub mod deploy;
+pub mod docs;
 pub mod lock;
 pub mod memory;
+pub mod plugin_events;
 pub mod scopes;
 pub mod update;
 pub mod user_hooks;

@@ -41,15 +41,15 @@ impl Context {
         Ok(Context { locations })
     }
 
-    fn user_dir(&self) -> PathBuf {
+    pub(crate) fn user_dir(&self) -> PathBuf {
         self.locations.home.join(".amplifier/hooks")
     }
 
-    fn project_dir(&self) -> PathBuf {
+    pub(crate) fn project_dir(&self) -> PathBuf {
         self.locations.project.join(".amplifier/hooks")
     }
 
-    fn levels(&self) -> Vec<(Level, PathBuf)> {
+    pub(crate) fn levels(&self) -> Vec<(Level, PathBuf)> {
         let mut levels = vec![(Level::User, self.user_dir())];
         if !discovery::same_dir(&self.project_dir(), &self.user_dir()) {
             levels.push((Level::Project, self.project_dir()));
@@ -57,25 +57,24 @@ impl Context {
         levels
     }
 
-    fn plugins(&self) -> Vec<Plugin> {
+    pub(crate) fn plugins(&self) -> Vec<Plugin> {
         self.levels()
             .iter()
             .flat_map(|(level, dir)| discovery::load_level(dir, *level))
             .collect()
     }
 
-    fn state(&self) -> StateDir {
+    pub(crate) fn state(&self) -> StateDir {
         self.locations.state()
     }
 
-    fn project_files(&self) -> Vec<PathBuf> {
-        discovery::plugin_files(&self.project_dir())
-            .into_iter()
-            .map(|(_, _, file)| file)
-            .collect()
+    /// Every file the project's plugins run: what trusting them covers.
+    pub(crate) fn project_files(&self) -> Vec<PathBuf> {
+        let plugins = discovery::load_level(&self.project_dir(), Level::Project);
+        amplihack_engine::trust_scope::files_to_trust(&self.locations.project, &plugins)
     }
 
-    fn project_trusted(&self) -> bool {
+    pub(crate) fn project_trusted(&self) -> bool {
         trust::is_trusted(
             &self.state(),
             &self.locations.project,
@@ -93,6 +92,7 @@ fn outcome_of(command: &str, text: String, json: Value, code: i32) -> Outcome {
 pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
     let disabled = plugins::disabled(&ctx.state());
     let trusted = ctx.project_trusted();
+    let (version, registered, claude_registered) = crate::plugin_events::delivery(ctx);
     let mut text = String::new();
     let mut items = Vec::new();
     for (level, dir) in ctx.levels() {
@@ -104,10 +104,19 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
         for plugin in plugins {
             let is_disabled =
                 disabled.contains(&plugin.root) || plugin.config.as_ref().is_ok_and(|c| !c.enabled);
+            // What does not reach the plugin: events no host delivers (under Claude Code, when
+            // amplihack is registered there), and handler kinds amplihack does not run.
+            let undelivered = if claude_registered {
+                crate::plugin_events::undelivered(&plugin, version, &registered)
+            } else {
+                Vec::new()
+            };
+            let not_run = crate::plugin_events::not_run(&plugin, version, claude_registered);
             let state = match (&plugin.config, level, trusted, is_disabled) {
                 (Err(_), ..) => "invalid",
                 (_, _, _, true) => "disabled",
                 (_, Level::Project, false, _) => "untrusted",
+                _ if !undelivered.is_empty() || !not_run.is_empty() => "partial",
                 _ => "active",
             };
             let events: Vec<String> = match &plugin.config {
@@ -133,7 +142,17 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
                 state,
                 events.join(", ")
             ));
-            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events}));
+            for (event, why) in &undelivered {
+                text.push_str(&format!("    {event} never reaches it: {why}\n"));
+            }
+            for note in &not_run {
+                text.push_str(&format!("    not run: {note}\n"));
+            }
+            let undelivered_json: Vec<Value> = undelivered
+                .iter()
+                .map(|(event, why)| json!({"event": event, "why": why}))
+                .collect();
+            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_run": not_run}));
         }
     }
     Ok(outcome_of("list", text, json!({"plugins": items}), 0))
@@ -426,7 +445,7 @@ fn retrust_after(
     if !project {
         return Ok(());
     }
-    if was_trusted || ctx.project_files().len() == 1 {
+    if was_trusted || discovery::plugin_files(&ctx.project_dir()).len() == 1 {
         record_trust(ctx, Some(trust::fingerprint(&ctx.project_files())))?;
         text.push_str("the project's hooks stay trusted\n");
     } else {

@@ -81,8 +81,14 @@ impl EventName {
     /// Looks an event up by its Claude Code name. `PreToolUse`, `preToolUse`, `pre_tool_use` and
     /// `pre-tool-use` are the same event: spelling drift between hosts must not turn a known event
     /// into an unknown one that would skip our checks.
+    ///
+    /// `SessionStop`, the name amplihack's specification and its predecessor give the end of a
+    /// session, is `SessionEnd`.
     pub fn parse(name: &str) -> EventName {
         let wanted = fold(name);
+        if wanted == "sessionstop" {
+            return EventName::SessionEnd;
+        }
         EventName::KNOWN
             .iter()
             .find(|known| fold(known.as_str()) == wanted)
@@ -327,12 +333,6 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn req_any(&self, names: &[&'static str]) -> Result<Value, InvalidInput> {
-        self.find(names)
-            .map(|(_, v)| v.clone())
-            .ok_or_else(|| self.missing(names[0]))
-    }
-
     fn tool_call(&self) -> Result<ToolCall, InvalidInput> {
         let name = self.req_str(&["tool_name", "toolName"])?;
         Ok(ToolCall {
@@ -428,13 +428,11 @@ impl HookEvent {
             }
             E::PostToolUse => Payload::ToolResult {
                 call: f.tool_call()?,
-                // Amplifier's bridge names it `tool_result`.
-                response: f.req_any(&[
-                    "tool_response",
-                    "tool_result",
-                    "toolResponse",
-                    "toolResult",
-                ])?,
+                // Optional in amplihack's contract (`Null` when absent); Amplifier's bridge names
+                // it `tool_result`.
+                response: f
+                    .find(&["tool_response", "tool_result", "toolResponse", "toolResult"])
+                    .map_or(Value::Null, |(_, v)| v.clone()),
             },
             E::PostToolUseFailure => Payload::ToolFailure {
                 call: f.tool_call()?,
@@ -452,7 +450,14 @@ impl HookEvent {
                 };
                 Payload::ToolBatch { calls }
             }
-            E::UserPromptSubmit | E::UserPromptExpansion => Payload::Prompt {
+            // The contract requires nothing of UserPromptSubmit beyond its name: no prompt is an
+            // empty one. UserPromptExpansion (Claude Code only) always carries its prompt.
+            E::UserPromptSubmit => Payload::Prompt {
+                prompt: f
+                    .opt_str(&["prompt", "user_prompt", "userPrompt"])?
+                    .unwrap_or_default(),
+            },
+            E::UserPromptExpansion => Payload::Prompt {
                 prompt: f.req_str(&["prompt", "user_prompt", "userPrompt"])?,
             },
             E::Stop | E::SubagentStop => Payload::Stop {
@@ -463,8 +468,11 @@ impl HookEvent {
                 last_assistant_message: f
                     .opt_str(&["last_assistant_message", "lastAssistantMessage"])?,
             },
+            // Nothing required beyond the name: a session with no source is a new one.
             E::SessionStart => Payload::SessionStart {
-                source: f.req_str(&["source", "trigger"])?,
+                source: f
+                    .opt_str(&["source", "trigger"])?
+                    .unwrap_or_else(|| "startup".into()),
             },
             E::SessionEnd => Payload::SessionEnd {
                 reason: f.opt_str(&["reason"])?,

@@ -213,16 +213,26 @@ pub const HOOKS: &[Hook] = &[
     },
 ];
 
-/// Subcommand names earlier amplihack versions registered (amplihack-rs), recognised so that an
-/// upgrade replaces them.
-pub const LEGACY_SUBCOMMANDS: &[&str] = &[
-    "session-stop-event",
-    "session-stop",
-    "user-prompt",
-    "agentStop",
-    "sessionEnd",
-    "precommit-prefs",
+/// Subcommand names earlier amplihack versions registered (amplihack-rs), with the row each
+/// became: a registration they left behind keeps working until `install` (or the session-start
+/// repair) replaces it. `None`: retired (`precommit-prefs` never did anything), the call is
+/// drained and answered with nothing.
+pub const LEGACY_SUBCOMMANDS: &[(&str, Option<&str>)] = &[
+    ("session-stop-event", Some("session-end")),
+    ("session-stop", Some("session-end")),
+    ("sessionEnd", Some("session-end")),
+    ("user-prompt", Some("user-prompt-submit")),
+    ("agentStop", Some("stop")),
+    ("precommit-prefs", None),
 ];
+
+/// A legacy subcommand: `Some(row)` it became, `Some(None)` retired, `None` not a legacy name.
+pub fn legacy(subcommand: &str) -> Option<Option<&'static Hook>> {
+    LEGACY_SUBCOMMANDS
+        .iter()
+        .find(|(name, _)| *name == subcommand)
+        .map(|(_, now)| now.and_then(find))
+}
 
 pub fn find(subcommand: &str) -> Option<&'static Hook> {
     HOOKS.iter().find(|h| h.subcommand == subcommand)

@@ -281,21 +281,6 @@ fn invalid_input_is_never_mistaken_for_an_unknown_event() {
             "`tool_name` must be a string, found a number",
         ),
         (
-            b"{\"tool_name\":\"Bash\",\"tool_input\":{}}",
-            Some(EventName::PostToolUse),
-            "missing the required field `tool_response`",
-        ),
-        (
-            b"{}",
-            Some(EventName::UserPromptSubmit),
-            "missing the required field `prompt`",
-        ),
-        (
-            b"{}",
-            Some(EventName::SessionStart),
-            "missing the required field `source`",
-        ),
-        (
             b"{\"stop_hook_active\":\"yes\"}",
             Some(EventName::Stop),
             "`stop_hook_active` must be a boolean",
@@ -326,6 +311,16 @@ fn invalid_input_is_never_mistaken_for_an_unknown_event() {
             "`hook_event_name` must be a string",
         ),
         (b"{\"prompt\":\"x\"}", None, "no `hook_event_name`"),
+        (
+            b"{\"hook_event_name\":\"PostToolUse\",\"tool_name\":\"Bash\"}",
+            None,
+            "PostToolUse event is missing the required field `tool_input`",
+        ),
+        (
+            b"{\"hook_event_name\":\"UserPromptExpansion\"}",
+            None,
+            "missing the required field `prompt`",
+        ),
     ];
     for (bytes, implied, expected) in cases {
         let shown = String::from_utf8_lossy(bytes);
@@ -337,4 +332,95 @@ fn invalid_input_is_never_mistaken_for_an_unknown_event() {
             ),
         }
     }
+}
+
+/// amplihack's hook specification, "Hook Input JSON Contract":
+/// the required and optional fields per event, with `SessionStop` the end of a session.
+#[test]
+fn the_specified_contract_requires_only_what_it_lists() {
+    let cases = [
+        (
+            json!({"hook_event_name":"SessionStart"}),
+            EventName::SessionStart,
+            Payload::SessionStart {
+                source: "startup".into(),
+            },
+        ),
+        (
+            json!({"hook_event_name":"UserPromptSubmit"}),
+            EventName::UserPromptSubmit,
+            Payload::Prompt {
+                prompt: String::new(),
+            },
+        ),
+        (
+            json!({"hook_event_name":"UserPromptSubmit","user_prompt":"hi"}),
+            EventName::UserPromptSubmit,
+            Payload::Prompt {
+                prompt: "hi".into(),
+            },
+        ),
+        (
+            json!({"hook_event_name":"Stop"}),
+            EventName::Stop,
+            Payload::Stop {
+                stop_hook_active: false,
+                last_assistant_message: None,
+            },
+        ),
+        (
+            json!({"hook_event_name":"PreCompact"}),
+            EventName::PreCompact,
+            Payload::Compact { trigger: None },
+        ),
+        (
+            json!({"hook_event_name":"SessionStop"}),
+            EventName::SessionEnd,
+            Payload::SessionEnd { reason: None },
+        ),
+        (
+            json!({"hookEventName":"SessionStop","transcriptPath":"/t"}),
+            EventName::SessionEnd,
+            Payload::SessionEnd { reason: None },
+        ),
+        (
+            json!({"hook_event_name":"session_stop"}),
+            EventName::SessionEnd,
+            Payload::SessionEnd { reason: None },
+        ),
+        (
+            json!({"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}),
+            EventName::PostToolUse,
+            Payload::ToolResult {
+                call: amplihack_protocol::ToolCall {
+                    name: "Bash".into(),
+                    input: json!({"command":"ls"}),
+                    use_id: None,
+                },
+                response: serde_json::Value::Null,
+            },
+        ),
+    ];
+    for (payload, name, want) in cases {
+        let event = parse(payload.clone(), None).unwrap_or_else(|e| panic!("{payload}: {e}"));
+        assert_eq!(event.name, name, "{payload}");
+        assert_eq!(event.payload, want, "{payload}");
+    }
+    // The optional fields, when present, are read.
+    let stop = parse(
+        json!({"hook_event_name":"SessionStop","session_id":"s","transcript_path":"/t"}),
+        None,
+    )
+    .expect("parse");
+    assert_eq!(
+        (stop.session_id.as_deref(), stop.transcript_path.as_deref()),
+        (Some("s"), Some("/t"))
+    );
+    // A future event with a valid discriminator is Unknown, untouched.
+    let future = parse(
+        json!({"hook_event_name":"FutureEvent","payload":{"anything":true}}),
+        None,
+    )
+    .expect("parse");
+    assert_eq!(future.name, EventName::Unknown("FutureEvent".into()));
 }

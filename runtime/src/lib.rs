@@ -19,7 +19,7 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use amplihack_engine::forward;
@@ -52,6 +52,9 @@ struct Invocation {
 
 enum Command {
     Run(Invocation),
+    /// A predecessor's subcommand that did nothing (`precommit-prefs`): drain stdin, answer
+    /// nothing, exit 0.
+    Retired,
     Help,
     Version,
     Table,
@@ -100,14 +103,18 @@ fn parse_args(args: &[OsString]) -> Result<Command, String> {
                     })?);
             }
             other if subcommand.is_none() && !other.starts_with('-') => {
-                subcommand = Some(table::find(other).ok_or_else(|| {
-                    let hint = Hook::suggest(other)
-                        .map(|s| format!("; did you mean `{s}`?"))
-                        .unwrap_or_default();
-                    format!(
-                        "unknown subcommand `{other}`{hint} (run `amplihack-hooks --help` for the list)"
-                    )
-                })?);
+                subcommand = Some(match (table::find(other), table::legacy(other)) {
+                    (Some(hook), _) | (None, Some(Some(hook))) => hook,
+                    (None, Some(None)) => return Ok(Command::Retired),
+                    (None, None) => {
+                        let hint = Hook::suggest(other)
+                            .map(|s| format!("; did you mean `{s}`?"))
+                            .unwrap_or_default();
+                        return Err(format!(
+                            "unknown subcommand `{other}`{hint} (run `amplihack-hooks --help` for the list)"
+                        ));
+                    }
+                });
             }
             other => {
                 return Err(format!(
@@ -130,10 +137,19 @@ pub fn main(args: Vec<OsString>) -> i32 {
         on_stop_signals();
         return amplihack_engine::background::collect(&spec.to_string_lossy());
     }
+    if let [flag, row, ms] = args.as_slice()
+        && flag == DEADLINE_FLAG
+    {
+        return deadline_exceeded(&row.to_string_lossy(), &ms.to_string_lossy());
+    }
     let invocation = match parse_args(&args) {
         Ok(Command::Help) => return write_stdout(&usage(), 0),
         Ok(Command::Version) => return write_stdout(&format!("amplihack-hooks {VERSION}\n"), 0),
         Ok(Command::Table) => return write_stdout(&table_json(), 0),
+        Ok(Command::Retired) => {
+            let _ = read_stdin();
+            return 0;
+        }
         Ok(Command::Run(invocation)) => invocation,
         Err(message) => {
             eprintln!("amplihack-hooks: {message}");
@@ -159,7 +175,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     let deadline = deadline(invocation.subcommand);
     let started = Instant::now();
     on_stop_signals();
-    arm_watchdog(name, deadline);
+    arm_watchdog(invocation.subcommand, deadline);
 
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| handle(&invocation, started + deadline)));
     if FINISHED.swap(true, Ordering::SeqCst) {
@@ -246,24 +262,113 @@ fn on_stop_signals() {
     }
 }
 
-fn arm_watchdog(name: &'static str, after: Duration) {
-    let spawned = std::thread::Builder::new()
-        .name("deadline".into())
-        .spawn(move || {
-            std::thread::sleep(after);
-            if !FINISHED.swap(true, Ordering::SeqCst) {
-                forward::kill_handlers();
-                report(
-                    name,
-                    "deadline exceeded, event let through",
-                    &format!("no answer after {} ms", after.as_millis()),
-                );
-                std::process::exit(0);
-            }
-        });
-    if let Err(e) = spawned {
-        report(name, "watchdog unavailable", &e.to_string());
+/// The deadline's re-exec flag: the watchdog replaces the process image with
+/// `amplihack-hooks --deadline-exceeded <row> <ms>`, which reports and exits 0.
+const DEADLINE_FLAG: &str = "--deadline-exceeded";
+static DEADLINE_ROW: AtomicUsize = AtomicUsize::new(0);
+static DEADLINE_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Arms a one-shot `ITIMER_REAL` for the subcommand's deadline. No thread: a call pays two
+/// system calls, not a thread's start. When it fires first, the handler kills the handlers'
+/// groups and re-executes this binary to write the report (a signal handler may not allocate,
+/// format or take locks; `execve` is async-signal-safe), so the failure is still one line on
+/// stderr and one in the log, and the exit status is 0 with nothing on stdout.
+fn arm_watchdog(subcommand: &'static Hook, after: Duration) {
+    let row = HOOKS
+        .iter()
+        .position(|h| h.subcommand == subcommand.subcommand)
+        .unwrap_or_default();
+    DEADLINE_ROW.store(row, Ordering::SeqCst);
+    DEADLINE_MS.store(after.as_millis() as u64, Ordering::SeqCst);
+    // SAFETY: installs a handler that only uses async-signal-safe calls; the timer is our own.
+    let armed = unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_deadline as *const () as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        let timer = libc::itimerval {
+            it_interval: libc::timeval {
+                tv_sec: 0,
+                tv_usec: 0,
+            },
+            it_value: libc::timeval {
+                tv_sec: after.as_secs() as libc::time_t,
+                tv_usec: libc::suseconds_t::from(after.subsec_micros().max(1) as i32),
+            },
+        };
+        libc::sigaction(libc::SIGALRM, &action, std::ptr::null_mut()) == 0
+            && libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) == 0
+    };
+    if !armed {
+        report(
+            subcommand.subcommand,
+            "watchdog unavailable",
+            &std::io::Error::last_os_error().to_string(),
+        );
     }
+}
+
+unsafe extern "C" {
+    static environ: *const *const libc::c_char;
+}
+
+extern "C" fn on_deadline(_signal: libc::c_int) {
+    if FINISHED.swap(true, Ordering::SeqCst) {
+        // The answer is already on its way out.
+        return;
+    }
+    forward::kill_handlers();
+    let (mut row, mut ms) = ([0u8; 24], [0u8; 24]);
+    decimal(DEADLINE_ROW.load(Ordering::SeqCst) as u64, &mut row);
+    decimal(DEADLINE_MS.load(Ordering::SeqCst), &mut ms);
+    let argv = [
+        c"amplihack-hooks".as_ptr(),
+        c"--deadline-exceeded".as_ptr(),
+        row.as_ptr().cast::<libc::c_char>(),
+        ms.as_ptr().cast::<libc::c_char>(),
+        std::ptr::null(),
+    ];
+    const FALLBACK: &[u8] =
+        b"amplihack-hooks: deadline exceeded, event let through (the report could not be written)\n";
+    // SAFETY: execve, write and _exit are async-signal-safe; every argument is NUL-terminated.
+    unsafe {
+        libc::execve(c"/proc/self/exe".as_ptr(), argv.as_ptr(), environ);
+        libc::write(2, FALLBACK.as_ptr().cast(), FALLBACK.len());
+        libc::_exit(0);
+    }
+}
+
+/// `value` in decimal, NUL-terminated, into `out` (no allocation: used in a signal handler).
+fn decimal(mut value: u64, out: &mut [u8; 24]) {
+    let mut digits = [0u8; 20];
+    let mut n = 0;
+    loop {
+        digits[n] = b'0' + (value % 10) as u8;
+        n += 1;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    for (i, digit) in digits[..n].iter().rev().enumerate() {
+        out[i] = *digit;
+    }
+    out[n] = 0;
+}
+
+/// The re-executed watchdog: report the deadline for table row `row`, exit 0.
+fn deadline_exceeded(row: &str, ms: &str) -> i32 {
+    let name = row
+        .parse::<usize>()
+        .ok()
+        .and_then(|i| HOOKS.get(i))
+        .map_or("?", |h| h.subcommand);
+    report(
+        name,
+        "deadline exceeded, event let through",
+        &format!("no answer after {ms} ms"),
+    );
+    0
 }
 
 fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failure> {
@@ -289,19 +394,7 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
     }
     let mut event =
         HookEvent::parse(&input, invocation.subcommand.event.clone()).map_err(Failure::Invalid)?;
-    // Plugins see the tool as Claude Code names it (`Bash`, not Amplifier's `bash`).
-    let input = match (&event.payload, event.raw.get("tool_name")) {
-        (_, Some(serde_json::Value::String(raw)))
-            if event.tool().is_some_and(|t| t.name != *raw) =>
-        {
-            let mut raw = event.raw.clone();
-            let name = event.tool().map(|t| t.name.clone()).unwrap_or_default();
-            raw.insert("tool_name".into(), serde_json::Value::String(name));
-            event.raw = raw.clone();
-            serde_json::to_vec(&serde_json::Value::Object(raw)).unwrap_or(input)
-        }
-        _ => input,
-    };
+    let input = as_claude_code_names_it(&mut event, input);
     if !event.name.is_known() {
         // Forward-compatible: a newer host's event passes through untouched.
         return Ok(Rendered::default());
@@ -317,10 +410,42 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
         ctx: &ctx,
         deadline,
     });
-    for problem in &outcome.problems {
+    for problem in outcome
+        .problems
+        .iter()
+        .chain(&amplihack_state::files::take_notes())
+    {
         report(invocation.subcommand.subcommand, "note", problem);
     }
     Ok(pipeline::render(host, &event, &outcome.reply))
+}
+
+/// Plugins see the tool and the event as Claude Code names them (`Bash`, not Amplifier's `bash`;
+/// `SessionEnd`, not the specification's `SessionStop`). The host's bytes are kept otherwise.
+fn as_claude_code_names_it(event: &mut HookEvent, input: Vec<u8>) -> Vec<u8> {
+    use serde_json::Value;
+    let tool = match (event.tool(), event.raw.get("tool_name")) {
+        (Some(tool), Some(Value::String(sent))) if tool.name != *sent => Some(tool.name.clone()),
+        _ => None,
+    };
+    let name = match event.raw.get("hook_event_name") {
+        Some(Value::String(sent)) if event.name.is_known() && event.name.as_str() != sent => {
+            Some(event.name.as_str().to_string())
+        }
+        _ => None,
+    };
+    if tool.is_none() && name.is_none() {
+        return input;
+    }
+    if let Some(tool) = tool {
+        event.raw.insert("tool_name".into(), Value::String(tool));
+    }
+    if let Some(name) = name {
+        event
+            .raw
+            .insert("hook_event_name".into(), Value::String(name));
+    }
+    serde_json::to_vec(&event.raw).unwrap_or(input)
 }
 
 fn read_stdin() -> Result<Vec<u8>, Failure> {

@@ -82,7 +82,7 @@ pub fn run(call: &Call<'_>) -> Outcome {
         });
         if let Some(state) = &state {
             let var = |name: &str| call.ctx.var(name);
-            let cap = stop_guard::cap(&var);
+            let cap = stop_guard::cap(call.ctx.host, &var);
             stop_guard::apply(&mut forwarded.reply, call.event, state, cap);
         }
         outcome.problems.extend(forwarded.problems.iter().cloned());

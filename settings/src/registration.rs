@@ -73,9 +73,8 @@ pub fn recognise(command: &str) -> Option<OurHandler> {
         let subcommand = words[1..]
             .iter()
             .find(|w| !w.starts_with('-') && w.as_str() != "amplifier" && w.as_str() != "claude");
-        let known = subcommand.is_some_and(|s| {
-            table::find(s).is_some() || table::LEGACY_SUBCOMMANDS.contains(&s.as_str())
-        });
+        let known =
+            subcommand.is_some_and(|s| table::find(s).is_some() || table::legacy(s).is_some());
         if known {
             return Some(OurHandler {
                 binary: Some(program.clone()),
@@ -155,10 +154,15 @@ fn handler_is_ours(handler: &Value) -> bool {
         .is_some_and(|c| recognise(c).is_some())
 }
 
-/// Removes every amplihack handler. A wrapper emptied by that goes; so does an event key whose
-/// array we emptied when `drop_emptied_events`. The user's wrappers, and the user's handlers in a
-/// wrapper shared with ours, stay in their order. Returns whether anything was removed.
-fn strip_ours(hooks: &mut Map<String, Value>, drop_emptied_events: impl Fn(&str) -> bool) -> bool {
+/// Removes every amplihack handler but those `keep` names. A wrapper emptied by that goes; so does
+/// an event key whose array we emptied when `drop_emptied_events`. The user's wrappers, and the
+/// user's handlers in a wrapper shared with ours, stay in their order. Returns whether anything
+/// was removed.
+fn strip_ours(
+    hooks: &mut Map<String, Value>,
+    drop_emptied_events: impl Fn(&str) -> bool,
+    keep: impl Fn(&str, &Value) -> bool,
+) -> bool {
     let mut removed_any = false;
     let mut emptied = Vec::new();
     for (event, groups) in hooks.iter_mut() {
@@ -172,7 +176,7 @@ fn strip_ours(hooks: &mut Map<String, Value>, drop_emptied_events: impl Fn(&str)
                 return true;
             };
             let count = handlers.len();
-            handlers.retain(|h| !handler_is_ours(h));
+            handlers.retain(|h| !handler_is_ours(h) || keep(event, h));
             if handlers.len() == count {
                 return true;
             }
@@ -219,8 +223,16 @@ pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), Sh
             });
         }
     }
-    // Events we no longer register (legacy SessionEnd, ...) go when only ours were in them.
-    strip_ours(hooks, |event| !canonical.iter().any(|s| s.event == event));
+    // Events we no longer register (legacy SessionEnd, ...) go when only ours were in them. The
+    // entries for events only the user's plugins need are [`crate::plugin_events`]' to keep.
+    let plugin_event = |event: &str, handler: &Value| {
+        host == Host::ClaudeCode && crate::plugin_events::is_plugin_event_entry(event, handler)
+    };
+    strip_ours(
+        hooks,
+        |event| !canonical.iter().any(|s| s.event == event),
+        plugin_event,
+    );
     let mut events: Vec<&str> = canonical.iter().map(|s| s.event).collect();
     events.dedup();
     for event in events {
@@ -248,7 +260,7 @@ pub fn uninstall(settings: &mut Value) -> Result<bool, ShapeError> {
     let Some(hooks) = hooks_object(settings, false)? else {
         return Ok(false);
     };
-    Ok(strip_ours(hooks, |_| true))
+    Ok(strip_ours(hooks, |_| true, |_, _| false))
 }
 
 /// Every amplihack handler in a settings value, with its event and matcher, in file order.

@@ -209,19 +209,62 @@ impl Lock {
 }
 
 /// Reads a JSON record; `None` when the file does not exist.
+///
+/// A record that is damaged (not UTF-8, not JSON, not the record's shape) is moved aside to
+/// `<file>.damaged`, kept for the user, and read as absent: the caller starts a new one, and the
+/// damage is reported once (see [`take_notes`]), not on every call that reads it.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, StateError> {
-    let Some(text) = read_optional(path)? else {
-        return Ok(None);
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error(path, "read")(e)),
     };
-    if text.trim().is_empty() {
-        return Ok(None);
+    let parsed = match std::str::from_utf8(&bytes) {
+        Err(e) => Err(format!(
+            "not UTF-8 (invalid byte at offset {})",
+            e.valid_up_to()
+        )),
+        Ok(text) if text.trim().is_empty() => Ok(None),
+        Ok(text) => serde_json::from_str(text)
+            .map(Some)
+            .map_err(|e| e.to_string()),
+    };
+    match parsed {
+        Ok(found) => Ok(found),
+        Err(problem) => {
+            set_aside(path, &problem)?;
+            Ok(None)
+        }
     }
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| StateError::Corrupt {
-            path: path.to_path_buf(),
-            problem: e.to_string(),
-        })
+}
+
+static NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// What this process found damaged and set aside, each once; the caller reports them (the hook
+/// binary on stderr and in its failure log, `amplihack` as warnings).
+pub fn take_notes() -> Vec<String> {
+    NOTES
+        .lock()
+        .map(|mut notes| std::mem::take(&mut *notes))
+        .unwrap_or_default()
+}
+
+fn set_aside(path: &Path, problem: &str) -> Result<(), StateError> {
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(".damaged");
+    let aside = PathBuf::from(aside);
+    fs::rename(path, &aside).map_err(|_| StateError::Corrupt {
+        path: path.to_path_buf(),
+        problem: problem.to_string(),
+    })?;
+    if let Ok(mut notes) = NOTES.lock() {
+        notes.push(format!(
+            "{} was damaged ({problem}); it was moved to {} and a new one was started",
+            path.display(),
+            aside.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Writes a JSON record atomically (pretty, so a person can read it).
@@ -276,12 +319,33 @@ mod tests {
     }
 
     #[test]
-    fn corrupt_records_are_reported_not_replaced() {
+    fn damaged_records_are_set_aside_and_reported_once() {
         let root = tempfile::tempdir().expect("tempdir");
-        let path = root.path().join("r.json");
-        fs::write(&path, "{not json").expect("write");
-        let err = read_json::<serde_json::Value>(&path).expect_err("corrupt");
-        assert!(err.to_string().contains("r.json"), "{err}");
-        assert_eq!(fs::read_to_string(&path).expect("read"), "{not json");
+        for (name, bytes) in [
+            ("not-json.json", &b"{not json"[..]),
+            ("not-utf8.json", &b"{\"a\": \"\xff\"}"[..]),
+            ("wrong-shape.json", &b"[1, 2]"[..]),
+        ] {
+            let path = root.path().join(name);
+            fs::write(&path, bytes).expect("write");
+            let read = read_json::<std::collections::BTreeMap<String, String>>(&path);
+            assert!(matches!(read, Ok(None)), "{name}: {read:?}");
+            assert!(!path.exists(), "{name}");
+            let aside = root.path().join(format!("{name}.damaged"));
+            assert_eq!(fs::read(&aside).expect("kept"), bytes, "{name}");
+            // (Other tests of this process may leave notes of their own files.)
+            let ours = || -> Vec<String> {
+                take_notes()
+                    .into_iter()
+                    .filter(|n| n.contains(&path.display().to_string()))
+                    .collect()
+            };
+            let notes = ours();
+            assert_eq!(notes.len(), 1, "{name}: {notes:?}");
+            assert!(notes[0].contains(".damaged"), "{notes:?}");
+            // Once: the next read finds nothing to report.
+            assert!(matches!(read_json::<serde_json::Value>(&path), Ok(None)));
+            assert!(ours().is_empty());
+        }
     }
 }

@@ -9,16 +9,18 @@
 //! * typed records, one module each: [`session`] (per-session counters and notices),
 //!   [`memory`] (the per-project memory store), [`trust`] (trusted project plugins),
 //!   [`plugins`] (disabled plugins), [`manifest`] (what `amplihack install` registered), and
-//!   [`audit`] (one line per forwarded handler run).
+//!   [`audit`] (one line per forwarded handler run);
+//! * [`project`]: the one directory amplihack writes into a work tree, which git ignores.
 //!
-//! A record file we cannot parse is never overwritten: the caller gets [`StateError::Corrupt`]
-//! naming the file and the fix (session records, which are disposable, are moved aside instead).
+//! A record file we cannot parse is never overwritten: it is moved aside to `<file>.damaged`, a
+//! new one is started, and the damage is reported once ([`files::take_notes`]).
 
 pub mod audit;
 pub mod files;
 pub mod manifest;
 pub mod memory;
 pub mod plugins;
+pub mod project;
 pub mod session;
 pub mod time;
 pub mod trust;

@@ -25,6 +25,9 @@ pub struct Manifest {
     /// again when nothing but amplihack's entries was ever in them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created: Vec<PathBuf>,
+    /// Man pages and completion scripts `install` wrote, and the directories it made for them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub docs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,7 +60,12 @@ pub fn load(state: &StateDir) -> Result<Manifest, StateError> {
 pub fn update(state: &StateDir, change: impl FnOnce(&mut Manifest)) -> Result<(), StateError> {
     let _lock = Lock::acquire(&state.dir("locks"), "install", files::LOCK_TIMEOUT)?;
     let mut manifest = load(state)?;
+    let before = manifest.clone();
     change(&mut manifest);
+    if manifest == before {
+        // Nothing to record: no write, no fsync (a re-install changes nothing here).
+        return Ok(());
+    }
     let file = path(state);
     if manifest.is_empty() {
         match std::fs::remove_file(&file) {
@@ -76,4 +84,24 @@ pub fn records(manifest: &Manifest, host: &str, path: &Path) -> bool {
         .registrations
         .iter()
         .any(|r| r.host == host && r.path == path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    /// A re-install records nothing new: no write, no fsync (an atomic rewrite has a new inode).
+    #[test]
+    fn an_update_that_changes_nothing_writes_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::at(dir.path());
+        let inode = || std::fs::metadata(path(&state)).expect("manifest").ino();
+        update(&state, |m| m.hosts.push("claude".into())).expect("first");
+        let first = inode();
+        update(&state, |m| m.hosts.dedup()).expect("unchanged");
+        assert_eq!(inode(), first, "rewritten without a change");
+        update(&state, |m| m.hosts.push("amplifier".into())).expect("changed");
+        assert_ne!(inode(), first, "a change is written");
+    }
 }

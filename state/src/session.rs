@@ -3,7 +3,7 @@
 //! UserPromptSubmit hooks together). The session's env file (`<session>.env`) lives beside it.
 //!
 //! Session records are disposable: one that does not parse is moved aside
-//! (`<session>.json.corrupt`) and the session starts afresh, so a damaged file cannot stop
+//! (`<session>.json.damaged`, reported once) and the session starts afresh, so a damaged file cannot stop
 //! lock mode or the reminder from working, and its bytes are kept for a look.
 
 use std::path::{Path, PathBuf};
@@ -80,16 +80,7 @@ pub fn load(state: &StateDir, session: Option<&str>) -> SessionState {
 }
 
 fn read(path: &Path) -> Result<SessionState, StateError> {
-    match files::read_json::<SessionState>(path) {
-        Ok(found) => Ok(found.unwrap_or_default()),
-        Err(StateError::Corrupt { .. }) => {
-            let mut aside = path.as_os_str().to_owned();
-            aside.push(".corrupt");
-            let _ = std::fs::rename(path, PathBuf::from(aside));
-            Ok(SessionState::default())
-        }
-        Err(e) => Err(e),
-    }
+    Ok(files::read_json::<SessionState>(path)?.unwrap_or_default())
 }
 
 /// Reads, changes and writes the session's record under its lock; returns what `change`
@@ -192,7 +183,7 @@ mod tests {
         std::fs::write(&path, "{broken").expect("write");
         update(&state, Some("s"), |r| r.prompts = 1).expect("update");
         assert_eq!(load(&state, Some("s")).prompts, 1);
-        let aside = std::fs::read_to_string(format!("{}.corrupt", path.display())).expect("kept");
+        let aside = std::fs::read_to_string(format!("{}.damaged", path.display())).expect("kept");
         assert_eq!(aside, "{broken");
     }
 

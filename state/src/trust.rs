@@ -1,9 +1,14 @@
 //! Trust for project-level plugins, like `direnv allow`: `<state>/trust.json` records a SHA-256
-//! of every hooks file of each trusted project, `{"projects": {"<project>": {"<file>": "<sha>"}}}`.
-//! Any change to those files (edited, added, removed) needs trust again. Only the hooks files are
-//! hashed, not the scripts they call (as direnv hashes only `.envrc`).
+//! of every file each trusted project's plugins run (which files: the engine's `trust_scope`),
+//! `{"projects": {"<project>": {"<file>": "<sha>"}}, "stats": {...}}`. Any change to those files
+//! (edited, added, removed) needs trust again.
+//!
+//! Checking runs on every hook call of a project with plugins, so it reads no file whose size,
+//! modification time and inode are those recorded at trust time (`stats`, as git's index does);
+//! a file whose metadata moved is hashed, and trusted still when its content did not change.
 
 use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -13,42 +18,126 @@ use crate::StateDir;
 use crate::files::{self, Lock, StateError};
 use crate::memory::hex;
 
-pub type Fingerprint = BTreeMap<String, String>;
+/// What was trusted: each file's SHA-256 and its metadata then.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fingerprint {
+    pub sha: BTreeMap<String, String>,
+    pub stat: BTreeMap<String, String>,
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrustStore {
     #[serde(default)]
-    pub projects: BTreeMap<String, Fingerprint>,
+    pub projects: BTreeMap<String, BTreeMap<String, String>>,
+    /// Per project, each settled file's metadata when it was trusted.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stats: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 pub fn path(state: &StateDir) -> PathBuf {
     state.file("trust.json")
 }
 
-/// SHA-256 of each file, by path. An unreadable file hashes as such (and so is never trusted).
+fn sha_of(file: &Path) -> String {
+    match std::fs::read(file) {
+        Ok(bytes) => hex(&Sha256::digest(&bytes)),
+        Err(e) => format!("unreadable: {e}"),
+    }
+}
+
+/// `size:mtime:ctime:inode`. The change time cannot be set from user space, so content written
+/// back with its old modification time still shows.
+fn stat_of(file: &Path) -> Option<String> {
+    let m = std::fs::metadata(file).ok()?;
+    Some(format!(
+        "{}:{}.{}:{}.{}:{}",
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+        m.ino()
+    ))
+}
+
+/// A file changed this recently may change again within the file system's clock tick without its
+/// metadata moving ("racy git"): its metadata is not recorded, so it is hashed at every check.
+const RACY: std::time::Duration = std::time::Duration::from_secs(2);
+
+fn settled(file: &Path) -> bool {
+    let Ok(m) = std::fs::metadata(file) else {
+        return false;
+    };
+    let changed = std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec() as u32).max(
+        std::time::Duration::new(m.mtime().max(0) as u64, m.mtime_nsec() as u32),
+    );
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .is_ok_and(|now| changed + RACY < now)
+}
+
+/// SHA-256 and metadata of each file. An unreadable file hashes as such (and so is never trusted).
 pub fn fingerprint(files: &[PathBuf]) -> Fingerprint {
-    files
-        .iter()
-        .map(|file| {
-            let digest = match std::fs::read(file) {
-                Ok(bytes) => hex(&Sha256::digest(&bytes)),
-                Err(e) => format!("unreadable: {e}"),
-            };
-            (file.to_string_lossy().into_owned(), digest)
-        })
-        .collect()
+    let mut print = Fingerprint::default();
+    for file in files {
+        let key = file.to_string_lossy().into_owned();
+        if let Some(stat) = stat_of(file).filter(|_| settled(file)) {
+            print.stat.insert(key.clone(), stat);
+        }
+        print.sha.insert(key, sha_of(file));
+    }
+    print
 }
 
 pub fn load(state: &StateDir) -> Result<TrustStore, StateError> {
     Ok(files::read_json(&path(state))?.unwrap_or_default())
 }
 
+/// Why a project's plugins are not trusted.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Untrusted {
+    /// Never trusted (or trust was withdrawn).
+    Never,
+    /// Trusted once; this file changed, appeared or went since.
+    Changed(String),
+}
+
+/// `Ok` when `files` are exactly what was trusted for `project`.
+pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), Untrusted> {
+    let key = project.to_string_lossy();
+    let store = load(state).map_err(|_| Untrusted::Never)?;
+    let Some(trusted) = store
+        .projects
+        .get(key.as_ref())
+        .filter(|_| !files.is_empty())
+    else {
+        return Err(Untrusted::Never);
+    };
+    let stats = store.stats.get(key.as_ref());
+    for file in files {
+        let name = file.to_string_lossy();
+        let Some(sha) = trusted.get(name.as_ref()) else {
+            return Err(Untrusted::Changed(name.into_owned()));
+        };
+        let unchanged = stats
+            .and_then(|s| s.get(name.as_ref()))
+            .is_some_and(|recorded| stat_of(file).as_ref() == Some(recorded));
+        if !unchanged && sha_of(file) != *sha {
+            return Err(Untrusted::Changed(name.into_owned()));
+        }
+    }
+    match trusted
+        .keys()
+        .find(|name| !files.iter().any(|f| f.to_string_lossy() == name.as_str()))
+    {
+        Some(gone) => Err(Untrusted::Changed(gone.clone())),
+        None => Ok(()),
+    }
+}
+
 /// Whether `files` are exactly what was trusted for `project`.
 pub fn is_trusted(state: &StateDir, project: &Path, files: &[PathBuf]) -> bool {
-    !files.is_empty()
-        && load(state).is_ok_and(|store| {
-            store.projects.get(project.to_string_lossy().as_ref()) == Some(&fingerprint(files))
-        })
+    check(state, project, files).is_ok()
 }
 
 /// Records (`Some`) or withdraws (`None`) trust for `project`.
@@ -62,11 +151,80 @@ pub fn set(
     let key = project.to_string_lossy().into_owned();
     match fingerprint {
         Some(f) => {
-            store.projects.insert(key, f);
+            store.projects.insert(key.clone(), f.sha);
+            store.stats.insert(key, f.stat);
         }
         None => {
             store.projects.remove(&key);
+            store.stats.remove(&key);
         }
     }
     files::write_json(&path(state), &store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_added_or_removed_file_withdraws_trust_and_a_touch_does_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::at(dir.path().join("state"));
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        let (a, b) = (project.join("a.sh"), project.join("b.sh"));
+        std::fs::write(&a, "one").expect("write");
+        std::fs::write(&b, "two").expect("write");
+        let files = vec![a.clone(), b.clone()];
+        assert_eq!(check(&state, &project, &files), Err(Untrusted::Never));
+        set(&state, &project, Some(fingerprint(&files))).expect("trust");
+        assert_eq!(check(&state, &project, &files), Ok(()));
+        // Same content, new metadata (a checkout that rewrote it): still trusted.
+        std::fs::write(&a, "one").expect("rewrite");
+        assert_eq!(check(&state, &project, &files), Ok(()));
+        // New content of the same size.
+        std::fs::write(&a, "ONE").expect("edit");
+        let named = Err(Untrusted::Changed(a.to_string_lossy().into_owned()));
+        assert_eq!(check(&state, &project, &files), named);
+        std::fs::write(&a, "one").expect("restore");
+        // A file added, a file gone.
+        let c = project.join("c.sh");
+        std::fs::write(&c, "three").expect("write");
+        let more = vec![a.clone(), b.clone(), c.clone()];
+        let added = Err(Untrusted::Changed(c.to_string_lossy().into_owned()));
+        assert_eq!(check(&state, &project, &more), added);
+        let gone = Err(Untrusted::Changed(b.to_string_lossy().into_owned()));
+        assert_eq!(check(&state, &project, std::slice::from_ref(&a)), gone);
+        // Withdrawn.
+        set(&state, &project, None).expect("untrust");
+        assert_eq!(check(&state, &project, &files), Err(Untrusted::Never));
+    }
+
+    #[test]
+    fn settled_files_are_checked_by_metadata_and_an_edit_shows_even_with_the_old_mtime() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::at(dir.path().join("state"));
+        let file = dir.path().join("run.sh");
+        std::fs::write(&file, "echo one").expect("write");
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let set_mtime = |when| {
+            std::fs::File::options()
+                .write(true)
+                .open(&file)
+                .and_then(|f| f.set_modified(when))
+                .expect("set mtime")
+        };
+        set_mtime(old);
+        // The change time is now; a file is settled once both are past the racy window.
+        std::thread::sleep(RACY + std::time::Duration::from_millis(100));
+        let files = vec![file.clone()];
+        let print = fingerprint(&files);
+        assert_eq!(print.stat.len(), 1, "a settled file's metadata is recorded");
+        set(&state, dir.path(), Some(print)).expect("trust");
+        assert_eq!(check(&state, dir.path(), &files), Ok(()));
+        // Same size, old mtime restored: the change time still tells.
+        std::fs::write(&file, "echo two").expect("edit");
+        set_mtime(old);
+        assert!(check(&state, dir.path(), &files).is_err());
+    }
 }

@@ -1,23 +1,27 @@
 //! Startup and dispatch cost of `amplihack-hooks`, measured against starting `/bin/true` with the
-//! same stdin, interleaved in one run so both see the same machine load.
+//! same stdin, interleaved in one run so both see the same machine load. Both get the event as
+//! hosts give it: written to a pipe, then the pipe closed.
 //!
 //! It measures the binary a user gets: `$AMPLIHACK_BENCH_BINARY` (`./test.sh` passes the one
 //! `./install.sh` deployed), else the static release build of `packaging/build`.
 //!
-//! Run: `cargo bench --bench startup`. Prints the median and p90 wall time of each, the median
-//! ratio, the peak resident set size of amplihack-hooks and the binary's size, and exits non-zero
-//! when the ratio exceeds `AMPLIHACK_BENCH_MAX_RATIO` (default 1.15) or the peak RSS exceeds
-//! `AMPLIHACK_BENCH_MAX_RSS_KIB` (default 4096). It also measures what the built-ins add, the
-//! same call with them on and off: under 0.05 ms for pre-tool-use's guard, under 0.1 ms for
-//! post-tool-use's metrics line. And it checks the binary carries no TLS, HTTP client or async
-//! runtime (`rustls`, `ureq`, `tokio`) and is at most 4 MiB (`AMPLIHACK_BENCH_MAX_SIZE_KIB`), and
-//! times `amplihack install` on 1 MiB of user settings (gate 75 ms; the goal is 50).
+//! Run: `cargo bench --bench startup`. Every limit is a ratio against a reference measured in the
+//! same run, interleaved; absolute times are printed, never gated. It exits non-zero when:
+//! * amplihack-hooks' median exceeds `/bin/true`'s by more than `AMPLIHACK_BENCH_MAX_RATIO`
+//!   (default 1.1);
+//! * the built-ins make a call slower than the same call with them off (`AMPLIHACK_DISABLE=all`)
+//!   by more than 1.05x (pre-tool-use's Bash guard) or 1.08x (post-tool-use's metrics line);
+//! * `amplihack install` on 1 MiB of user settings takes more than
+//!   `AMPLIHACK_BENCH_MAX_INSTALL_RATIO` (default 1.6) times `jq .` on the same file;
+//! * the peak RSS exceeds `AMPLIHACK_BENCH_MAX_RSS_KIB` (default 4096), the binary carries a TLS,
+//!   HTTP client or async runtime (`rustls`, `ureq`, `tokio`) or exceeds 4 MiB
+//!   (`AMPLIHACK_BENCH_MAX_SIZE_KIB`).
 //!
 //! A shared 2-core machine has bursts of noise that can move one median by 10%; a measurement
 //! that falls short is taken again, up to three times in all, and the best one counts. A slower
 //! binary fails all three; a noisy minute does not fail the build.
 
-use std::fs::File;
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -30,23 +34,27 @@ struct Sample {
 
 /// Spawns, waits with `wait4` for the child's own rusage, and returns its wall time and peak RSS.
 // The child is reaped by `wait4` below (std has no wait that returns rusage).
-fn run_once(program: &Path, args: &[&str], stdin: &Path) -> Sample {
+fn run_once(program: &Path, args: &[&str], stdin: &[u8]) -> Sample {
     run_with(program, args, stdin, &[])
 }
 
+/// Runs `program` as hosts call a hook: the event written to a pipe, then the pipe closed.
 // The child is reaped by `wait4` below (std has no wait that returns rusage).
 #[allow(clippy::zombie_processes)]
-fn run_with(program: &Path, args: &[&str], stdin: &Path, env: &[(&str, &str)]) -> Sample {
-    let input = File::open(stdin).expect("payload file");
+fn run_with(program: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Sample {
     let started = Instant::now();
-    let child = Command::new(program)
+    let mut child = Command::new(program)
         .args(args)
         .envs(env.iter().copied())
-        .stdin(Stdio::from(input))
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn");
+    if let Some(mut pipe) = child.stdin.take() {
+        // A payload fits the pipe's buffer; a reader that exits first (`/bin/true`) is fine.
+        let _ = pipe.write_all(stdin);
+    }
     let mut status = 0;
     // SAFETY: rusage is plain data; wait4 fills it for our own child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -108,7 +116,7 @@ impl Measured {
     }
 }
 
-fn measure(truth: &Path, hooks: &Path, stdin: &Path, runs: usize) -> Measured {
+fn measure(truth: &Path, hooks: &Path, stdin: &[u8], runs: usize) -> Measured {
     let (mut base, mut ours, mut rss) = (Vec::new(), Vec::new(), 0i64);
     for _ in 0..10 {
         run_once(truth, &[], stdin);
@@ -136,7 +144,7 @@ fn main() {
         .find(|p| p.exists())
         .expect("/bin/true");
     let runs: usize = env_or("AMPLIHACK_BENCH_RUNS", 400);
-    let max_ratio: f64 = env_or("AMPLIHACK_BENCH_MAX_RATIO", 1.15);
+    let max_ratio: f64 = env_or("AMPLIHACK_BENCH_MAX_RATIO", 1.1);
     let max_rss: i64 = env_or("AMPLIHACK_BENCH_MAX_RSS_KIB", 4096);
     let fixtures =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-2.1.328");
@@ -151,7 +159,9 @@ fn main() {
     }
 
     let mut failed = false;
-    println!("amplihack-hooks startup benchmark: {runs} interleaved runs each, stdin from a file");
+    println!(
+        "amplihack-hooks startup benchmark: {runs} interleaved runs each, the event on a pipe"
+    );
     println!(
         "binary: {} ({} bytes)",
         hooks.display(),
@@ -161,7 +171,7 @@ fn main() {
         ("pre-tool-use, allowed Bash", "PreToolUse-Bash.json"),
         ("pre-tool-use, Write", "PreToolUse-Write.json"),
     ] {
-        let stdin = fixtures.join(payload);
+        let stdin = std::fs::read(fixtures.join(payload)).expect("payload");
         let mut best: Option<Measured> = None;
         for attempt in 1..=ATTEMPTS {
             let m = measure(&truth, &hooks, &stdin, runs);
@@ -206,21 +216,21 @@ fn main() {
     let project = sandbox.path().join("project");
     std::fs::create_dir_all(&project).expect("project");
     let project = project.to_string_lossy().into_owned();
-    for (label, subcommand, payload, limit_ms) in [
+    for (label, subcommand, payload, limit) in [
         (
             "pre-tool-use built-ins (Bash guard)",
             "pre-tool-use",
             "PreToolUse-Bash.json",
-            0.05,
+            1.05,
         ),
         (
             "post-tool-use built-ins (metrics line)",
             "post-tool-use",
             "PostToolUse-Bash.json",
-            0.1,
+            1.08,
         ),
     ] {
-        let stdin = fixtures.join(payload);
+        let stdin = std::fs::read(fixtures.join(payload)).expect("payload");
         let on = [("CLAUDE_PROJECT_DIR", project.as_str())];
         let off = [
             ("CLAUDE_PROJECT_DIR", project.as_str()),
@@ -239,24 +249,24 @@ fn main() {
             }
             with.sort();
             without.sort();
-            let added = ms(percentile(&with, 0.5)) - ms(percentile(&without, 0.5));
+            let (on_ms, off_ms) = (ms(percentile(&with, 0.5)), ms(percentile(&without, 0.5)));
+            let ratio = on_ms / off_ms;
             println!(
-                "{label:<40} on {:.3} ms | off {:.3} ms | added {added:+.3} ms (limit {limit_ms} ms){}",
-                ms(percentile(&with, 0.5)),
-                ms(percentile(&without, 0.5)),
+                "{label:<40} on {on_ms:.3} ms | off {off_ms:.3} ms | added {:+.3} ms | ratio {ratio:.3} (limit {limit}){}",
+                on_ms - off_ms,
                 if attempt > 1 {
                     format!(" (attempt {attempt})")
                 } else {
                     String::new()
                 },
             );
-            best = best.min(added);
-            if best <= limit_ms {
+            best = best.min(ratio);
+            if best <= limit {
                 break;
             }
         }
-        if best > limit_ms {
-            println!("  FAIL: {label} add {best:.3} ms, over {limit_ms} ms");
+        if best > limit {
+            println!("  FAIL: {label}: on/off ratio {best:.3}, over {limit}");
             failed = true;
         }
     }
@@ -278,12 +288,23 @@ fn main() {
         });
         let text = serde_json::to_string_pretty(&big).expect("json");
         assert!(text.len() >= 1024 * 1024, "{} bytes", text.len());
-        // The goal is under 50 ms (measured 43-45 ms here); the gate leaves room for a slower
-        // disk's fsyncs on a shared machine and still catches the 180-290 ms this once took.
-        let limit_ms = 75.0;
+        // The reference is `jq .` pretty-printing the same file, interleaved: both read, parse
+        // and write 1 MiB of JSON. Measured 1.0-1.3x here (install 42-47 ms); the 180-290 ms
+        // this once took would be 4-7x.
+        let limit = env_or("AMPLIHACK_BENCH_MAX_INSTALL_RATIO", 1.6);
+        let Some(jq) = ["/usr/bin/jq", "/bin/jq", "/usr/local/bin/jq"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.exists())
+        else {
+            println!(
+                "SKIPPED install on 1 MiB of settings: no jq, the reference it is measured against"
+            );
+            return finish(failed, &hooks, &project);
+        };
         let mut best = f64::MAX;
         for attempt in 1..=ATTEMPTS {
-            let mut times = Vec::new();
+            let (mut ours, mut reference) = (Vec::new(), Vec::new());
             for _ in 0..15 {
                 std::fs::write(&settings, &text).expect("write");
                 let started = Instant::now();
@@ -296,12 +317,24 @@ fn main() {
                     .status()
                     .expect("install");
                 assert!(status.success(), "install failed");
-                times.push(started.elapsed());
+                ours.push(started.elapsed());
+                std::fs::write(&settings, &text).expect("write");
+                let started = Instant::now();
+                let status = Command::new(&jq)
+                    .arg(".")
+                    .arg(&settings)
+                    .stdout(Stdio::null())
+                    .status()
+                    .expect("jq");
+                assert!(status.success(), "jq failed");
+                reference.push(started.elapsed());
             }
-            times.sort();
-            let median = ms(percentile(&times, 0.5));
+            ours.sort();
+            reference.sort();
+            let (ours, reference) = (ms(percentile(&ours, 0.5)), ms(percentile(&reference, 0.5)));
+            let ratio = ours / reference;
             println!(
-                "amplihack install, {} KiB of settings        median {median:.1} ms (limit {limit_ms} ms){}",
+                "amplihack install, {} KiB of settings        median {ours:.1} ms | jq . {reference:.1} ms | ratio {ratio:.2} (limit {limit}){}",
                 text.len() / 1024,
                 if attempt > 1 {
                     format!(" (attempt {attempt})")
@@ -309,20 +342,25 @@ fn main() {
                     String::new()
                 }
             );
-            best = best.min(median);
-            if best <= limit_ms {
+            best = best.min(ratio);
+            if best <= limit {
                 break;
             }
         }
-        if best > limit_ms {
+        if best > limit {
             println!(
-                "  FAIL: installing on 1 MiB of settings took {best:.1} ms, over {limit_ms} ms"
+                "  FAIL: installing on 1 MiB of settings took {best:.2}x `jq .` on the same file, over {limit}"
             );
             failed = true;
         }
     }
+    finish(failed, &hooks, &project)
+}
+
+/// The checks made after every measurement, and the exit status.
+fn finish(mut failed: bool, hooks: &Path, project: &str) {
     let metrics_lines = std::fs::read_to_string(
-        Path::new(&project).join(".claude/runtime/metrics/post_tool_use_metrics.jsonl"),
+        Path::new(project).join(".claude/runtime/metrics/post_tool_use_metrics.jsonl"),
     )
     .map(|t| t.lines().count())
     .unwrap_or(0);
@@ -333,7 +371,7 @@ fn main() {
     // TLS and HTTP belong to `amplihack update` only: the hook binary must not carry them.
     // (Checked after every run: reading the binary here would inflate the children's peak RSS.)
     {
-        let bytes = std::fs::read(&hooks).expect("read the binary");
+        let bytes = std::fs::read(hooks).expect("read the binary");
         for needle in ["rustls", "ureq", "tokio"] {
             if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
                 println!("  FAIL: amplihack-hooks contains `{needle}`");

@@ -138,6 +138,14 @@ pub fn claude_bin() -> PathBuf {
     )
 }
 
+/// The oldest Claude Code amplihack supports (pinned in tests/claude-code-2.0.30/package.json).
+pub fn oldest_claude_bin() -> PathBuf {
+    test_host(
+        "AMPLIHACK_OLDEST_CLAUDE_BIN",
+        "tests/claude-code-2.0.30/node_modules/.bin/claude",
+    )
+}
+
 /// Python with the real `amplifier-core` kernel (pinned in tests/amplifier/requirements.txt).
 pub fn kernel_python() -> PathBuf {
     test_host(
@@ -188,7 +196,20 @@ impl TestEnv {
 
     /// Runs headless Claude Code with `args` (which include `-p PROMPT`) and extra environment.
     pub fn claude_with(&self, api_url: &str, args: &[&str], env: &[(&str, &str)]) -> ClaudeRun {
-        let mut command = self.command(&claude_bin());
+        self.claude_bin_with(&claude_bin(), api_url, args, env, true)
+    }
+
+    /// [`TestEnv::claude_with`] with a Claude Code of one's choice (another version). Versions
+    /// before `--debug-file` (2.0.x) get `with_debug_file: false` and an empty debug log.
+    pub fn claude_bin_with(
+        &self,
+        claude: &Path,
+        api_url: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        with_debug_file: bool,
+    ) -> ClaudeRun {
+        let mut command = self.command(claude);
         command
             .args(args)
             .args([
@@ -209,7 +230,9 @@ impl TestEnv {
             std::process::id(),
             DEBUG_FILES.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
         ));
-        command.arg("--debug-file").arg(&debug_file);
+        if with_debug_file {
+            command.arg("--debug-file").arg(&debug_file);
+        }
         let (output, _) = run_with_timeout(command, b"", Duration::from_secs(180));
         let debug_log = std::fs::read_to_string(&debug_file).unwrap_or_default();
         let stdout = String::from_utf8_lossy(&output.stdout);

@@ -63,6 +63,22 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     }
 
     let deployment = deploy::deploy(&bin_dir, args.dry_run)?;
+    // The man pages and completions describe the binaries: written again when they changed,
+    // or when one is missing.
+    let recorded = read_manifest(&locations).docs;
+    let docs_current = !recorded.is_empty()
+        && recorded.iter().all(|p| p.exists())
+        && deployment
+            .copies
+            .iter()
+            .all(|(_, action)| *action != deploy::CopyAction::Copied);
+    let docs = if args.dry_run || docs_current {
+        Vec::new()
+    } else {
+        crate::docs::user_files(&bin_dir, &deploy::data_home(&locations.home))
+            .and_then(|files| crate::docs::install_files(&files))
+            .map_err(|e| format!("cannot write the man pages and shell completions: {e}"))?
+    };
     let bundle = if args.host.amplifier() {
         let module = deploy::deploy_module(&locations.home, args.dry_run)?;
         Some(deploy::deploy_bundle(
@@ -138,6 +154,12 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
                 let host = target.host.name().to_string();
                 if !m.hosts.contains(&host) {
                     m.hosts.push(host);
+                }
+            }
+            // Directories made by an earlier install are kept in the record, not re-found.
+            for path in docs {
+                if !m.docs.contains(&path) {
+                    m.docs.push(path);
                 }
             }
         })?;

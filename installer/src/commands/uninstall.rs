@@ -141,6 +141,13 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
         }
     }
     if !args.keep_binaries {
+        // The man pages and completions go with the binaries they describe.
+        if !args.dry_run {
+            crate::docs::remove_files(&manifest.docs);
+            manifest::update(&locations.state(), |m| m.docs.clear())?;
+        }
+    }
+    if !args.keep_binaries {
         for name in BINARIES {
             let path = bin_dir.join(name);
             if path.is_file() {

@@ -112,6 +112,7 @@ pub fn reason(dir: &Path) -> (&'static str, String) {
 
 /// Turns lock mode on (a new episode: every session's count starts again).
 pub fn lock(root: &Path, message: Option<&str>) -> std::result::Result<LockInfo, BuiltinError> {
+    amplihack_state::project::runtime_dir(root)?;
     let dir = locks_dir(root);
     files::private_dir(&dir)?;
     files::replace(

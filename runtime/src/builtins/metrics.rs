@@ -24,7 +24,9 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
         Payload::ToolFailure { call, error } => (call, false, Some(error.clone())),
         _ => return Ok(Reply::default()),
     };
-    let path = call.ctx.project_root(call.event).join(FILE);
+    let root = call.ctx.project_root(call.event);
+    amplihack_state::project::runtime_dir(&root)?;
+    let path = root.join(FILE);
     files::rotate(&path, ROTATE_AT);
     files::append_line(
         &path,

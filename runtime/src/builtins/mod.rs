@@ -7,6 +7,7 @@ pub mod agent_memory;
 pub mod bash_guard;
 pub mod lock_mode;
 pub mod metrics;
+pub mod plugin_events;
 pub mod preferences;
 pub mod reflection;
 pub mod session_context;
@@ -159,4 +160,22 @@ pub fn display_relative(root: &Path, path: &Path) -> String {
     path.strip_prefix(root)
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use amplihack_state::project::RUNTIME_DIR;
+
+    /// Everything the built-ins write into a work tree is under the directory git ignores.
+    #[test]
+    fn project_files_live_under_the_self_ignoring_runtime_directory() {
+        for path in [
+            super::metrics::FILE,
+            super::lock_mode::LOCKS_DIR,
+            super::transcript_export::LOGS_DIR,
+            super::reflection::OUTPUT_DIR,
+        ] {
+            assert!(path.starts_with(&format!("{RUNTIME_DIR}/")), "{path}");
+        }
+    }
 }

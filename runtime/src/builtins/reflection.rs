@@ -99,6 +99,7 @@ pub fn run(call: &Call<'_>, so_far: &Reply) -> Result<Reply> {
         .unwrap_or_else(|| "claude".into());
     let findings = run_claude(&program, &prompt, &root, timeout, &|n| ctx.var(n))?;
 
+    amplihack_state::project::runtime_dir(&root)?;
     let dir = root.join(OUTPUT_DIR).join(session_key(session_id));
     let path = dir.join("findings.md");
     files::replace(&path, findings.as_bytes())?;

@@ -8,7 +8,8 @@
 //! scope and in this project with different commands (the hooks would run twice: Claude Code runs
 //! identical commands from several settings files once, different ones each). The repair points
 //! every entry of the file at a binary that exists (the one this file already uses if it exists,
-//! else the one running now), and a project-level copy at the user scope's command.
+//! else the one running now), and a project-level copy at the user scope's command. The entries
+//! for the events the user's plugins need ([`super::plugin_events`]) are brought in line too.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -122,6 +123,24 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
             why.join("; "),
             binary.display()
         ));
+    }
+    // The entries for the events the user's plugins need, when this Claude Code says its version
+    // (the installer asked `claude --version`; a hook cannot afford to).
+    if let Some(version) = super::plugin_events::host_version(&|name| ctx.var(name)) {
+        let places = super::plugin_events::Places {
+            state: &state,
+            home: Path::new(&home),
+            claude_config_dir: &user_dir,
+            project: &root,
+        };
+        let options = EditOptions {
+            lock_timeout: Duration::from_millis(1_000),
+            ..EditOptions::default()
+        };
+        match super::plugin_events::sync(&places, Some(version), &options) {
+            Ok(lines) => changed.extend(lines),
+            Err(e) => return Err(BuiltinError::Other(e)),
+        }
     }
     if changed.is_empty() {
         return Ok(Reply::default());

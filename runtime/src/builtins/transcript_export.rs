@@ -28,6 +28,7 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     };
     let trigger = trigger.as_deref().unwrap_or("unknown");
     let root = ctx.project_root(event);
+    amplihack_state::project::runtime_dir(&root)?;
     let dir = root
         .join(LOGS_DIR)
         .join(session_key(event.session_id.as_deref()));

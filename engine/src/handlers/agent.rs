@@ -1,0 +1,49 @@
+//! `{"type": "agent", "prompt": "..."}`: Claude Code runs a subagent with read-only tools (up to 50
+//! turns) to decide. Under Claude Code it is registered as Claude Code's own hook entry, as
+//! written ([`HandlerKind::host_entry`]); under Amplifier it does not run, and `hooks validate` and
+//! `hooks list` say so.
+
+use serde_json::{Map, Value};
+
+use super::{Context, FieldError, HandlerKind, optional_string, required_string};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agent {
+    pub prompt: String,
+    pub model: Option<String>,
+    /// The handler as written, for Claude Code to run.
+    pub raw: Map<String, Value>,
+}
+
+impl Agent {
+    pub fn parse(handler: &Map<String, Value>, at: &str) -> Result<Agent, FieldError> {
+        Ok(Agent {
+            prompt: required_string(handler, at, "prompt", "the task for the agent")?,
+            model: optional_string(handler, at, "model")?,
+            raw: handler.clone(),
+        })
+    }
+}
+
+impl HandlerKind for Agent {
+    fn type_name(&self) -> &'static str {
+        "agent"
+    }
+
+    fn label(&self) -> &str {
+        &self.prompt
+    }
+
+    fn program(&self, _context: &Context<'_>) -> Result<Vec<String>, String> {
+        Err(
+            "an `agent` handler is answered by a model-driven subagent: Claude Code runs it (registered as its own hook entry), Amplifier does not"
+                .into(),
+        )
+    }
+
+    /// Documented from 2026-01-31 without a version: counted from 2.1.101, where an entry Claude
+    /// Code does not know can no longer reject the whole settings file.
+    fn host_entry(&self) -> Option<(&Map<String, Value>, super::Version)> {
+        Some((&self.raw, (2, 1, 101)))
+    }
+}

@@ -1,0 +1,298 @@
+//! Shell form: `{"type": "command", "command": "<shell string>"}`, run as `/bin/sh -c <command>`.
+//!
+//! Claude Code 2.1.328 on Linux runs it with `/bin/sh` whatever `shell` says (`"bash"` included:
+//! observed, `$BASH_VERSION` is empty), and does not substitute placeholders in it: the shell
+//! expands `$CLAUDE_PLUGIN_ROOT` and the others from the environment, so `'${CLAUDE_PLUGIN_ROOT}'`
+//! stays literal and `${CLAUDE_PLUGIN_ROOT:-.}` works. amplihack exports them as well and, outside
+//! single quotes, substitutes them escaped for their quoting context: the same result, except that
+//! an unquoted path with a space survives (where Claude Code breaks a plugin, it is not copied).
+
+use serde_json::{Map, Value};
+
+use super::{Context, FieldError, HandlerKind, optional_string, placeholders, required_string};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    pub command: String,
+}
+
+impl Command {
+    pub fn parse(handler: &Map<String, Value>, at: &str) -> Result<Command, FieldError> {
+        let command = required_string(handler, at, "command", "the shell command to run")?;
+        match optional_string(handler, at, "shell")?.as_deref() {
+            None | Some("bash" | "sh" | "powershell") => {}
+            Some(other) => {
+                return Err((
+                    format!("{at}.shell"),
+                    format!("`{other}` is not a shell Claude Code knows"),
+                    "use \"bash\" or \"powershell\", or leave it out".into(),
+                ));
+            }
+        }
+        Ok(Command { command })
+    }
+}
+
+impl Command {
+    /// The command as it runs, placeholders substituted: what the audit log shows, and what two
+    /// handlers must share to run once.
+    pub fn shown(&self, context: &Context<'_>) -> String {
+        let values = placeholders(context);
+        let pairs: Vec<(&str, &str)> = values.iter().map(|(p, v)| (*p, v.as_str())).collect();
+        substitute_quoted(&self.command, &pairs)
+    }
+}
+
+impl HandlerKind for Command {
+    fn type_name(&self) -> &'static str {
+        "command"
+    }
+
+    fn label(&self) -> &str {
+        &self.command
+    }
+
+    fn program(&self, context: &Context<'_>) -> Result<Vec<String>, String> {
+        let values = placeholders(context);
+        let pairs: Vec<(&str, &str)> = values.iter().map(|(p, v)| (*p, v.as_str())).collect();
+        if let Some(words) = simple_words(&self.command, &pairs) {
+            return Ok(words);
+        }
+        Ok(vec![
+            "/bin/sh".into(),
+            "-c".into(),
+            substitute_quoted(&self.command, &pairs),
+        ])
+    }
+}
+
+/// Words the shell runs as they are: dash's builtins and keywords, which exist only inside a shell.
+const SHELL_ONLY: &[&str] = &[
+    "!", ".", ":", "[", "{", "}", "alias", "bg", "break", "case", "cd", "command", "continue",
+    "do", "done", "echo", "elif", "else", "esac", "eval", "exec", "exit", "export", "false", "fc",
+    "fg", "fi", "for", "getopts", "hash", "if", "in", "jobs", "kill", "local", "printf", "pwd",
+    "read", "readonly", "return", "set", "shift", "test", "then", "times", "trap", "true", "type",
+    "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
+];
+
+/// A command that is only words (`python3 "${CLAUDE_PLUGIN_ROOT}/hooks/check.py" --strict`): plain
+/// characters, quotes without anything a shell would expand inside, placeholders, and nothing
+/// else (no redirection, pipe, variable, glob, comment, assignment, builtin). It runs as the shell
+/// would run it, without the shell: one process less per handler. Anything else, or a program
+/// file a shell would have to read itself (no `#!`, not a binary), `None`: `sh -c` runs it.
+pub fn simple_words(command: &str, placeholders: &[(&str, &str)]) -> Option<Vec<String>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Quote {
+        None,
+        Single,
+        Double,
+    }
+    let mut words: Vec<String> = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote = Quote::None;
+    let mut rest = command;
+    'scan: while let Some(c) = rest.chars().next() {
+        if quote != Quote::Single {
+            for (placeholder, value) in placeholders {
+                if let Some(after) = rest.strip_prefix(placeholder) {
+                    word.get_or_insert_with(String::new).push_str(value);
+                    rest = after;
+                    continue 'scan;
+                }
+            }
+        }
+        match (quote, c) {
+            (Quote::None, ' ' | '\t') => words.extend(word.take()),
+            (Quote::None, '\'') => {
+                word.get_or_insert_with(String::new);
+                quote = Quote::Single;
+            }
+            (Quote::None, '"') => {
+                word.get_or_insert_with(String::new);
+                quote = Quote::Double;
+            }
+            (Quote::None, c) if c.is_ascii_alphanumeric() || "/._,:@%+=-".contains(c) => {
+                word.get_or_insert_with(String::new).push(c);
+            }
+            (Quote::Single, '\'') | (Quote::Double, '"') => quote = Quote::None,
+            (Quote::Double, '$' | '`' | '\\') => return None,
+            (Quote::Single | Quote::Double, c) => word.get_or_insert_with(String::new).push(c),
+            _ => return None,
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    if quote != Quote::None {
+        return None;
+    }
+    words.extend(word);
+    let program = words.first()?;
+    let first_unquoted_equals = command
+        .trim_start()
+        .split([' ', '\t', '\'', '"'])
+        .next()
+        .is_some_and(|w| w.contains('='));
+    if program.is_empty() || SHELL_ONLY.contains(&program.as_str()) || first_unquoted_equals {
+        return None;
+    }
+    if program.contains('/') && !runs_without_a_shell(std::path::Path::new(program)) {
+        return None;
+    }
+    Some(words)
+}
+
+/// Whether the kernel can run the file itself: it starts with `#!` or is an ELF binary. A file
+/// that cannot be read is left to the shell, which reports it as Claude Code's would.
+fn runs_without_a_shell(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head.starts_with(b"#!") || head == *b"\x7fELF")
+}
+
+/// Replaces each placeholder with its value escaped for the `sh` quoting context it appears in, so
+/// `${CLAUDE_PLUGIN_ROOT}/x.sh` and `"${CLAUDE_PLUGIN_ROOT}/x.sh"` both survive a path with spaces
+/// or quotes. Inside single quotes nothing is replaced (the shell keeps the text literal there, as
+/// under Claude Code), and `\${...}` stays escaped.
+pub fn substitute_quoted(command: &str, placeholders: &[(&str, &str)]) -> String {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Quote {
+        None,
+        Single,
+        Double,
+    }
+    let mut out = String::with_capacity(command.len());
+    let mut quote = Quote::None;
+    let mut rest = command;
+    'scan: while let Some(c) = rest.chars().next() {
+        if quote != Quote::Single {
+            for (placeholder, value) in placeholders {
+                if let Some(after) = rest.strip_prefix(placeholder) {
+                    for v in value.chars() {
+                        let special = match quote {
+                            Quote::Double => matches!(v, '"' | '\\' | '$' | '`'),
+                            _ => !(v.is_ascii_alphanumeric() || "/._-+,:@%=".contains(v)),
+                        };
+                        if special {
+                            out.push('\\');
+                        }
+                        out.push(v);
+                    }
+                    rest = after;
+                    continue 'scan;
+                }
+            }
+        }
+        match (quote, c) {
+            (Quote::None, '\'') => quote = Quote::Single,
+            (Quote::Single, '\'') => quote = Quote::None,
+            (Quote::None, '"') => quote = Quote::Double,
+            (Quote::Double, '"') => quote = Quote::None,
+            (Quote::None | Quote::Double, '\\') => {
+                // An escaped character is copied as is, with its backslash.
+                out.push(c);
+                rest = &rest[1..];
+                if let Some(next) = rest.chars().next() {
+                    out.push(next);
+                    rest = &rest[next.len_utf8()..];
+                }
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{simple_words, substitute_quoted};
+
+    /// Only commands that are words run without the shell, and then exactly as the shell would
+    /// run them.
+    #[test]
+    fn only_plain_words_skip_the_shell() {
+        let root = "/plug in";
+        let pairs = [("${CLAUDE_PLUGIN_ROOT}", root)];
+        let cases: &[(&str, Option<&[&str]>)] = &[
+            ("python3 x.py", Some(&["python3", "x.py"])),
+            (
+                "node \"${CLAUDE_PLUGIN_ROOT}/a.js\" --mode=strict 'two words'",
+                Some(&["node", "/plug in/a.js", "--mode=strict", "two words"]),
+            ),
+            (
+                "python3 ${CLAUDE_PLUGIN_ROOT}/x.py",
+                Some(&["python3", "/plug in/x.py"]),
+            ),
+            ("uv run '$HOME'", Some(&["uv", "run", "$HOME"])),
+            ("cat > /dev/null", None),
+            ("a | b", None),
+            ("a; b", None),
+            ("a && b", None),
+            ("echo hi", None),
+            ("true", None),
+            ("FOO=1 node a.js", None),
+            ("node $HOME/a.js", None),
+            ("node \"$HOME/a.js\"", None),
+            ("node ~/a.js", None),
+            ("node *.js", None),
+            ("node a.js # note", None),
+            ("node 'open", None),
+            ("node \\x", None),
+            ("/no/such/program arg", None),
+            ("", None),
+        ];
+        for (command, expected) in cases {
+            let got = simple_words(command, &pairs);
+            let expected = expected.map(|w| w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            assert_eq!(got, expected, "{command}");
+        }
+        // A program file: with `#!` it runs itself; without, only a shell can read it.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let with = dir.path().join("with");
+        let without = dir.path().join("without");
+        std::fs::write(&with, "#!/bin/sh\ntrue\n").expect("write");
+        std::fs::write(&without, "true\n").expect("write");
+        assert!(simple_words(&format!("{} a", with.display()), &[]).is_some());
+        assert!(simple_words(&format!("{} a", without.display()), &[]).is_none());
+    }
+
+    /// Run by `sh` with `CLAUDE_PLUGIN_ROOT` exported too: every quoting form prints the path, and
+    /// the single-quoted one reaches an inner shell literally and is expanded there.
+    #[test]
+    fn placeholders_survive_every_quoting_context() {
+        let path = "/home/a user/it's \"here\"/$x";
+        for command in [
+            "printf '%s\\n' ${CLAUDE_PLUGIN_ROOT}/run.py",
+            "printf '%s\\n' \"${CLAUDE_PLUGIN_ROOT}/run.py\"",
+            "sh -c 'printf \"%s\\n\" \"${CLAUDE_PLUGIN_ROOT}/run.py\"'",
+            "printf '%s\\n' \"${CLAUDE_PLUGIN_ROOT:-.}/run.py\"",
+        ] {
+            let substituted = substitute_quoted(command, &[("${CLAUDE_PLUGIN_ROOT}", path)]);
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(&substituted)
+                .env("CLAUDE_PLUGIN_ROOT", path)
+                .output()
+                .expect("sh");
+            let printed = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(
+                printed.trim_end(),
+                format!("{path}/run.py"),
+                "{command} → {substituted}"
+            );
+        }
+        // Literal where the shell keeps it literal.
+        for command in [
+            "echo '${CLAUDE_PLUGIN_ROOT}'",
+            "echo \\${CLAUDE_PLUGIN_ROOT}",
+        ] {
+            assert_eq!(
+                substitute_quoted(command, &[("${CLAUDE_PLUGIN_ROOT}", path)]),
+                command
+            );
+        }
+    }
+}

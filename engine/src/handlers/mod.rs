@@ -1,0 +1,327 @@
+//! Handler kinds, one file each, behind one interface ([`HandlerKind`]): how a `hooks.json`
+//! handler of that `type` is read, what names it, and what amplihack runs for it (or why it
+//! cannot run here).
+//!
+//! * [`command`]: shell form (`command` to `/bin/sh -c`);
+//! * [`exec`]: exec form (`command` plus `args`: no shell);
+//! * [`prompt`], [`agent`]: evaluated by a model;
+//! * [`http`]: a POST to a URL;
+//! * [`mcp_tool`]: a call to an MCP server's tool.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+pub mod agent;
+pub mod command;
+pub mod exec;
+pub mod http;
+pub mod mcp_tool;
+pub mod prompt;
+
+/// What a handler's placeholders stand for when it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// `${CLAUDE_PLUGIN_ROOT}`: the plugin's directory.
+    pub plugin_root: &'a Path,
+    /// `${CLAUDE_PLUGIN_DATA}`: the plugin's own persistent directory.
+    pub plugin_data: &'a Path,
+    /// `${AMPLIFIER_HOOKS_DIR}`: the level's hooks directory.
+    pub hooks_dir: &'a Path,
+    /// `${CLAUDE_PROJECT_DIR}`: where handlers run.
+    pub project_dir: &'a Path,
+}
+
+/// A field of the handler that is wrong: (field, problem, fix). The caller names the file.
+pub type FieldError = (String, String, String);
+
+/// The interface every handler kind implements.
+pub trait HandlerKind {
+    /// Its `type` in `hooks.json`.
+    fn type_name(&self) -> &'static str;
+    /// The text that names it in logs and the audit log; two handlers with the same label on one
+    /// event run once (as Claude Code dedupes identical commands).
+    fn label(&self) -> &str;
+    /// The program and arguments amplihack runs for it, or why it cannot run under amplihack.
+    fn program(&self, context: &Context<'_>) -> Result<Vec<String>, String>;
+    /// For a kind Claude Code runs itself (model-backed, http, mcp_tool): the handler as written,
+    /// to register with Claude Code as its own hook entry, and the first version that has it.
+    fn host_entry(&self) -> Option<(&Map<String, Value>, Version)> {
+        None
+    }
+}
+
+/// A Claude Code version, `(major, minor, patch)`.
+pub type Version = (u32, u32, u32);
+
+/// One handler's kind, as parsed from its `type`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    Command(command::Command),
+    Exec(exec::Exec),
+    Prompt(prompt::Prompt),
+    Agent(agent::Agent),
+    Http(http::Http),
+    McpTool(mcp_tool::McpTool),
+}
+
+impl Kind {
+    /// Reads a handler object's kind-specific fields; `at` is its JSON path in the file.
+    pub fn parse(handler: &Map<String, Value>, at: &str) -> Result<Kind, FieldError> {
+        let type_name = match handler.get("type") {
+            None | Some(Value::Null) => "command",
+            Some(Value::String(name)) => name.as_str(),
+            Some(other) => {
+                return Err((
+                    format!("{at}.type"),
+                    format!(
+                        "is {}, not a string",
+                        amplihack_protocol::event::json_kind(other)
+                    ),
+                    "use \"command\"".into(),
+                ));
+            }
+        };
+        Ok(match type_name {
+            "command" if handler.contains_key("args") => {
+                Kind::Exec(exec::Exec::parse(handler, at)?)
+            }
+            "command" => Kind::Command(command::Command::parse(handler, at)?),
+            "prompt" => Kind::Prompt(prompt::Prompt::parse(handler, at)?),
+            "agent" => Kind::Agent(agent::Agent::parse(handler, at)?),
+            "http" => Kind::Http(http::Http::parse(handler, at)?),
+            "mcp_tool" => Kind::McpTool(mcp_tool::McpTool::parse(handler, at)?),
+            other => {
+                return Err((
+                    format!("{at}.type"),
+                    format!("`{other}` is not a handler type"),
+                    "use \"command\", \"prompt\", \"agent\", \"http\" or \"mcp_tool\"".into(),
+                ));
+            }
+        })
+    }
+
+    fn inner(&self) -> &dyn HandlerKind {
+        match self {
+            Kind::Command(k) => k,
+            Kind::Exec(k) => k,
+            Kind::Prompt(k) => k,
+            Kind::Agent(k) => k,
+            Kind::Http(k) => k,
+            Kind::McpTool(k) => k,
+        }
+    }
+}
+
+impl HandlerKind for Kind {
+    fn type_name(&self) -> &'static str {
+        self.inner().type_name()
+    }
+
+    fn label(&self) -> &str {
+        self.inner().label()
+    }
+
+    fn program(&self, context: &Context<'_>) -> Result<Vec<String>, String> {
+        self.inner().program(context)
+    }
+
+    fn host_entry(&self) -> Option<(&Map<String, Value>, Version)> {
+        self.inner().host_entry()
+    }
+}
+
+/// A required non-empty string field.
+pub(crate) fn required_string(
+    handler: &Map<String, Value>,
+    at: &str,
+    key: &str,
+    what: &str,
+) -> Result<String, FieldError> {
+    match handler.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        _ => Err((
+            format!("{at}.{key}"),
+            "is missing or empty".into(),
+            format!("give {what}"),
+        )),
+    }
+}
+
+/// An optional string field.
+pub(crate) fn optional_string(
+    handler: &Map<String, Value>,
+    at: &str,
+    key: &str,
+) -> Result<Option<String>, FieldError> {
+    match handler.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err((
+            format!("{at}.{key}"),
+            format!(
+                "is {}, not a string",
+                amplihack_protocol::event::json_kind(other)
+            ),
+            "make it a string".into(),
+        )),
+    }
+}
+
+/// Replaces each placeholder verbatim (exec form: each argument is one argv entry, no shell).
+pub fn substitute_verbatim(text: &str, context: &Context<'_>) -> String {
+    let mut out = text.to_string();
+    for (placeholder, value) in placeholders(context) {
+        if out.contains(placeholder) {
+            out = out.replace(placeholder, &value);
+        }
+    }
+    out
+}
+
+/// The placeholders Claude Code substitutes, with their values.
+pub fn placeholders(context: &Context<'_>) -> [(&'static str, String); 4] {
+    let text = |p: &Path| p.to_string_lossy().into_owned();
+    [
+        ("${CLAUDE_PLUGIN_ROOT}", text(context.plugin_root)),
+        ("${CLAUDE_PLUGIN_DATA}", text(context.plugin_data)),
+        ("${CLAUDE_PROJECT_DIR}", text(context.project_dir)),
+        ("${AMPLIFIER_HOOKS_DIR}", text(context.hooks_dir)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn context_at(root: &Path) -> (PathBuf, PathBuf, PathBuf) {
+        (root.join("data"), root.join("hooks"), root.join("project"))
+    }
+
+    /// A handler as written, its `type`, and its argv or a word of why it cannot run.
+    type Case<'a> = (&'a str, &'a str, Result<&'a [&'a str], &'a str>);
+
+    /// Each kind, as written in a published plugin, and what amplihack runs for it.
+    #[test]
+    fn each_kind_gives_its_program_or_says_why_it_cannot_run() {
+        let root = Path::new("/plug in");
+        let (data, hooks, project) = context_at(root);
+        let context = Context {
+            plugin_root: root,
+            plugin_data: &data,
+            hooks_dir: &hooks,
+            project_dir: &project,
+        };
+        let cases: &[Case<'_>] = &[
+            (
+                r#"{"type": "command", "command": "echo hi"}"#,
+                "command",
+                Ok(&["/bin/sh", "-c", "echo hi"]),
+            ),
+            // Only words: run as the shell would, without it.
+            (
+                r#"{"command": "node ${CLAUDE_PLUGIN_ROOT}/a.js"}"#,
+                "command",
+                Ok(&["node", "/plug in/a.js"]),
+            ),
+            (
+                r#"{"command": "node ${CLAUDE_PLUGIN_ROOT}/a.js > /tmp/log"}"#,
+                "command",
+                Ok(&["/bin/sh", "-c", "node /plug\\ in/a.js > /tmp/log"]),
+            ),
+            // Claude Code 2.1.328 runs `shell: "bash"` with /bin/sh on Linux, as observed.
+            (
+                r#"{"command": "echo $0", "shell": "bash"}"#,
+                "command",
+                Ok(&["/bin/sh", "-c", "echo $0"]),
+            ),
+            (
+                r#"{"command": "node", "args": ["${CLAUDE_PLUGIN_ROOT}/a.js", "${CLAUDE_PLUGIN_DATA}", "$HOME", "${CLAUDE_PROJECT_DIR}"]}"#,
+                "command",
+                Ok(&[
+                    "node",
+                    "/plug in/a.js",
+                    "/plug in/data",
+                    "$HOME",
+                    "/plug in/project",
+                ]),
+            ),
+            (
+                r#"{"command": "${CLAUDE_PLUGIN_ROOT}/bin/check", "args": []}"#,
+                "command",
+                Ok(&["/plug in/bin/check"]),
+            ),
+            (
+                r#"{"type": "prompt", "prompt": "Is $ARGUMENTS safe?"}"#,
+                "prompt",
+                Err("model"),
+            ),
+            (
+                r#"{"type": "agent", "prompt": "Check $ARGUMENTS"}"#,
+                "agent",
+                Err("model"),
+            ),
+            (
+                r#"{"type": "http", "url": "https://example.com/hook"}"#,
+                "http",
+                Err("http"),
+            ),
+            (
+                r#"{"type": "mcp_tool", "server": "s", "tool": "t"}"#,
+                "mcp_tool",
+                Err("MCP"),
+            ),
+        ];
+        for (text, type_name, expected) in cases {
+            let Ok(Value::Object(handler)) = serde_json::from_str::<Value>(text) else {
+                panic!("{text}");
+            };
+            let kind = Kind::parse(&handler, "h").unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            assert_eq!(kind.type_name(), *type_name, "{text}");
+            match (kind.program(&context), expected) {
+                (Ok(argv), Ok(want)) => assert_eq!(argv, *want, "{text}"),
+                (Err(why), Err(needle)) => assert!(why.contains(needle), "{text}: {why}"),
+                (got, want) => panic!("{text}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_kind_fields_name_the_field() {
+        let cases = [
+            (r#"{"type": 3}"#, "h.type", "not a string"),
+            (
+                r#"{"type": "shell", "command": "x"}"#,
+                "h.type",
+                "not a handler type",
+            ),
+            (
+                r#"{"command": "node", "args": "a.js"}"#,
+                "h.args",
+                "not an array",
+            ),
+            (
+                r#"{"command": "node", "args": ["a", 1]}"#,
+                "h.args[1]",
+                "not a string",
+            ),
+            (
+                r#"{"command": "x", "shell": "fish"}"#,
+                "h.shell",
+                "not a shell",
+            ),
+            (r#"{"type": "prompt"}"#, "h.prompt", "missing"),
+            (r#"{"type": "http"}"#, "h.url", "missing"),
+        ];
+        for (text, field, problem) in cases {
+            let Ok(Value::Object(handler)) = serde_json::from_str::<Value>(text) else {
+                panic!("{text}");
+            };
+            let (at, why, fix) = Kind::parse(&handler, "h").expect_err(text);
+            assert_eq!(at, field, "{text}");
+            assert!(why.contains(problem), "{text}: {why}");
+            assert!(!fix.is_empty());
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Keeping Claude Code's registrations in step with the user's plugins, so that every event an
+//! active plugin handles reaches it: after `amplihack install` and each `amplihack hooks install|
+//! enable|disable|trust|untrust|import-claude`, the events beyond amplihack's own table get an
+//! `amplihack-hooks dispatch` entry ([`amplihack_runtime::builtins::plugin_events`], the same code
+//! the hook binary repairs them with at session start). Only events the installed Claude Code
+//! knows are registered (`claude --version`; `AMPLIHACK_CLAUDE_BIN` names the program).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use amplihack_engine::discovery::Plugin;
+use amplihack_runtime::builtins::plugin_events::{self as shared, Places};
+use amplihack_settings::claude_paths;
+use amplihack_settings::plugin_events::{self, Version};
+use amplihack_settings::safe_file::{self, EditOptions};
+
+use crate::commands::CommandError;
+use crate::user_hooks::Context;
+
+/// The installed Claude Code's version: `claude --version` (or `AMPLIHACK_CLAUDE_BIN`'s), waited
+/// for at most 30 s (2.0.x starts Node). `None` when it does not answer.
+pub fn claude_version() -> Option<Version> {
+    let program = std::env::var("AMPLIHACK_CLAUDE_BIN")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "claude".into());
+    let mut child = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < Duration::from_secs(30) => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let output = child.wait_with_output().ok()?;
+    plugin_events::parse_version(&String::from_utf8_lossy(&output.stdout))
+}
+
+fn with_places<R>(ctx: &Context, f: impl FnOnce(&Places<'_>) -> R) -> R {
+    let state = ctx.state();
+    f(&Places {
+        state: &state,
+        home: &ctx.locations.home,
+        claude_config_dir: &ctx.locations.claude_config_dir,
+        project: &ctx.locations.project,
+    })
+}
+
+/// Brings the plugin-event entries of each scope in line with the active plugins. Returns one
+/// line per file changed, for the user.
+pub fn sync(ctx: &Context) -> Result<Vec<String>, CommandError> {
+    with_places(ctx, |places| {
+        // `claude --version` only when some plugin needs an event beyond amplihack's own.
+        let version = shared::beyond_table(places).then(claude_version).flatten();
+        shared::sync(places, version, &EditOptions::default())
+            .map(|lines| {
+                lines
+                    .into_iter()
+                    .map(|l| format!("Claude Code: {l}"))
+                    .collect()
+            })
+            .map_err(CommandError)
+    })
+}
+
+/// Before uninstall: the plugin handler groups amplihack copied into Claude Code's settings go too
+/// (its `dispatch` entries go with its other entries).
+pub fn remove_host_groups(
+    locations: &crate::scopes::Locations,
+    dry_run: bool,
+) -> Result<Vec<String>, CommandError> {
+    let options = EditOptions {
+        dry_run,
+        ..EditOptions::default()
+    };
+    shared::remove_host_groups(&locations.state(), &options).map_err(CommandError)
+}
+
+/// Of a plugin's events, those that never reach it under Claude Code, each with why.
+pub fn undelivered(
+    plugin: &Plugin,
+    version: Option<Version>,
+    registered: &[String],
+) -> Vec<(String, String)> {
+    let table = plugin_events::registered_by_table();
+    shared::events_of(plugin)
+        .into_iter()
+        .filter_map(|event| {
+            let why = if let Err(why) = plugin_events::delivers(&event, version) {
+                why
+            } else if table.contains(&event.as_str()) || registered.contains(&event) {
+                return None;
+            } else {
+                "not registered with Claude Code yet (any `amplihack hooks` change or the next session registers it)"
+                    .into()
+            };
+            Some((event, why))
+        })
+        .collect()
+}
+
+/// The plugin's handlers that run nowhere, each with why: a kind Claude Code runs itself (prompt,
+/// agent, http, mcp_tool) runs when amplihack is registered with a Claude Code that has it.
+pub fn not_run(plugin: &Plugin, version: Option<Version>, claude_registered: bool) -> Vec<String> {
+    use amplihack_engine::handlers::HandlerKind;
+    let mut notes = Vec::new();
+    for group in plugin.config.iter().flat_map(|c| &c.groups) {
+        for handler in group.handlers.iter().filter(|h| h.enabled) {
+            let Some((_, since)) = handler.kind.host_entry() else {
+                continue;
+            };
+            let why = match version {
+                _ if !claude_registered => {
+                    "amplihack is not registered with Claude Code, the only host that runs it"
+                        .to_string()
+                }
+                Some(v) if v >= since => continue,
+                Some(v) => format!(
+                    "Claude Code {}.{}.{} does not have it (it came in {}.{}.{})",
+                    v.0, v.1, v.2, since.0, since.1, since.2
+                ),
+                None => "the installed Claude Code's version is unknown".to_string(),
+            };
+            notes.push(format!(
+                "{} `{}` handler on {}: {why}",
+                handler.kind.type_name(),
+                handler.command,
+                group.event
+            ));
+        }
+    }
+    notes
+}
+
+/// What `hooks list` needs to say which events reach each plugin: the installed Claude Code's
+/// version (asked only when some plugin needs more than amplihack's table), the plugin events
+/// registered in any scope, and whether amplihack is registered with Claude Code at all.
+pub fn delivery(ctx: &Context) -> (Option<Version>, Vec<String>, bool) {
+    let version = with_places(ctx, shared::beyond_table)
+        .then(claude_version)
+        .flatten();
+    let mut registered = Vec::new();
+    let mut ours = false;
+    for (_, file) in claude_paths::all(&ctx.locations.claude_config_dir, &ctx.locations.project) {
+        if let Ok(Some((_, value))) = safe_file::read_json(&file) {
+            ours |= shared::our_binary(&value).is_some();
+            registered.extend(plugin_events::registered(&value));
+        }
+    }
+    (version, registered, ours)
+}

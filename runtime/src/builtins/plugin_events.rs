@@ -1,0 +1,277 @@
+//! The Claude Code entries for the events the user's plugins need beyond amplihack's own table,
+//! and for the plugins' handlers Claude Code runs itself (prompt, agent, http, mcp_tool: copied
+//! as written, so that Claude Code evaluates them with the user's own model access): which, in
+//! which settings file, brought in line by the installer after every plugin
+//! change and repaired here at session start ([`super::stale_registrations`]) with the same
+//! loss-free edit. The user level's go into the user's settings; a trusted project's into that
+//! project's local settings (its own scope, never committed), less what the user level brings.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use amplihack_engine::discovery::{self, Level, Plugin};
+use amplihack_engine::handlers::HandlerKind;
+use amplihack_settings::claude_paths;
+use amplihack_settings::plugin_events::{self, HostGroup, Version};
+use amplihack_settings::registration;
+use amplihack_settings::registration::ShapeError;
+use amplihack_settings::safe_file::{self, EditOptions, NewContent};
+use amplihack_state::{StateDir, files, plugins, trust};
+use serde_json::{Value, json};
+
+/// Where the plugins and the settings files are.
+pub struct Places<'a> {
+    pub state: &'a StateDir,
+    pub home: &'a Path,
+    pub claude_config_dir: &'a Path,
+    /// Where to look up from for the project's `.amplifier/hooks`.
+    pub project: &'a Path,
+}
+
+/// The events a plugin handles (with an enabled handler), each once, in file order.
+pub fn events_of(plugin: &Plugin) -> Vec<String> {
+    let mut events: Vec<String> = Vec::new();
+    for group in plugin.config.iter().flat_map(|c| &c.groups) {
+        if group.handlers.iter().any(|h| h.enabled) && !events.contains(&group.event) {
+            events.push(group.event.clone());
+        }
+    }
+    events
+}
+
+/// The active plugins, user level and (trusted) project level with the project's root.
+fn active_plugins(places: &Places<'_>) -> (Vec<Plugin>, Option<(PathBuf, Vec<Plugin>)>) {
+    let disabled = plugins::disabled(places.state);
+    let active = |plugin: &Plugin| {
+        plugin.config.as_ref().is_ok_and(|c| c.enabled) && !disabled.contains(&plugin.root)
+    };
+    let user_dir = places.home.join(".amplifier/hooks");
+    let user: Vec<Plugin> = discovery::load_level(&user_dir, Level::User)
+        .into_iter()
+        .filter(|p| active(p))
+        .collect();
+    // The project's local file is visited even when its plugins do not run (untrusted, gone), so
+    // that what was registered for them goes.
+    let root = discovery::project_with_hooks(places.project, Some(places.home))
+        .unwrap_or_else(|| places.project.to_path_buf());
+    let project = (root.as_path() != places.home).then(|| {
+        let dir = root.join(".amplifier/hooks");
+        let found = discovery::load_level(&dir, Level::Project);
+        let files: Vec<PathBuf> = found.iter().map(|p| p.file.clone()).collect();
+        let trusted = !found.is_empty() && trust::is_trusted(places.state, &root, &files);
+        let plugins = if trusted {
+            found.into_iter().filter(|p| active(p)).collect()
+        } else {
+            Vec::new()
+        };
+        (root, plugins)
+    });
+    (user, project)
+}
+
+/// The plugins' handlers Claude Code runs itself (prompt, agent, http, mcp_tool) that this
+/// version has, as groups to copy into its settings. Without a version, none.
+pub fn host_groups(plugins: &[Plugin], version: Option<Version>) -> Vec<HostGroup> {
+    let Some(version) = version else {
+        return Vec::new();
+    };
+    let mut groups = Vec::new();
+    for group in plugins
+        .iter()
+        .flat_map(|p| p.config.iter())
+        .flat_map(|c| &c.groups)
+    {
+        let entries: Vec<Value> = group
+            .handlers
+            .iter()
+            .filter(|h| h.enabled)
+            .filter_map(|h| h.kind.host_entry())
+            .filter(|(_, since)| version >= *since)
+            .map(|(raw, _)| Value::Object(raw.clone()))
+            .collect();
+        if entries.is_empty() || plugin_events::delivers(&group.event, Some(version)).is_err() {
+            continue;
+        }
+        let mut copied = serde_json::Map::new();
+        if let Some(matcher) = &group.matcher {
+            copied.insert("matcher".into(), json!(matcher));
+        }
+        copied.insert("hooks".into(), Value::Array(entries));
+        groups.push((group.event.clone(), Value::Object(copied)));
+    }
+    groups
+}
+
+/// What one settings file should hold for the plugins: the events to dispatch, and the handler
+/// groups Claude Code runs itself.
+pub struct Wanted {
+    pub file: PathBuf,
+    pub events: Vec<String>,
+    pub groups: Vec<HostGroup>,
+}
+
+/// Each settings file amplihack keeps in step with the plugins, with what it should hold.
+pub fn wanted(places: &Places<'_>, version: Option<Version>) -> Vec<Wanted> {
+    let (user, project) = active_plugins(places);
+    let events = |plugins: &[Plugin]| -> Vec<String> {
+        let all: Vec<String> = plugins.iter().flat_map(events_of).collect();
+        plugin_events::needed(all.iter().map(String::as_str), version)
+    };
+    let user_events = events(&user);
+    let user_file = claude_paths::user(places.claude_config_dir);
+    let mut files = Vec::new();
+    if let Some((root, plugins)) = project {
+        let local = claude_paths::local(&root);
+        if local != user_file {
+            files.push(Wanted {
+                file: local,
+                events: events(&plugins)
+                    .into_iter()
+                    .filter(|e| !user_events.contains(e))
+                    .collect(),
+                groups: host_groups(&plugins, version),
+            });
+        }
+    }
+    files.insert(
+        0,
+        Wanted {
+            file: user_file,
+            events: user_events,
+            groups: host_groups(&user, version),
+        },
+    );
+    files
+}
+
+/// Whether any active plugin handles an event beyond amplihack's table (only then does the
+/// Claude Code version matter).
+pub fn beyond_table(places: &Places<'_>) -> bool {
+    wanted(places, Some((u32::MAX, 0, 0)))
+        .iter()
+        .any(|w| !w.events.is_empty() || !w.groups.is_empty())
+}
+
+/// The binary amplihack's own entries in `value` run (a canonical row's, absolute).
+pub fn our_binary(value: &Value) -> Option<PathBuf> {
+    let table = plugin_events::registered_by_table();
+    registration::find_ours(value)
+        .into_iter()
+        .filter(|(event, _, _)| table.contains(&event.as_str()))
+        .filter_map(|(_, _, ours)| ours.binary)
+        .map(PathBuf::from)
+        .find(|b| b.is_absolute())
+}
+
+/// The groups amplihack copied into each settings file before (`<state>/claude-host-groups.json`).
+fn recorded_groups(state: &StateDir) -> BTreeMap<PathBuf, Vec<HostGroup>> {
+    files::read_json(&state.file(RECORD))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+const RECORD: &str = "claude-host-groups.json";
+
+/// Brings every file's plugin-event entries and copied handler groups in line; one line per file
+/// changed. A file without amplihack's registration takes the user file's binary; with neither,
+/// it is left alone.
+pub fn sync(
+    places: &Places<'_>,
+    version: Option<Version>,
+    options: &EditOptions,
+) -> Result<Vec<String>, String> {
+    let user_file = claude_paths::user(places.claude_config_dir);
+    let read = |file: &Path| safe_file::read_json(file).ok().flatten().map(|(_, v)| v);
+    let user_binary = read(&user_file).as_ref().and_then(our_binary);
+    let mut record = recorded_groups(places.state);
+    let mut lines = Vec::new();
+    for Wanted {
+        file,
+        events,
+        groups,
+    } in wanted(places, version)
+    {
+        let current = read(&file);
+        let Some(binary) = current
+            .as_ref()
+            .and_then(our_binary)
+            .or(user_binary.clone())
+        else {
+            continue;
+        };
+        let before = record.get(&file).cloned().unwrap_or_default();
+        if current.is_none() && events.is_empty() && groups.is_empty() {
+            continue;
+        }
+        let apply = |value: &mut Value| -> Result<bool, ShapeError> {
+            let events_changed = plugin_events::sync(value, &binary, &events)?;
+            let groups_changed = plugin_events::sync_host_groups(value, &before, &groups)?;
+            Ok(events_changed || groups_changed)
+        };
+        let mut probe = current.clone().unwrap_or_else(|| json!({}));
+        if !apply(&mut probe).is_ok_and(|changed| changed) {
+            continue; // in step already (or not editable: `doctor` says why)
+        }
+        safe_file::edit_json(&file, options, |current| {
+            let mut value = current.cloned().unwrap_or_else(|| json!({}));
+            apply(&mut value)?;
+            Ok(NewContent::Value(value))
+        })
+        .map_err(|e| e.to_string())?;
+        record.insert(file.clone(), groups.clone());
+        let mut parts = vec![format!(
+            "plugin events registered: {}",
+            if events.is_empty() {
+                "none".to_string()
+            } else {
+                events.join(", ")
+            }
+        )];
+        if !groups.is_empty() || !before.is_empty() {
+            parts.push(format!(
+                "{} plugin handler group(s) Claude Code runs itself (prompt, agent, http, mcp_tool)",
+                groups.len()
+            ));
+        }
+        lines.push(format!("{}: {}", file.display(), parts.join("; ")));
+    }
+    record.retain(|_, groups| !groups.is_empty());
+    files::write_json(&places.state.file(RECORD), &record).map_err(|e| e.to_string())?;
+    Ok(lines)
+}
+
+/// The calling Claude Code's version, from the environment it gives hooks: `AI_AGENT`
+/// (`claude-code_2-1-328_harness`). `None` when it does not say.
+pub fn host_version(var: &dyn Fn(&str) -> Option<String>) -> Option<Version> {
+    var("AI_AGENT")
+        .filter(|a| a.starts_with("claude-code_"))
+        .as_deref()
+        .and_then(plugin_events::parse_version)
+}
+
+/// Removes every handler group amplihack copied into Claude Code's settings (uninstall); the
+/// `dispatch` entries go with amplihack's other entries. One line per file changed.
+pub fn remove_host_groups(state: &StateDir, options: &EditOptions) -> Result<Vec<String>, String> {
+    let mut lines = Vec::new();
+    for (file, groups) in recorded_groups(state) {
+        if !file.is_file() {
+            continue;
+        }
+        safe_file::edit_json(&file, options, |current| {
+            let mut value = current.cloned().unwrap_or_else(|| json!({}));
+            plugin_events::sync_host_groups(&mut value, &groups, &[])?;
+            Ok(NewContent::Value(value))
+        })
+        .map_err(|e| e.to_string())?;
+        lines.push(format!(
+            "{}: removed {} plugin handler group(s) copied for Claude Code",
+            file.display(),
+            groups.len()
+        ));
+    }
+    if !options.dry_run {
+        let _ = std::fs::remove_file(state.file(RECORD));
+    }
+    Ok(lines)
+}

@@ -1,0 +1,419 @@
+//! The events the user's plugins need beyond amplihack's own: under Claude Code, amplihack
+//! registers `amplihack-hooks dispatch` on each event an active plugin handles that amplihack's
+//! table does not register, so that every event a plugin uses reaches it. Only events the
+//! installed Claude Code knows are registered: before 2.1.101 an unknown event name makes Claude
+//! Code reject the whole settings file.
+//!
+//! These entries are amplihack's (recognised, removed by uninstall); [`sync`] adds the missing
+//! ones and removes those no plugin needs any more, keeping every byte of the user's.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::registration::{self, Host, ShapeError, kind_of, recognise, shell_quote};
+
+/// A Claude Code version, `(major, minor, patch)`.
+pub type Version = (u32, u32, u32);
+
+/// Since 2.1.101 an unknown event name skips only its entry, not the whole settings file.
+pub const UNKNOWN_EVENTS_SAFE_SINCE: Version = (2, 1, 101);
+
+/// The subcommand the plugin-event entries run (it takes the event from the payload).
+pub const DISPATCH: &str = "dispatch";
+
+/// The first Claude Code version that delivers each event (from the changelog and docs; an event
+/// documented without a version counts from [`UNKNOWN_EVENTS_SAFE_SINCE`], where registering it
+/// can do no harm).
+pub const EVENT_SINCE: &[(&str, Version)] = &[
+    ("PreToolUse", (1, 0, 38)),
+    ("PostToolUse", (1, 0, 38)),
+    ("Notification", (1, 0, 38)),
+    ("Stop", (1, 0, 38)),
+    ("SubagentStop", (1, 0, 41)),
+    ("PreCompact", (1, 0, 48)),
+    ("UserPromptSubmit", (1, 0, 54)),
+    ("SessionStart", (1, 0, 62)),
+    ("SessionEnd", (1, 0, 85)),
+    ("SubagentStart", (2, 0, 43)),
+    ("PermissionRequest", (2, 0, 45)),
+    ("Setup", (2, 1, 10)),
+    ("TeammateIdle", (2, 1, 33)),
+    ("TaskCompleted", (2, 1, 33)),
+    ("ConfigChange", (2, 1, 49)),
+    ("WorktreeCreate", (2, 1, 50)),
+    ("WorktreeRemove", (2, 1, 50)),
+    ("InstructionsLoaded", (2, 1, 69)),
+    ("PostCompact", (2, 1, 76)),
+    ("Elicitation", (2, 1, 76)),
+    ("ElicitationResult", (2, 1, 76)),
+    ("StopFailure", (2, 1, 78)),
+    ("CwdChanged", (2, 1, 83)),
+    ("FileChanged", (2, 1, 83)),
+    ("TaskCreated", (2, 1, 84)),
+    ("PermissionDenied", (2, 1, 89)),
+    ("PostToolUseFailure", UNKNOWN_EVENTS_SAFE_SINCE),
+    ("UserPromptExpansion", UNKNOWN_EVENTS_SAFE_SINCE),
+    ("PostToolBatch", UNKNOWN_EVENTS_SAFE_SINCE),
+    ("DirectoryAdded", UNKNOWN_EVENTS_SAFE_SINCE),
+    ("MessageDisplay", (2, 1, 152)),
+];
+
+/// `2.1.328 (Claude Code)` or `claude-code_2-1-328_harness` → (2, 1, 328).
+pub fn parse_version(text: &str) -> Option<Version> {
+    let text = text.trim();
+    let text = text.strip_prefix("claude-code_").unwrap_or(text);
+    let mut parts = text
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse::<u32>().ok());
+    Some((parts.next()??, parts.next()??, parts.next()??))
+}
+
+/// Whether Claude Code `version` delivers `event`; `Err` says why not. With no version known,
+/// only events every Claude Code with hooks knows.
+pub fn delivers(event: &str, version: Option<Version>) -> Result<(), String> {
+    let Some((_, since)) = EVENT_SINCE.iter().find(|(name, _)| *name == event) else {
+        return Err(format!("`{event}` is not a Claude Code event"));
+    };
+    match version {
+        Some(version) if version >= *since => Ok(()),
+        Some(version) => Err(format!(
+            "Claude Code {}.{}.{} does not have it (it came in {}.{}.{})",
+            version.0, version.1, version.2, since.0, since.1, since.2
+        )),
+        None if *since <= (1, 0, 85) => Ok(()),
+        None => Err(format!(
+            "the installed Claude Code's version is unknown (`claude --version` did not answer); it needs {}.{}.{}",
+            since.0, since.1, since.2
+        )),
+    }
+}
+
+/// The events amplihack's own table registers under Claude Code.
+pub fn registered_by_table() -> Vec<&'static str> {
+    registration::canonical(Host::ClaudeCode)
+        .iter()
+        .map(|spec| spec.event)
+        .collect()
+}
+
+/// Of the events plugins handle, those that need an entry of their own here: not registered by
+/// amplihack's table, and delivered by this Claude Code. Sorted, each once.
+pub fn needed<'a>(
+    plugin_events: impl IntoIterator<Item = &'a str>,
+    version: Option<Version>,
+) -> Vec<String> {
+    let table = registered_by_table();
+    let mut events: Vec<String> = plugin_events
+        .into_iter()
+        .filter(|event| !table.contains(event) && delivers(event, version).is_ok())
+        .map(str::to_string)
+        .collect();
+    events.sort();
+    events.dedup();
+    events
+}
+
+/// Whether a handler is a plugin-event entry of amplihack's: `amplihack-hooks dispatch` on an
+/// event the table does not register.
+pub fn is_plugin_event_entry(event: &str, handler: &Value) -> bool {
+    !registered_by_table().contains(&event)
+        && handler
+            .get("command")
+            .and_then(Value::as_str)
+            .and_then(recognise)
+            .is_some_and(|ours| ours.subcommand.as_deref() == Some(DISPATCH))
+}
+
+/// The events that hold a plugin-event entry of amplihack's, in file order.
+pub fn registered(settings: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    for (event, groups) in settings
+        .get("hooks")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let ours = groups.as_array().into_iter().flatten().any(|group| {
+            group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|h| is_plugin_event_entry(event, h))
+        });
+        if ours {
+            found.push(event.clone());
+        }
+    }
+    found
+}
+
+/// Makes the plugin-event entries exactly `events`, each running `binary`: adds what is missing
+/// (first on its event, as amplihack's entries go), removes the others and the wrappers and event
+/// keys emptied by that. The user's entries stay as they were. Returns whether anything changed.
+pub fn sync(settings: &mut Value, binary: &Path, events: &[String]) -> Result<bool, ShapeError> {
+    let found = kind_of(settings);
+    let root = settings
+        .as_object_mut()
+        .ok_or(ShapeError::RootNotObject { found })?;
+    if events.is_empty() && !root.contains_key("hooks") {
+        return Ok(false);
+    }
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let found = kind_of(hooks);
+    let hooks = hooks
+        .as_object_mut()
+        .ok_or(ShapeError::HooksNotObject { found })?;
+    for event in events {
+        if let Some(value) = hooks.get(event.as_str()).filter(|v| !v.is_array()) {
+            return Err(ShapeError::EventNotArray {
+                event: event.clone(),
+                found: kind_of(value),
+            });
+        }
+    }
+    let command = format!("{} {DISPATCH}", shell_quote(&binary.to_string_lossy()));
+    let mut changed = false;
+    let mut emptied = Vec::new();
+    for (event, groups) in hooks.iter_mut() {
+        let Value::Array(groups) = groups else {
+            continue;
+        };
+        let wanted = events.contains(event);
+        let mut kept_one = false;
+        let before = groups.len();
+        groups.retain_mut(|group| {
+            let Some(Value::Array(handlers)) = group.get_mut("hooks") else {
+                return true;
+            };
+            let count = handlers.len();
+            handlers.retain(|h| {
+                if !is_plugin_event_entry(event, h) {
+                    return true;
+                }
+                let keep = wanted
+                    && !kept_one
+                    && h.get("command").and_then(Value::as_str) == Some(command.as_str());
+                kept_one |= keep;
+                keep
+            });
+            if handlers.len() == count {
+                return true;
+            }
+            changed = true;
+            !handlers.is_empty()
+        });
+        if groups.is_empty() && before > 0 {
+            emptied.push(event.clone());
+        }
+        if wanted && !kept_one {
+            groups.insert(0, wrapper(event, &command));
+            changed = true;
+        }
+    }
+    for event in emptied {
+        if hooks
+            .get(&event)
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        {
+            hooks.remove(&event);
+        }
+    }
+    for event in events {
+        if !hooks.contains_key(event.as_str()) {
+            hooks.insert(event.clone(), Value::Array(vec![wrapper(event, &command)]));
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
+
+fn wrapper(event: &str, command: &str) -> Value {
+    let tool_event = matches!(
+        event,
+        "PostToolUseFailure" | "PermissionRequest" | "PermissionDenied"
+    );
+    let mut group = Map::new();
+    if tool_event {
+        group.insert("matcher".into(), json!("*"));
+    }
+    group.insert(
+        "hooks".into(),
+        json!([{"type": "command", "command": command}]),
+    );
+    Value::Object(group)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_which_events_each_delivers() {
+        assert_eq!(parse_version("2.1.328 (Claude Code)"), Some((2, 1, 328)));
+        assert_eq!(parse_version("claude-code_2-0-30_x"), Some((2, 0, 30)));
+        assert_eq!(parse_version("nonsense"), None);
+        let cases = [
+            ("PermissionRequest", Some((2, 1, 328)), true),
+            ("PermissionRequest", Some((2, 0, 30)), false),
+            ("SubagentStop", Some((2, 0, 30)), true),
+            ("PostToolUseFailure", Some((2, 0, 30)), false),
+            ("PostToolUseFailure", Some((2, 1, 328)), true),
+            ("MessageDisplay", Some((2, 1, 151)), false),
+            ("Notification", None, true),
+            ("SubagentStart", None, false),
+            ("NoSuchEvent", Some((9, 9, 9)), false),
+        ];
+        for (event, version, delivered) in cases {
+            let got = delivers(event, version);
+            assert_eq!(got.is_ok(), delivered, "{event} {version:?}: {got:?}");
+        }
+        assert_eq!(
+            needed(
+                [
+                    "PreToolUse",
+                    "SubagentStop",
+                    "PermissionRequest",
+                    "SubagentStop"
+                ],
+                Some((2, 0, 30))
+            ),
+            ["SubagentStop"]
+        );
+    }
+
+    #[test]
+    fn sync_adds_and_removes_only_amplihacks_plugin_event_entries() {
+        let binary = Path::new("/b in/amplihack-hooks");
+        let mut settings = json!({"model": "x", "hooks": {
+            "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/b/amplihack-hooks pre-tool-use"}]}],
+            "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
+        }});
+        let events = vec!["Notification".to_string(), "PermissionRequest".to_string()];
+        assert!(sync(&mut settings, binary, &events).expect("sync"));
+        assert_eq!(registered(&settings), events);
+        let notification = &settings["hooks"]["Notification"];
+        assert_eq!(notification.as_array().map(Vec::len), Some(2));
+        assert_eq!(
+            notification[0]["hooks"][0]["command"],
+            "\"/b in/amplihack-hooks\" dispatch"
+        );
+        assert_eq!(notification[1]["hooks"][0]["command"], "notify-send hi");
+        assert_eq!(settings["hooks"]["PermissionRequest"][0]["matcher"], "*");
+        // Idempotent.
+        let again = settings.clone();
+        assert!(!sync(&mut settings, binary, &events).expect("sync"));
+        assert_eq!(settings, again);
+        // No plugin needs them any more: exactly the user's entries are left.
+        assert!(sync(&mut settings, binary, &[]).expect("sync"));
+        assert_eq!(
+            settings,
+            json!({"model": "x", "hooks": {
+                "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/b/amplihack-hooks pre-tool-use"}]}],
+                "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
+            }})
+        );
+        // A moved binary is re-pointed.
+        sync(&mut settings, binary, &events).expect("sync");
+        sync(&mut settings, Path::new("/new/amplihack-hooks"), &events).expect("sync");
+        assert_eq!(
+            settings["hooks"]["PermissionRequest"][0]["hooks"][0]["command"],
+            "/new/amplihack-hooks dispatch"
+        );
+        assert_eq!(
+            settings["hooks"]["PermissionRequest"]
+                .as_array()
+                .map(Vec::len),
+            Some(1)
+        );
+        let mut broken = json!({"hooks": {"PermissionRequest": {}}});
+        assert!(sync(&mut broken, binary, &events).is_err());
+    }
+}
+
+/// A matcher group amplihack copies into Claude Code's settings for a plugin handler Claude Code
+/// runs itself (prompt, agent, http, mcp_tool): its event, and `{"matcher"?, "hooks": [...]}` with
+/// the handlers as the plugin wrote them.
+pub type HostGroup = (String, Value);
+
+/// Replaces the groups amplihack copied into `settings` before (`recorded`, from its state: a
+/// copied group has nothing of its own to tell it by) with `wanted`, appended to their events. The
+/// user's groups stay as they were. Returns whether anything changed.
+pub fn sync_host_groups(
+    settings: &mut Value,
+    recorded: &[HostGroup],
+    wanted: &[HostGroup],
+) -> Result<bool, ShapeError> {
+    let found = kind_of(settings);
+    let root = settings
+        .as_object_mut()
+        .ok_or(ShapeError::RootNotObject { found })?;
+    if recorded.is_empty() && wanted.is_empty() {
+        return Ok(false);
+    }
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let found = kind_of(hooks);
+    let hooks = hooks
+        .as_object_mut()
+        .ok_or(ShapeError::HooksNotObject { found })?;
+    for (event, _) in wanted {
+        if let Some(value) = hooks.get(event.as_str()).filter(|v| !v.is_array()) {
+            return Err(ShapeError::EventNotArray {
+                event: event.clone(),
+                found: kind_of(value),
+            });
+        }
+    }
+    let before = hooks.clone();
+    for (event, group) in recorded {
+        let Some(Value::Array(groups)) = hooks.get_mut(event.as_str()) else {
+            continue;
+        };
+        if let Some(at) = groups.iter().position(|g| g == group) {
+            groups.remove(at);
+            if groups.is_empty() {
+                hooks.remove(event.as_str());
+            }
+        }
+    }
+    for (event, group) in wanted {
+        match hooks.get_mut(event.as_str()) {
+            Some(Value::Array(groups)) => groups.push(group.clone()),
+            _ => {
+                hooks.insert(event.clone(), Value::Array(vec![group.clone()]));
+            }
+        }
+    }
+    Ok(*hooks != before)
+}
+
+#[cfg(test)]
+mod host_group_tests {
+    use super::*;
+
+    #[test]
+    fn copied_groups_are_replaced_and_the_users_kept() {
+        let prompt = |text: &str| {
+            (
+                "Stop".to_string(),
+                json!({"hooks": [{"type": "prompt", "prompt": text}]}),
+            )
+        };
+        let users = json!({"hooks": [{"type": "prompt", "prompt": "mine"}]});
+        let mut settings = json!({"hooks": {"Stop": [users.clone()]}});
+        assert!(sync_host_groups(&mut settings, &[], &[prompt("a")]).expect("sync"));
+        assert_eq!(settings["hooks"]["Stop"], json!([users, prompt("a").1]));
+        assert!(!sync_host_groups(&mut settings, &[prompt("a")], &[prompt("a")]).expect("sync"));
+        assert!(sync_host_groups(&mut settings, &[prompt("a")], &[prompt("b")]).expect("sync"));
+        assert_eq!(settings["hooks"]["Stop"], json!([users, prompt("b").1]));
+        assert!(sync_host_groups(&mut settings, &[prompt("b")], &[]).expect("sync"));
+        assert_eq!(settings, json!({"hooks": {"Stop": [users]}}));
+    }
+}
