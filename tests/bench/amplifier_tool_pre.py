@@ -114,7 +114,7 @@ async def compare(label: str, command: str, args: argparse.Namespace, project: s
     ours_ms = statistics.median(times["amplihack"]) * 1000
     theirs_ms = statistics.median(times["bridge"]) * 1000
     ratio = ours_ms / theirs_ms
-    gate = f"limit {limit:.2f}" if limit is not None else "not gated: about even on a loaded 2-core machine"
+    gate = f"limit {limit:.2f}" if limit is not None else "not gated"
     print(f"{label}: amplihack {ours_ms:.1f} ms, bridge {theirs_ms:.1f} ms (medians of {args.rounds}); "
           f"ratio {ratio:.2f} ({gate})")
     return ratio
@@ -142,7 +142,7 @@ async def main() -> int:
         print(f"peer: {source}; {PLUGINS} project plugins on tool:pre, in the real kernel")
         # Trivial handlers are printed, not gated: there each handler is one process for both
         # (amplihack runs them in parallel, the bridge one after another) and amplihack adds one
-        # (itself), so the two come out about even, 0.7-2.4x on a loaded shared 2-core machine.
+        # (itself): measured 0.7-3.7x on a shared 2-core machine under load averages of 3 to 7.
         # Handlers that take time are where running them in parallel shows, and are gated.
         await compare("trivial handlers", "true plugin-{i}", args, project, bridge_mount, None)
         label, command = "handlers that sleep 50 ms", "sleep 0.05 0.0000{i}"
