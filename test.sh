@@ -106,7 +106,17 @@ install_and_doctor() {
 }
 
 check "test hosts" test_hosts
+python_module() {
+  # amplihack's Amplifier module: typed (mypy --strict, pinned in tests/amplifier/requirements-dev.txt)
+  # and its translation tests (what the real app does with it is tests/amplifier_app_e2e.rs).
+  local py=$PWD/tests/amplifier/.venv/bin/python
+  "$py" -c 'import mypy' 2>/dev/null ||
+    "$py" -m pip install --quiet --disable-pip-version-check -r tests/amplifier/requirements-dev.txt || return 1
+  (cd amplifier && "$py" -m mypy amplifier_module_hooks_amplihack tests && "$py" -m unittest discover -s tests)
+}
+
 check "cargo fmt --check" cargo fmt --all --check
+check "the Amplifier module: mypy --strict and its unit tests" python_module
 check "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test"
 cargo_test

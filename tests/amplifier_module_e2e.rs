@@ -267,3 +267,69 @@ fn the_apps_transcript_is_kept_when_the_context_compacts() {
         "{\"role\":\"user\",\"content\":\"before compaction\"}\n"
     );
 }
+
+/// Every kernel event with a Claude Code counterpart reaches a plugin under it, with the
+/// counterpart's fields: the app's delegation to an agent (`session:fork`) as SubagentStart, a
+/// tool awaiting approval (`approval:required`) as PermissionRequest, a failed model call
+/// (`provider:error`) as StopFailure, a failed tool as PostToolUseFailure.
+#[test]
+fn kernel_events_with_a_claude_code_counterpart_reach_plugins() {
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    let seen = env.root().join("seen");
+    std::fs::create_dir_all(&seen).expect("mkdir");
+    for (event, matcher) in [
+        ("SubagentStart", Some("explorer")),
+        ("PermissionRequest", Some("Bash")),
+        ("StopFailure", Some("rate_limit")),
+        ("PostToolUseFailure", Some("Bash")),
+    ] {
+        env.plugin(
+            &env.user_hooks_dir(),
+            &format!("log-{event}"),
+            &one_group(
+                event,
+                matcher,
+                vec![command(&format!("cat > '{}/{event}.json'", seen.display()))],
+            ),
+        );
+    }
+    let binary = env.deployed_hooks().display().to_string();
+    let config = json!({"binary": binary, "project": env.project});
+    run_harness(
+        &env,
+        &json!({"config": config, "events": [
+            ["session:fork", {"child_session_id": "child-1", "parent_session_id": "S-module", "agent_name": "explorer", "spawn_mode": "subprocess"}],
+            ["approval:required", {"tool_name": "bash", "tool_input": {"command": "rm -rf build"}}],
+            ["provider:error", {"provider": "anthropic", "error": {"type": "RateLimitError", "msg": "slow down"}, "retryable": true, "status_code": 429}],
+            ["tool:error", {"tool_name": "bash", "tool_call_id": "t9", "tool_input": {"command": "false"}, "error": "exit 1"}]
+        ]}),
+    );
+    let read = |event: &str| -> Value {
+        serde_json::from_str(&env.read(&seen.join(format!("{event}.json"))))
+            .unwrap_or_else(|e| panic!("{event}: {e}"))
+    };
+    let subagent = read("SubagentStart");
+    assert_eq!(
+        (&subagent["agent_type"], &subagent["agent_id"]),
+        (&json!("explorer"), &json!("child-1"))
+    );
+    let permission = read("PermissionRequest");
+    assert_eq!(permission["tool_name"], "Bash", "{permission}");
+    assert_eq!(permission["tool_input"]["command"], "rm -rf build");
+    let failure = read("StopFailure");
+    assert_eq!(
+        (&failure["error"], &failure["error_details"]),
+        (&json!("rate_limit"), &json!("slow down"))
+    );
+    assert_eq!(read("PostToolUseFailure")["error"], "exit 1");
+    for event in [
+        "SubagentStart",
+        "PermissionRequest",
+        "StopFailure",
+        "PostToolUseFailure",
+    ] {
+        assert_eq!(read(event)["hook_event_name"], event);
+    }
+}

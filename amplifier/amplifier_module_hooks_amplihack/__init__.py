@@ -57,6 +57,12 @@ EVENTS = {
     "context:post_compact": ("dispatch", "PostCompact"),
     "session:end": ("session-end", "SessionEnd"),
     "user:notification": ("notification", "Notification"),
+    # The app's delegation to an agent (a child session): Claude Code's subagent starting.
+    "session:fork": ("dispatch", "SubagentStart"),
+    # A tool waiting for the user's approval.
+    "approval:required": ("dispatch", "PermissionRequest"),
+    # The turn ended by a failed model call.
+    "provider:error": ("dispatch", "StopFailure"),
 }
 
 # Set in the process environment while the module is mounted: amplihack's hook-shell bridge
@@ -131,6 +137,17 @@ def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: 
         preview = data.get("response_preview") or data.get("response")
         if isinstance(preview, str):
             payload["last_assistant_message"] = preview
+    elif event == "session:fork":
+        payload["agent_id"] = str(data.get("child_session_id") or "")
+        payload["agent_type"] = str(data.get("agent_name") or "")
+    elif event == "approval:required":
+        payload["tool_name"] = str(data.get("tool_name") or "")
+        tool_input = data.get("tool_input")
+        payload["tool_input"] = tool_input if isinstance(tool_input, dict) else {"action": data.get("action")}
+    elif event == "provider:error":
+        error = data.get("error") if isinstance(data.get("error"), dict) else {}
+        payload["error"] = stop_failure_kind(data.get("status_code"))
+        payload["error_details"] = str(error.get("msg") or error.get("type") or "")
     elif event == "user:notification":
         payload["message"] = str(data.get("message") or "")
         if data.get("type"):
@@ -143,6 +160,17 @@ def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: 
         if transcript:
             payload["transcript_path"] = transcript
     return payload
+
+
+def stop_failure_kind(status: Any) -> str:
+    """Claude Code's StopFailure `error` (its matcher target) for a provider's HTTP status."""
+    if status == 429:
+        return "rate_limit"
+    if status in (401, 403):
+        return "authentication_failed"
+    if isinstance(status, int) and status >= 500:
+        return "server_error"
+    return "unknown"
 
 
 def to_hook_result(answer: Any, event: str, data: Any) -> HookResult:

@@ -1,0 +1,81 @@
+"""Unit tests of the module's pure parts: the kernel payload in Claude Code's shape, and the
+binary's `hookResult` as a kernel HookResult. (What the real app does with them is proven by
+tests/amplifier_app_e2e.rs; these only pin the translation.)"""
+
+import unittest
+from typing import Any
+
+from amplifier_module_hooks_amplihack import EVENTS, payload_for, stop_failure_kind, to_hook_result
+
+
+class Payloads(unittest.TestCase):
+    def test_each_kernel_event_becomes_its_claude_code_payload(self) -> None:
+        cases: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+            (
+                "tool:pre",
+                {"tool_name": "bash", "tool_call_id": "t1", "tool_input": {"command": "ls"}},
+                {"tool_name": "bash", "tool_use_id": "t1", "tool_input": {"command": "ls"}},
+            ),
+            ("tool:pre", {"name": "bash", "input": {"command": "ls"}}, {"tool_name": "bash", "tool_input": {"command": "ls"}}),
+            ("tool:post", {"tool_name": "bash", "tool_input": {}, "result": {"ok": 1}}, {"tool_response": {"ok": 1}}),
+            ("tool:error", {"tool_name": "bash", "tool_input": {}, "error": "boom"}, {"error": "boom"}),
+            ("prompt:submit", {"prompt": "hi"}, {"prompt": "hi"}),
+            ("session:start", {}, {"source": "startup"}),
+            ("session:resume", {}, {"source": "resume"}),
+            ("session:end", {"status": "completed"}, {"reason": "completed"}),
+            ("prompt:complete", {"response_preview": "done"}, {"stop_hook_active": False, "last_assistant_message": "done"}),
+            ("user:notification", {"message": "m", "type": "idle_prompt"}, {"message": "m", "notification_type": "idle_prompt"}),
+            ("session:fork", {"child_session_id": "c1", "agent_name": "explorer"}, {"agent_id": "c1", "agent_type": "explorer"}),
+            ("approval:required", {"tool_name": "bash", "action": "rm -rf x"}, {"tool_name": "bash", "tool_input": {"action": "rm -rf x"}}),
+            (
+                "provider:error",
+                {"error": {"type": "RateLimitError", "msg": "slow down"}, "status_code": 429},
+                {"error": "rate_limit", "error_details": "slow down"},
+            ),
+        ]
+        for event, data, expected in cases:
+            with self.subTest(event=event, data=data):
+                claude_event = EVENTS[event][1]
+                payload = payload_for(event, claude_event, data, "S", "/proj")
+                self.assertEqual(payload["hook_event_name"], claude_event)
+                self.assertEqual(payload["session_id"], "S")
+                self.assertEqual(payload["cwd"], "/proj")
+                for key, value in expected.items():
+                    self.assertEqual(payload.get(key), value, key)
+
+    def test_stop_failure_kinds_follow_the_http_status(self) -> None:
+        for status, kind in [(429, "rate_limit"), (401, "authentication_failed"), (403, "authentication_failed"), (503, "server_error"), (None, "unknown"), (400, "unknown")]:
+            with self.subTest(status=status):
+                self.assertEqual(stop_failure_kind(status), kind)
+
+
+class Results(unittest.TestCase):
+    def test_each_action_of_the_binary_becomes_the_kernels(self) -> None:
+        cases: list[tuple[dict[str, Any], dict[str, Any]]] = [
+            ({}, {"action": "continue"}),
+            ({"hookResult": {"action": "deny", "reason": "no"}}, {"action": "deny", "reason": "no"}),
+            (
+                {"hookResult": {"action": "ask_user", "reason": "sure?"}},
+                {"action": "ask_user", "approval_prompt": "sure?", "approval_default": "deny"},
+            ),
+            (
+                {"hookResult": {"action": "inject_context", "context_injection": "ctx"}},
+                {"action": "inject_context", "context_injection": "ctx", "context_injection_role": "system"},
+            ),
+            (
+                {"hookResult": {"action": "modify", "data": {"tool_input": {"command": "ls -l"}}}},
+                {"action": "modify", "data": {"tool_name": "bash", "tool_input": {"command": "ls -l"}}},
+            ),
+            ({"hookResult": {"action": "explode"}}, {"action": "continue"}),
+            ({"hookResult": {"action": "continue", "user_message": "hi", "user_message_level": "warning"}}, {"user_message": "hi", "user_message_level": "warning"}),
+        ]
+        data = {"tool_name": "bash", "tool_input": {"command": "ls"}}
+        for answer, expected in cases:
+            with self.subTest(answer=answer):
+                result = to_hook_result(answer, "tool:pre", data)
+                for key, value in expected.items():
+                    self.assertEqual(getattr(result, key), value, key)
+
+
+if __name__ == "__main__":
+    unittest.main()
