@@ -123,9 +123,13 @@ pub fn run(spawn: &Spawn<'_>, sniff_async: bool) -> Ran {
 /// deadline as its timeout. No work is handed between threads, so a busy machine, where a woken
 /// thread waits for a core, does not add a scheduling delay per handler.
 pub fn run_all(spawns: &[Spawn<'_>], sniff_async: bool) -> Vec<Ran> {
+    // Each but the last starts without waiting for its exec (they load in parallel); the last
+    // waits, as nothing else is left to start (and its start copies no memory).
+    let last = spawns.len().saturating_sub(1);
     let mut jobs: Vec<Job<'_>> = spawns
         .iter()
-        .map(|spawn| Job::start(spawn, sniff_async))
+        .enumerate()
+        .map(|(i, spawn)| Job::start(spawn, sniff_async, i == last))
         .collect();
     let mut fds: Vec<libc::pollfd> = Vec::with_capacity(jobs.len() * 4);
     let mut owners: Vec<(usize, Stream)> = Vec::with_capacity(jobs.len() * 4);
@@ -214,7 +218,7 @@ struct Job<'a> {
 }
 
 impl<'a> Job<'a> {
-    fn start(spawn: &Spawn<'a>, sniff_async: bool) -> Job<'a> {
+    fn start(spawn: &Spawn<'a>, sniff_async: bool, wait_for_exec: bool) -> Job<'a> {
         let started = Instant::now();
         let mut job = Job {
             started,
@@ -237,7 +241,12 @@ impl<'a> Job<'a> {
             killed_until: None,
             result: None,
         };
-        let started_handler = match crate::spawn::start(spawn.argv, spawn.cwd, spawn.env) {
+        let start = if wait_for_exec {
+            crate::spawn::start_waiting
+        } else {
+            crate::spawn::start
+        };
+        let started_handler = match start(spawn.argv, spawn.cwd, spawn.env) {
             Ok(started_handler) => started_handler,
             Err(e) => {
                 job.result = Some(Ran::Finished(Finished {
@@ -253,7 +262,7 @@ impl<'a> Job<'a> {
         job.pidfd = pidfd_open(job.pid);
         job.stdin = Some(started_handler.stdin);
         job.pipes = Pipes::new(Some(started_handler.stdout), Some(started_handler.stderr));
-        job.exec_error = Some(started_handler.exec_error);
+        job.exec_error = started_handler.exec_error;
         if let Some(fd) = &job.stdin {
             // SAFETY: fcntl on a descriptor we own. A handler that never reads its stdin must not
             // block us: writes go out as the pipe has room.

@@ -19,8 +19,45 @@ pub struct Started {
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
     /// Readable with the `errno` of a failed `execve` (4 bytes), or at end of file once the
-    /// handler runs.
-    pub exec_error: OwnedFd,
+    /// handler runs; `None` when it was started by [`start_waiting`] (it runs already).
+    pub exec_error: Option<OwnedFd>,
+}
+
+/// Starts a handler as [`start`] does, but waits for it to have called `execve` (vfork, through
+/// `std::process::Command`): cheapest when there is nothing else to start meanwhile (one handler,
+/// or the last of a batch), since the parent's memory is not copied.
+pub fn start_waiting(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(String, String)],
+) -> std::io::Result<Started> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let Some((program, args)) = argv.split_first() else {
+        return Err(std::io::Error::from(std::io::ErrorKind::NotFound));
+    };
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(cwd)
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn()?;
+    let missing = || std::io::Error::other("a pipe to the handler was not set up");
+    // The Child is not kept: the caller reaps the pid itself (waitpid), and dropping a Child
+    // neither waits for nor kills it.
+    Ok(Started {
+        pid: child.id() as libc::pid_t,
+        stdin: child.stdin.take().map(OwnedFd::from).ok_or_else(missing)?,
+        stdout: child.stdout.take().map(OwnedFd::from).ok_or_else(missing)?,
+        stderr: child.stderr.take().map(OwnedFd::from).ok_or_else(missing)?,
+        exec_error: None,
+    })
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -139,7 +176,7 @@ pub fn start(argv: &[String], cwd: &Path, env: &[(String, String)]) -> std::io::
         stdin: stdin_w,
         stdout: stdout_r,
         stderr: stderr_r,
-        exec_error: error_r,
+        exec_error: Some(error_r),
     })
 }
 
