@@ -738,6 +738,27 @@ mod tests {
         assert!(took < Duration::from_millis(650), "took {took:?}");
     }
 
+    /// Plugins write timeouts in the thousands of seconds (Claude Code reads seconds), and a
+    /// timeout past any clock must not panic the runner.
+    #[test]
+    fn any_timeout_is_safe() {
+        for timeout in [
+            Duration::from_secs(3_600),
+            Duration::from_secs(86_400 * 1_000),
+            Duration::MAX,
+        ] {
+            let ran = run(
+                &Spawn {
+                    timeout,
+                    ..spawn("exit 4", b"", 0)
+                },
+                false,
+            )
+            .finished();
+            assert_eq!(ran.exit, Some(4), "{timeout:?}");
+        }
+    }
+
     #[test]
     fn output_past_the_cap_is_dropped_and_reported() {
         let ran = run(&spawn("head -c 3000000 /dev/zero", b"", 10_000), false).finished();
