@@ -171,7 +171,8 @@ fn recorded_groups(state: &StateDir) -> BTreeMap<PathBuf, Vec<HostGroup>> {
         .unwrap_or_default()
 }
 
-const RECORD: &str = "claude-host-groups.json";
+/// What amplihack copied into Claude Code's settings, under its state.
+pub const RECORD: &str = "claude-host-groups.json";
 
 /// Brings every file's plugin-event entries and copied handler groups in line; one line per file
 /// changed. A file without amplihack's registration takes the user file's binary; with neither,
@@ -184,7 +185,8 @@ pub fn sync(
     let user_file = claude_paths::user(places.claude_config_dir);
     let read = |file: &Path| safe_file::read_json(file).ok().flatten().map(|(_, v)| v);
     let user_binary = read(&user_file).as_ref().and_then(our_binary);
-    let mut record = recorded_groups(places.state);
+    let recorded = recorded_groups(places.state);
+    let mut record = recorded.clone();
     let mut lines = Vec::new();
     for Wanted {
         file,
@@ -237,7 +239,14 @@ pub fn sync(
         lines.push(format!("{}: {}", file.display(), parts.join("; ")));
     }
     record.retain(|_, groups| !groups.is_empty());
-    files::write_json(&places.state.file(RECORD), &record).map_err(|e| e.to_string())?;
+    if record != recorded {
+        let file = places.state.file(RECORD);
+        if record.is_empty() {
+            let _ = std::fs::remove_file(&file);
+        } else {
+            files::write_json(&file, &record).map_err(|e| e.to_string())?;
+        }
+    }
     Ok(lines)
 }
 
