@@ -150,6 +150,32 @@ pub fn load_level(hooks_dir: &Path, level: Level) -> Vec<Plugin> {
         .collect()
 }
 
+/// Reads any hooks file by what it is: a Claude Code `hooks.json` or plugin manifest, the
+/// proposal's `hooks.yaml`, or an AMCP hook file (`hooks.toml`, or `hooks.json` in `.amcp/` or an
+/// `amcp` config directory). What `hooks validate FILE` reads.
+pub fn parse_file(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
+    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let dir = file.parent().and_then(Path::file_name);
+    let in_amcp_dir = dir.is_some_and(|d| d == ".amcp")
+        || (dir.is_some_and(|d| d == "amcp")
+            && file
+                .parent()
+                .and_then(Path::parent)
+                .and_then(Path::file_name)
+                .is_some_and(|d| d == ".config"))
+        || std::env::var_os("XDG_CONFIG_HOME")
+            .is_some_and(|x| file.parent() == Some(Path::new(&x).join("amcp").as_path()));
+    if file.ends_with(MANIFEST) {
+        config::parse_manifest(file, text)
+    } else if matches!(ext, "yaml" | "yml") {
+        crate::dialects::proposal::parse(file, text)
+    } else if ext == "toml" || in_amcp_dir {
+        crate::dialects::amcp::parse(file, text)
+    } else {
+        config::parse(file, text)
+    }
+}
+
 /// The AMCP hook file that goes with a level's hooks directory (`<dir>/../..` is the project or
 /// the home): `<project>/.amcp/hooks.*`, or the user's `$XDG_CONFIG_HOME/amcp/hooks.*`; with the
 /// directory its relative commands are read from (the project's; the user's own for the user).
