@@ -51,6 +51,10 @@ elif result is not None:\n    print(result)\n";
 
 /// The AMCP hook file of a directory (`.amcp/` or `~/.config/amcp/`), if any.
 pub fn file_in(dir: &Path) -> Option<PathBuf> {
+    // One stat for everyone without AMCP: the directory first.
+    if !dir.is_dir() {
+        return None;
+    }
     ["hooks.toml", "hooks.json"]
         .into_iter()
         .map(|name| dir.join(name))
