@@ -211,7 +211,8 @@ fn amcp_user_file_functions_variables_and_answers() {
                       "tool_input": {"command": "cat secret"}, "tool_response": {"stdout": "hunter2"}});
     let reply = reply_of(&env.run_hooks(&["post-tool-use"], &post, &extra).0);
     assert_eq!(
-        reply["hookSpecificOutput"]["updatedToolOutput"], "redacted",
+        reply["hookSpecificOutput"]["updatedToolOutput"],
+        json!({"stdout": "redacted", "stderr": ""}),
         "{reply}"
     );
 

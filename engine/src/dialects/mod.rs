@@ -567,13 +567,35 @@ fn amcp_answer(event: &HookEvent, mut answer: Map<String, Value>) -> Map<String,
     if let Some(response) = response
         && event.name == EventName::PostToolUse
     {
-        specific.insert("updatedToolOutput".into(), response);
+        specific.insert("updatedToolOutput".into(), shaped_output(event, response));
     }
     if !specific.is_empty() {
         specific.insert("hookEventName".into(), Value::String(event_name));
         answer.insert("hookSpecificOutput".into(), Value::Object(specific));
     }
     answer
+}
+
+/// A replacement output in the tool's own shape: Claude Code 2.1.328 rejects an
+/// `updatedToolOutput` that does not match it ("does not match Bash's output shape"), so AMCP's
+/// text for a Bash call becomes the call's `{stdout, stderr, ...}` with that text as `stdout`.
+fn shaped_output(event: &HookEvent, response: Value) -> Value {
+    let Value::String(text) = &response else {
+        return response; // an object is taken as the tool's own shape
+    };
+    let original = event
+        .raw
+        .get("tool_response")
+        .or_else(|| event.raw.get("toolResponse"));
+    match original {
+        Some(Value::Object(shape)) if shape.get("stdout").is_some_and(Value::is_string) => {
+            let mut shape = shape.clone();
+            shape.insert("stdout".into(), Value::String(text.clone()));
+            shape.insert("stderr".into(), Value::String(String::new()));
+            Value::Object(shape)
+        }
+        _ => response,
+    }
 }
 
 /// The proposal's `{action, modified_args, message}` in Claude Code's words.
