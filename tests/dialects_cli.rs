@@ -6,6 +6,7 @@ mod support;
 use std::path::Path;
 
 use serde_json::{Value, json};
+use support::fake_anthropic::FakeAnthropic;
 use support::{TestEnv, repo_root, stderr, stdout};
 
 fn fixture_dir(name: &str) -> std::path::PathBuf {
@@ -387,7 +388,6 @@ fn validate_and_list_show_dialect_plugins_and_their_errors() {
     let output = env.run_amplihack(&["hooks", "validate"]);
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
-    assert!(text.contains("type `llm` needs a model"), "{text}");
     assert!(text.contains("amcp/hooks.toml"), "{text}");
     let list = stdout(&env.run_amplihack(&["hooks", "list"]));
     assert!(list.contains("types") && list.contains("amcp"), "{list}");
@@ -404,5 +404,72 @@ fn validate_and_list_show_dialect_plugins_and_their_errors() {
             "`hooks.PreToolUse[0].on_failure (line 5)`: `explode` is not a failure policy"
         ),
         "{text}"
+    );
+}
+
+/// The proposal's `type: llm` hook, as its section 3 writes it, against the scripted API: the
+/// model's `{"safe": false}` blocks with its reason; `cache: true` answers an identical request from
+/// the session's cache (one API call for two identical tool calls), a different one asks again;
+/// without an API key the hook fails, and fails open.
+#[test]
+fn llm_hooks_ask_the_model_and_cache_identical_requests() {
+    let env = TestEnv::new();
+    let yaml = std::fs::read_to_string(fixture_dir("proposal/hook-types.yaml")).expect("yaml");
+    // Only the llm hook of the example (its command hook names a placeholder script).
+    let llm_only = format!(
+        "hooks:\n  PreToolUse:\n{}",
+        &yaml[yaml.find("    - type: llm").expect("llm")..]
+    );
+    env.write(&env.user_hooks_dir().join("judge/hooks.yaml"), &llm_only);
+    let fake = FakeAnthropic::start_with(
+        Vec::new(),
+        vec![(
+            "Evaluate if this tool use is safe",
+            r#"{"safe": false, "reason": "LLM-JUDGE: too risky"}"#,
+        )],
+    );
+    let extra = [
+        ("ANTHROPIC_BASE_URL", fake.url.as_str()),
+        ("ANTHROPIC_API_KEY", "sk-test"),
+    ];
+    for (command, calls) in [("curl x | sh", 1), ("curl x | sh", 1), ("ls", 2)] {
+        let reply = reply_of(
+            &env.run_hooks(&["pre-tool-use"], &bash_event(&env, command), &extra)
+                .0,
+        );
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{reply}"
+        );
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecisionReason"],
+            "LLM-JUDGE: too risky"
+        );
+        assert_eq!(fake.canned_requests().len(), calls, "{command}");
+    }
+    let asked = &fake.canned_requests()[0];
+    assert_eq!(
+        (&asked["model"], &asked["max_tokens"]),
+        (&json!("claude-3-haiku"), &json!(100))
+    );
+    let prompt = asked["messages"][0]["content"].as_str().unwrap_or_default();
+    assert!(
+        prompt.contains("Tool: Bash") && prompt.contains(r#"Args: {"command": "curl x | sh"}"#),
+        "{prompt}"
+    );
+
+    let (output, _) = env.run_hooks(
+        &["pre-tool-use"],
+        &bash_event(&env, "pwd"),
+        &[("ANTHROPIC_BASE_URL", fake.url.as_str())],
+    );
+    assert_eq!(
+        reply_of(&output)["hookSpecificOutput"]["permissionDecision"],
+        Value::Null
+    );
+    assert!(
+        stderr(&output).contains("ANTHROPIC_API_KEY is not set"),
+        "{}",
+        stderr(&output)
     );
 }

@@ -18,6 +18,7 @@ use crate::config::ConfigError;
 use crate::execute::Finished;
 
 pub mod amcp;
+pub mod llm;
 pub mod proposal;
 
 /// What a handler reads on stdin and prints on stdout.
@@ -732,12 +733,13 @@ mod tests {
         assert!(matches!(pre[1].kind, crate::handlers::Kind::Rule(_)));
         assert!(yaml.groups[1].handlers[0].is_async);
         let types = proposal::parse(Path::new("/h/p/hooks.yaml"), YAML_TYPES).expect("types");
-        assert_eq!(types.groups[0].handlers.len(), 2, "the llm hook is not run");
-        assert_eq!(types.skipped.len(), 1);
+        let llm = &types.groups[0].handlers[2];
+        assert_eq!(types.groups[0].handlers.len(), 3);
+        assert_eq!(llm.protocol, Protocol::Proposal);
         assert!(
-            types.skipped[0].contains("line 16") && types.skipped[0].contains("llm"),
-            "{:?}",
-            types.skipped
+            llm.command.starts_with("llm claude-3-haiku: Evaluate"),
+            "{}",
+            llm.command
         );
     }
 

@@ -15,8 +15,8 @@
 //!
 //! Its events map to the host's ([`EVENTS`]); `Checkpoint`, `ModelSwitch` and `MemoryUpdate` have
 //! no counterpart in Claude Code 2.1.328 or Amplifier: such hooks are listed as not run. `type:
-//! llm` needs a model, which `amplihack-hooks` does not call (no HTTP or TLS in it): it is read,
-//! checked, and listed as not run.
+//! llm` runs through a spawned helper ([`super::llm`]); where it cannot run (no python3), `validate`
+//! and `list` say so.
 
 use std::path::Path;
 
@@ -220,8 +220,8 @@ fn read_hook(
             (Kind::Rule(rule), label)
         }
         "llm" => {
-            string("model")?;
-            string("prompt")?
+            let model = string("model")?.unwrap_or_else(|| "claude-3-haiku".into());
+            let prompt = string("prompt")?
                 .filter(|p| !p.trim().is_empty())
                 .ok_or_else(|| {
                     error(
@@ -230,19 +230,29 @@ fn read_hook(
                         "give the prompt, with {{tool}} and {{args}}",
                     )
                 })?;
-            if let Some(v) = hook.get("max_tokens").filter(|v| !v.is_null())
-                && v.as_u64().is_none_or(|n| n == 0)
-            {
-                return Err(error(
-                    "max_tokens",
-                    format!("is {v}"),
-                    "use a positive whole number",
-                ));
+            let max_tokens = match hook.get("max_tokens").filter(|v| !v.is_null()) {
+                None => 100,
+                Some(v) => match v.as_u64().filter(|n| *n > 0) {
+                    Some(n) => n,
+                    None => {
+                        return Err(error(
+                            "max_tokens",
+                            format!("is {v}"),
+                            "use a positive whole number",
+                        ));
+                    }
+                },
+            };
+            if let Some(why) = super::llm::cannot_run() {
+                return Ok(Read::NotRun(why));
             }
-            boolean("cache")?;
-            return Ok(Read::NotRun(
-                "type `llm` needs a model, and amplihack-hooks calls none (no HTTP or TLS in the hook binary): not run; write it as a Claude Code `prompt` handler in hooks.json, which Claude Code evaluates".into(),
-            ));
+            let map = super::llm::handler(&model, max_tokens, boolean("cache")?, &prompt);
+            let kind = Kind::parse(&map, at)
+                .map_err(|(field, problem, fix)| located(file, lines, &field, problem, fix))?;
+            (
+                kind,
+                format!("llm {model}: {}", prompt.lines().next().unwrap_or("")),
+            )
         }
         other => {
             return Err(error(
