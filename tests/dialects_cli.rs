@@ -309,6 +309,30 @@ fn proposal_yaml_rules_block_without_a_process_and_commands_speak_its_json() {
             .is_some_and(|t| t.ends_with('Z') && t.len() == 20),
         "{input}"
     );
+
+    // PostToolUse's `async: true` hook: the answer does not wait for it; it still gets its JSON.
+    let log_tool = env.script(
+        &hooks.join("log_tool.sh"),
+        &format!("sleep 1; cat >> '{}'", marks.join("log_tool").display()),
+    );
+    assert!(log_tool.exists());
+    let mut post = bash_event(&env, "git status");
+    post["hook_event_name"] = json!("PostToolUse");
+    post["tool_response"] = json!({"stdout": "clean", "stderr": ""});
+    let (output, took) = env.run_hooks(&["post-tool-use"], &post, &[]);
+    assert!(
+        output.status.success() && took.as_secs_f64() < 1.0,
+        "not waited for: {took:?}"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while env.marks("log_tool").is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let logged: Value = serde_json::from_str(&env.marks("log_tool")[0]).expect("JSON");
+    assert_eq!(
+        (&logged["event"], &logged["result"]["stdout"]),
+        (&json!("PostToolUse"), &json!("clean"))
+    );
 }
 
 /// `on_failure`: a timeout, a crash or an unreadable answer denies the call under `block`, warns
@@ -472,4 +496,51 @@ fn llm_hooks_ask_the_model_and_cache_identical_requests() {
         "{}",
         stderr(&output)
     );
+}
+
+/// AMCP's exit codes: 0 reads stdout (JSON or nothing), 2 denies with stderr as the reason, any
+/// other is a warning and the call goes on.
+#[test]
+fn amcp_exit_codes_as_specified() {
+    let cases = [
+        ("exit 0", None, false),
+        (
+            "echo 'protected path' >&2; exit 2",
+            Some("protected path"),
+            false,
+        ),
+        ("echo 'lint crashed' >&2; exit 1", None, true),
+        (
+            "echo '{\"hookSpecificOutput\": {\"permissionDecision\": \"deny\", \"permissionDecisionReason\": \"by json\"}}'",
+            Some("by json"),
+            false,
+        ),
+    ];
+    for (command, denied, warned) in cases {
+        let env = TestEnv::new();
+        let toml = format!(
+            "[[hooks.PreToolUse.handlers]]\nmatcher = \"bash\"\ntype = \"command\"\ncommand = {command:?}\n"
+        );
+        env.write(&env.home.join(".config/amcp/hooks.toml"), &toml);
+        let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+        let reply = reply_of(&output);
+        let specific = &reply["hookSpecificOutput"];
+        match denied {
+            Some(reason) => {
+                assert_eq!(specific["permissionDecision"], "deny", "{command}: {reply}");
+                assert_eq!(specific["permissionDecisionReason"], reason, "{command}");
+            }
+            None => assert_eq!(
+                specific["permissionDecision"],
+                Value::Null,
+                "{command}: {reply}"
+            ),
+        }
+        assert_eq!(
+            stderr(&output).contains("lint crashed"),
+            warned,
+            "{command}: {}",
+            stderr(&output)
+        );
+    }
 }
