@@ -140,19 +140,28 @@ fn amcp_examples_run_unchanged_once_the_project_is_trusted() {
         "{linted}"
     );
 
-    // A change to a script the hooks run asks for trust again.
-    env.write(
-        &env.project.join("scripts/validate-writes.sh"),
-        "#!/bin/sh\nexit 0\n",
-    );
-    let changed = reply_of(&run(
-        &write_event(&env, &session, ".env"),
-        &["pre-tool-use"],
-    ));
-    assert_eq!(
-        changed["hookSpecificOutput"]["permissionDecision"],
-        Value::Null
-    );
+    // A change to any script the hooks run asks for trust again (`$AMCP_PROJECT_DIR/...` too).
+    for script in ["lint-file.sh", "validate-writes.sh"] {
+        let path = env.project.join("scripts").join(script);
+        let before = std::fs::read_to_string(&path).expect("script");
+        env.write(&path, &format!("{before}\n# changed\n"));
+        let changed = reply_of(&run(
+            &write_event(&env, &session, ".env"),
+            &["pre-tool-use"],
+        ));
+        assert_eq!(
+            changed["hookSpecificOutput"]["permissionDecision"],
+            Value::Null,
+            "{script}"
+        );
+        assert!(
+            changed["systemMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains(script)),
+            "{changed}"
+        );
+        assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+    }
 }
 
 /// The user's `$XDG_CONFIG_HOME/amcp/hooks.json`: `python` function handlers called as AMCP calls

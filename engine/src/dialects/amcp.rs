@@ -183,7 +183,14 @@ fn read_handler(
                 }
                 (
                     json!({"type": "command", "command": "python3", "args": ["-c", FUNCTION_SHIM, function]}),
-                    format!("python3 -c <call {function}>"),
+                    // The label names the module's file, so trust covers it.
+                    format!(
+                        "python3 -c call:{function} {}.py",
+                        function
+                            .rsplit_once('.')
+                            .map_or("", |(m, _)| m)
+                            .replace('.', "/")
+                    ),
                 )
             }
             (Some(_), Some(_)) => {
@@ -327,6 +334,39 @@ mod tests {
                 want,
                 "{pattern} {tool}: {matcher}"
             );
+        }
+    }
+
+    /// Trusting a project covers its AMCP file, the scripts its handlers name (relative or under
+    /// `$AMCP_PROJECT_DIR`) and a function handler's module.
+    #[test]
+    fn trust_covers_what_amcp_handlers_run() {
+        let project = tempfile::tempdir().expect("tempdir");
+        let root = project.path();
+        let write = |path: &str, text: &str| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        };
+        write(
+            ".amcp/hooks.toml",
+            "[[hooks.PreToolUse.handlers]]\ncommand = \"./scripts/a.sh\"\n[[hooks.PreToolUse.handlers]]\ncommand = \"$AMCP_PROJECT_DIR/scripts/b.sh\"\n[[hooks.PreToolUse.handlers]]\ntype = \"python\"\nfunction = \"pkg.checks.run\"\n",
+        );
+        for file in ["scripts/a.sh", "scripts/b.sh", "pkg/checks.py"] {
+            write(file, "x");
+        }
+        let plugins = crate::discovery::load_level(
+            &root.join(".amplifier/hooks"),
+            crate::discovery::Level::Project,
+        );
+        let files = crate::trust_scope::files_to_trust(root, &plugins);
+        for want in [
+            ".amcp/hooks.toml",
+            "scripts/a.sh",
+            "scripts/b.sh",
+            "pkg/checks.py",
+        ] {
+            assert!(files.contains(&root.join(want)), "{want}: {files:?}");
         }
     }
 }
