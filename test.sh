@@ -127,6 +127,7 @@ if [ -x "$scratch_home/.local/bin/amplihack-hooks" ]; then
 fi
 check "startup benchmark (cargo bench --bench startup)" cargo bench --locked --bench startup
 check "forwarding benchmark (cargo bench --bench forwarding)" cargo bench --locked --bench forwarding
+check "rules benchmark: 100 in-process rules vs one sh -c true (cargo bench --bench rules)" cargo bench --locked --bench rules
 amplifier_bench() {
   # amplihack's module and the hook-shell bridge running the same 4 plugins on tool:pre in the
   # real kernel: the real bridge from a mirror of its repository ($AMPLIHACK_HOOK_SHELL_MIRROR, a

@@ -30,6 +30,10 @@ pub struct Handler {
     pub priority: i64,
     pub enabled: bool,
     pub description: Option<String>,
+    /// What it reads and prints: Claude Code's JSON, or another dialect's ([`crate::dialects`]).
+    pub protocol: crate::dialects::Protocol,
+    /// What its failure does (fail-open unless the hook file asks otherwise).
+    pub on_failure: crate::dialects::OnFailure,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -314,6 +318,8 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                     )?,
                     description: checker
                         .string_field(handler.get("description"), &format!("{at}.description"))?,
+                    protocol: crate::dialects::Protocol::Claude,
+                    on_failure: crate::dialects::OnFailure::Warn,
                 });
             }
             groups.push(Group {

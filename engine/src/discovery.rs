@@ -67,10 +67,15 @@ pub fn plugin_files(hooks_dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
         ]
         .into_iter()
         .find(|f| f.is_file());
+        let yaml = dir.join(crate::dialects::proposal::FILE);
         if let Some(file) = file
             && !(name == AMPLIHACK_DIR && is_amplihack_registration(&file))
         {
-            found.push((name, dir, file));
+            found.push((name.clone(), dir.clone(), file));
+        }
+        // The proposal's YAML, beside or instead of hooks.json (dialects::proposal).
+        if yaml.is_file() {
+            found.push((name, dir, yaml));
         }
     }
     found
@@ -104,11 +109,27 @@ pub fn is_amplihack_registration(file: &Path) -> bool {
 }
 
 pub fn load_level(hooks_dir: &Path, level: Level) -> Vec<Plugin> {
-    plugin_files(hooks_dir)
+    let mut files = plugin_files(hooks_dir);
+    // The level's AMCP hook file (dialects::amcp): a stat or two.
+    let amcp = amcp_file(hooks_dir, level);
+    if let Some((root, file)) = &amcp {
+        files.push((
+            crate::dialects::amcp::NAME.into(),
+            root.clone(),
+            file.clone(),
+        ));
+    }
+    files
         .into_iter()
         .map(|(name, root, file)| {
             let config = match std::fs::read_to_string(&file) {
                 Ok(text) if file.ends_with(MANIFEST) => config::parse_manifest(&file, &text),
+                Ok(text) if file.ends_with(crate::dialects::proposal::FILE) => {
+                    crate::dialects::proposal::parse(&file, &text)
+                }
+                Ok(text) if amcp.as_ref().is_some_and(|(_, amcp)| *amcp == file) => {
+                    crate::dialects::amcp::parse(&file, &text)
+                }
                 Ok(text) => config::parse(&file, &text),
                 Err(e) => Err(ConfigError {
                     file: file.clone(),
@@ -129,13 +150,51 @@ pub fn load_level(hooks_dir: &Path, level: Level) -> Vec<Plugin> {
         .collect()
 }
 
+/// Reads any hooks file by what it is: a Claude Code `hooks.json` or plugin manifest, the
+/// proposal's `hooks.yaml`, or an AMCP hook file (`hooks.toml`, or `hooks.json` in `.amcp/` or an
+/// `amcp` config directory). What `hooks validate FILE` reads.
+pub fn parse_file(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
+    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let dir = file.parent().and_then(Path::file_name);
+    let in_amcp_dir = dir.is_some_and(|d| d == ".amcp")
+        || (dir.is_some_and(|d| d == "amcp")
+            && file
+                .parent()
+                .and_then(Path::parent)
+                .and_then(Path::file_name)
+                .is_some_and(|d| d == ".config"))
+        || std::env::var_os("XDG_CONFIG_HOME")
+            .is_some_and(|x| file.parent() == Some(Path::new(&x).join("amcp").as_path()));
+    if file.ends_with(MANIFEST) {
+        config::parse_manifest(file, text)
+    } else if matches!(ext, "yaml" | "yml") {
+        crate::dialects::proposal::parse(file, text)
+    } else if ext == "toml" || in_amcp_dir {
+        crate::dialects::amcp::parse(file, text)
+    } else {
+        config::parse(file, text)
+    }
+}
+
+/// The AMCP hook file that goes with a level's hooks directory (`<dir>/../..` is the project or
+/// the home): `<project>/.amcp/hooks.*`, or the user's `$XDG_CONFIG_HOME/amcp/hooks.*`; with the
+/// directory its relative commands are read from (the project's; the user's own for the user).
+pub fn amcp_file(hooks_dir: &Path, level: Level) -> Option<(PathBuf, PathBuf)> {
+    let base = hooks_dir.parent().and_then(Path::parent)?;
+    let dir = match level {
+        Level::Project => base.join(".amcp"),
+        Level::User => crate::dialects::amcp::user_dir(base),
+    };
+    crate::dialects::amcp::file_in(&dir).map(|file| (dir, file))
+}
+
 /// The project directory holding `.amplifier`, looking up from `start` but not reaching `home`
 /// (whose `.amplifier` is the user level).
 pub fn project_with_hooks(start: &Path, home: Option<&Path>) -> Option<PathBuf> {
     start
         .ancestors()
         .take_while(|dir| Some(*dir) != home)
-        .find(|dir| dir.join(".amplifier/hooks").is_dir())
+        .find(|dir| dir.join(".amplifier/hooks").is_dir() || dir.join(".amcp").is_dir())
         .map(Path::to_path_buf)
 }
 

@@ -20,6 +20,7 @@ use amplihack_state::{StateDir, audit, files, plugins, session, session_key, tru
 
 use crate::answer;
 use crate::background::{self, Background, Rewake};
+use crate::dialects::{self, OnFailure, Protocol};
 use crate::discovery::{self, Level, Plugin};
 use crate::execute::{self, Finished, Ran, Spawn};
 use crate::handlers::{Context, HandlerKind, Kind};
@@ -88,7 +89,9 @@ pub fn levels(
     if let Some(user) = home
         .as_ref()
         .map(|h| h.join(".amplifier/hooks"))
-        .filter(|d| d.is_dir())
+        .filter(|d| {
+            d.is_dir() || discovery::amcp_file(d, Level::User).is_some() // dialects::amcp
+        })
     {
         levels.push((Level::User, user));
     }
@@ -126,6 +129,9 @@ struct Candidate<'p> {
     priority: i64,
     /// Runs in the background (`async`, or `asyncRewake` with its message).
     background: Option<Option<Rewake>>,
+    /// What it reads and prints, and what its failure does (crate::dialects).
+    protocol: Protocol,
+    on_failure: OnFailure,
 }
 
 impl Candidate<'_> {
@@ -245,8 +251,11 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     let (plugins, project_root) = discover(request, &state, &mut outcome);
     let cwd = (!plugins.is_empty()).then(|| handlers_dir(request, project_root));
     let cwd = cwd.unwrap_or_default();
-    let candidates = candidates(&plugins, event, &state, &cwd, &mut outcome);
-    if !candidates.is_empty() {
+    let mut candidates = candidates(&plugins, event, &state, &cwd, &mut outcome);
+    if outcome.reply.decision == Some(Decision::Deny) {
+        candidates.clear(); // a rule denied the call: no process starts (dialects::proposal)
+    }
+    if !candidates.is_empty() || !outcome.runs.is_empty() {
         let setting = Setting::new(request, &state, session.as_deref(), cwd);
         for candidate in candidates.iter().filter(|c| c.background.is_some()) {
             outcome.runs.push(start_in_background(
@@ -315,6 +324,16 @@ fn discover(
     if plugins.is_empty() {
         return (plugins, project_root); // the common case: no file read for the disabled list
     }
+    // AMCP: the project's hook file overrides the user's (dialects::amcp).
+    let is_amcp = |p: &Plugin| {
+        p.name == dialects::amcp::NAME && p.root.parent() != Some(p.hooks_dir.as_path())
+    };
+    if plugins
+        .iter()
+        .any(|p| p.level == Level::Project && is_amcp(p))
+    {
+        plugins.retain(|p| p.level == Level::Project || !is_amcp(p));
+    }
     let disabled = plugins::disabled(state);
     plugins.retain(|plugin| {
         let enabled = plugin.config.as_ref().map_or(true, |c| c.enabled);
@@ -357,6 +376,24 @@ fn candidates<'p>(
                 && matcher::matches(g.matcher.as_deref(), target.as_deref())
         });
         for handler in groups.flat_map(|g| &g.handlers) {
+            if let Kind::Rule(rule) = &handler.kind {
+                // In-process: no process starts (dialects::proposal's `type: matcher`).
+                if handler.enabled && rule.holds(tool.map(|t| (t.name.as_str(), &t.input))) {
+                    let reply = rule.reply();
+                    outcome.runs.push(Run {
+                        plugin: plugin.name.clone(),
+                        level: plugin.level,
+                        command: handler.command.clone(),
+                        priority: handler.priority,
+                        detached: false,
+                        finished: None,
+                        reply: reply.clone(),
+                        warning: None,
+                    });
+                    outcome.reply.merge(reply);
+                }
+                continue;
+            }
             let applies = handler.enabled
                 && !runs_amplihack_hooks(&handler.command)
                 && handler.condition.as_deref().is_none_or(|rule| {
@@ -397,6 +434,8 @@ fn candidates<'p>(
                 priority: handler.priority,
                 background: (handler.is_async || handler.rewake.is_some())
                     .then(|| handler.rewake.clone()),
+                protocol: handler.protocol,
+                on_failure: handler.on_failure,
             });
         }
     }
@@ -505,13 +544,15 @@ fn start_in_background(
     request: &Request<'_>,
 ) -> Run {
     let event = request.event;
-    let env = handler_env(&setting.env, candidate.plugin, &setting.state);
+    let mut env = handler_env(&setting.env, candidate.plugin, &setting.state);
+    env.extend(dialects::env(candidate.protocol, event, &setting.cwd));
+    let stdin = dialects::input(candidate.protocol, event, request.raw);
     let spawn = Spawn {
         label: &candidate.command,
         argv: &candidate.argv,
         cwd: &setting.cwd,
         env: &env,
-        stdin: request.raw, // the host's bytes, as every handler gets them
+        stdin: &stdin, // the host's bytes (in the handler's dialect), as every handler gets them
         timeout: candidate.timeout,
     };
     let rewake = candidate.background.as_ref().and_then(Option::as_ref);
@@ -549,7 +590,7 @@ fn run_in_order(
         let left = setting.deadline.saturating_duration_since(Instant::now());
         // (how long it ran, its reply), in plugin order.
         let mut answers: Vec<(Duration, Reply)> = Vec::new();
-        for (candidate, ran) in run_batch(&batch, setting, &stdin, left) {
+        for (candidate, ran) in run_batch(&batch, setting, event, &stdin, left) {
             let finished = match ran {
                 Ran::Finished(finished) => finished,
                 Ran::Declared(handoff) => {
@@ -577,8 +618,18 @@ fn run_in_order(
                     continue;
                 }
             };
+            // Another dialect's answer in Claude Code's words; its failure policy (dialects).
+            let (finished, unreadable) = dialects::output(candidate.protocol, event, finished);
             let (reply, warning) =
                 answer::interpret(&event.name, &candidate.plugin.name, &finished);
+            let failed =
+                unreadable.map(|why| format!("hook from {}: {why}", candidate.plugin.name));
+            let (reply, warning) = dialects::on_failure(
+                candidate.on_failure,
+                &candidate.plugin.name,
+                reply,
+                failed.or(warning),
+            );
             if let Some(warning) = &warning {
                 outcome.problems.push(warning.clone());
             }
@@ -631,22 +682,39 @@ fn merge_batch(answers: Vec<(Duration, Reply)>) -> Reply {
 fn run_batch<'c, 'p>(
     batch: &[&'c Candidate<'p>],
     setting: &Setting,
+    event: &HookEvent,
     stdin: &[u8],
     left: Duration,
 ) -> Vec<(&'c Candidate<'p>, Ran)> {
     let envs: Vec<Vec<(String, String)>> = batch
         .iter()
-        .map(|candidate| handler_env(&setting.env, candidate.plugin, &setting.state))
+        .map(|candidate| {
+            let mut env = handler_env(&setting.env, candidate.plugin, &setting.state);
+            env.extend(dialects::env(candidate.protocol, event, &setting.cwd));
+            env
+        })
+        .collect();
+    // Each handler's stdin in its dialect (the host's bytes for Claude Code's).
+    let inputs: Vec<Vec<u8>> = batch
+        .iter()
+        .map(|candidate| match candidate.protocol {
+            Protocol::Claude => Vec::new(),
+            protocol => dialects::input(protocol, event, stdin),
+        })
         .collect();
     let spawns: Vec<Spawn<'_>> = batch
         .iter()
         .zip(&envs)
-        .map(|(candidate, env)| Spawn {
+        .zip(&inputs)
+        .map(|((candidate, env), input)| Spawn {
             label: &candidate.command,
             argv: &candidate.argv,
             cwd: &setting.cwd,
             env,
-            stdin,
+            stdin: match candidate.protocol {
+                Protocol::Claude => stdin,
+                _ => input,
+            },
             timeout: candidate.timeout.min(left),
         })
         .collect();

@@ -17,6 +17,7 @@
 pub mod answer;
 pub mod background;
 pub mod config;
+pub mod dialects;
 pub mod discovery;
 pub mod execute;
 pub mod forward;

@@ -67,7 +67,11 @@ fn named_files(project: &Path, command: &str, files: &mut Vec<PathBuf>) {
     let project_text = project.to_string_lossy();
     for word in amplihack_protocol::command::leading_words(command, 64) {
         let mut word = word;
-        for var in ["CLAUDE_PROJECT_DIR", "AMPLIFIER_PROJECT_DIR"] {
+        for var in [
+            "CLAUDE_PROJECT_DIR",
+            "AMPLIFIER_PROJECT_DIR",
+            "AMCP_PROJECT_DIR",
+        ] {
             word = word
                 .replace(&format!("${{{var}}}"), &project_text)
                 .replace(&format!("${var}"), &project_text);

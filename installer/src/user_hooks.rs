@@ -170,7 +170,7 @@ pub fn validate(ctx: &Context, files: &[PathBuf]) -> Result<Outcome, CommandErro
     for file in &targets {
         let parsed = std::fs::read_to_string(file)
             .map_err(|e| format!("{}: cannot be read: {e}", file.display()))
-            .and_then(|t| config::parse(file, &t).map_err(|e| e.to_string()));
+            .and_then(|t| discovery::parse_file(file, &t).map_err(|e| e.to_string()));
         match parsed {
             Ok(config) => {
                 text.push_str(&format!("ok: {}\n", file.display()));

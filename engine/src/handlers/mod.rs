@@ -18,6 +18,7 @@ pub mod exec;
 pub mod http;
 pub mod mcp_tool;
 pub mod prompt;
+pub mod rule;
 
 /// What a handler's placeholders stand for when it runs.
 #[derive(Debug, Clone, Copy)]
@@ -63,6 +64,8 @@ pub enum Kind {
     Agent(agent::Agent),
     Http(http::Http),
     McpTool(mcp_tool::McpTool),
+    /// Evaluated in-process (the proposal's `type: matcher`); never read from `hooks.json`.
+    Rule(rule::Rule),
 }
 
 impl Kind {
@@ -109,6 +112,7 @@ impl Kind {
             Kind::Agent(k) => k,
             Kind::Http(k) => k,
             Kind::McpTool(k) => k,
+            Kind::Rule(k) => k,
         }
     }
 }

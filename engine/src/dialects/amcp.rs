@@ -1,0 +1,372 @@
+//! AMCP's hook files, read unchanged: `<project>/.amcp/hooks.toml` or `.json` and
+//! `$XDG_CONFIG_HOME/amcp/hooks.toml` or `.json` (`~/.config/amcp/`), TOML first when both exist.
+//!
+//! ```toml
+//! [[hooks.PreToolUse.handlers]]
+//! matcher = "write_file|apply_patch"   # a regex over AMCP's tool names; "*" or "" for all
+//! type = "command"                     # or "python" with `script` or `function`
+//! command = "./scripts/validate-writes.sh"
+//! timeout = 30                         # seconds
+//! enabled = true
+//! ```
+//!
+//! Each handler becomes a one-handler group whose matcher names the host's tools the AMCP regex
+//! selects (the whole name must match, as AMCP's names are whole names), with [`Protocol::Amcp`].
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::{Lines, OnFailure, Protocol, located};
+use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, Group, Handler, PluginConfig};
+use crate::handlers::Kind;
+
+/// The name AMCP plugins are listed under.
+pub const NAME: &str = "amcp";
+
+/// AMCP's events (all of them Claude Code's too).
+const EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "SessionStart",
+    "SessionEnd",
+    "Stop",
+    "PreCompact",
+    "Notification",
+];
+
+/// Runs `module.function` with the event as AMCP calls a function handler: the input as a dict;
+/// a coroutine awaited; a dict returned is the JSON answer, a string is printed as it is.
+const FUNCTION_SHIM: &str = "import asyncio, importlib, inspect, json, sys\n\
+sys.path.insert(0, '.')\n\
+name = sys.argv[1]\n\
+module, _, function = name.rpartition('.')\n\
+handler = getattr(importlib.import_module(module), function)\n\
+result = handler(json.load(sys.stdin))\n\
+if inspect.isawaitable(result):\n    result = asyncio.run(result)\n\
+if hasattr(result, 'to_dict'):\n    result = result.to_dict()\n\
+if isinstance(result, (dict, list)):\n    print(json.dumps(result))\n\
+elif result is not None:\n    print(result)\n";
+
+/// The AMCP hook file of a directory (`.amcp/` or `~/.config/amcp/`), if any.
+pub fn file_in(dir: &Path) -> Option<PathBuf> {
+    // One stat for everyone without AMCP: the directory first.
+    if !dir.is_dir() {
+        return None;
+    }
+    ["hooks.toml", "hooks.json"]
+        .into_iter()
+        .map(|name| dir.join(name))
+        .find(|f| f.is_file())
+}
+
+/// The user's AMCP directory: `$XDG_CONFIG_HOME/amcp`, else `<home>/.config/amcp`.
+pub fn user_dir(home: &Path) -> PathBuf {
+    match std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
+        Some(config) => PathBuf::from(config).join("amcp"),
+        None => home.join(".config/amcp"),
+    }
+}
+
+/// Reads one AMCP hook file (TOML or JSON by its extension).
+pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
+    let is_json = file.extension().is_some_and(|e| e == "json");
+    let (root, lines) = if is_json {
+        super::json_tree(file, text)?
+    } else {
+        super::toml_tree(file, text)?
+    };
+    let error =
+        |field: &str, problem: String, fix: &str| located(file, &lines, field, problem, fix);
+    let Some(hooks) = root.get("hooks") else {
+        return Err(error(
+            "hooks",
+            "is missing".into(),
+            "add [[hooks.PreToolUse.handlers]] tables",
+        ));
+    };
+    let Value::Object(hooks) = hooks else {
+        return Err(error(
+            "hooks",
+            "is not a table".into(),
+            "key it by event name: [hooks.PreToolUse]",
+        ));
+    };
+    let mut groups = Vec::new();
+    for (event, section) in hooks {
+        let at = format!("hooks.{event}");
+        if !EVENTS.contains(&event.as_str()) {
+            return Err(error(
+                &at,
+                format!("`{event}` is not an AMCP hook event"),
+                &format!("use one of {}", EVENTS.join(", ")),
+            ));
+        }
+        let handlers = match section.get("handlers") {
+            Some(Value::Array(handlers)) => handlers,
+            _ => {
+                return Err(error(
+                    &format!("{at}.handlers"),
+                    "is missing or not an array".into(),
+                    &format!("list them as [[hooks.{event}.handlers]] tables"),
+                ));
+            }
+        };
+        for (i, handler) in handlers.iter().enumerate() {
+            let at = format!("{at}.handlers[{i}]");
+            let Value::Object(handler) = handler else {
+                return Err(error(
+                    &at,
+                    "is not a table".into(),
+                    "write type = \"command\" and command = \"...\"",
+                ));
+            };
+            groups.push(read_handler(event, handler, &at, &lines, file)?);
+        }
+    }
+    Ok(PluginConfig {
+        description: Some(format!("AMCP hooks ({})", file.display())),
+        enabled: true,
+        groups,
+        skipped: Vec::new(),
+    })
+}
+
+fn read_handler(
+    event: &str,
+    handler: &Map<String, Value>,
+    at: &str,
+    lines: &Lines,
+    file: &Path,
+) -> Result<Group, ConfigError> {
+    let error = |field: &str, problem: String, fix: &str| {
+        located(file, lines, &format!("{at}.{field}"), problem, fix)
+    };
+    let string = |field: &str| -> Result<Option<String>, ConfigError> {
+        match handler.get(field) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(error(
+                field,
+                format!("is {other}, not a string"),
+                "make it a string",
+            )),
+        }
+    };
+    let type_name = string("type")?.unwrap_or_else(|| "command".into());
+    let (kind_json, label) = match type_name.as_str() {
+        "command" => {
+            let command = string("command")?
+                .filter(|c| !c.trim().is_empty())
+                .ok_or_else(|| {
+                    error(
+                        "command",
+                        "is missing or empty".into(),
+                        "give the command to run",
+                    )
+                })?;
+            (json!({"type": "command", "command": command}), command)
+        }
+        "python" => match (string("script")?, string("function")?) {
+            (Some(script), None) => (
+                json!({"type": "command", "command": "python3", "args": [script]}),
+                format!("python3 {script}"),
+            ),
+            (None, Some(function)) => {
+                if !function.contains('.') {
+                    return Err(error(
+                        "function",
+                        format!("`{function}` is not `module.function`"),
+                        "name the module and the function: mypackage.hooks.validate",
+                    ));
+                }
+                (
+                    json!({"type": "command", "command": "python3", "args": ["-c", FUNCTION_SHIM, function]}),
+                    // The label names the module's file, so trust covers it.
+                    format!(
+                        "python3 -c call:{function} {}.py",
+                        function
+                            .rsplit_once('.')
+                            .map_or("", |(m, _)| m)
+                            .replace('.', "/")
+                    ),
+                )
+            }
+            (Some(_), Some(_)) => {
+                return Err(error(
+                    "function",
+                    "is given with `script`".into(),
+                    "keep one of `script` and `function`",
+                ));
+            }
+            (None, None) => {
+                return Err(error(
+                    "script",
+                    "is missing (and so is `function`)".into(),
+                    "give script = \"./hook.py\" or function = \"package.module.function\"",
+                ));
+            }
+        },
+        other => {
+            return Err(error(
+                "type",
+                format!("`{other}` is not an AMCP handler type"),
+                "use \"command\" or \"python\"",
+            ));
+        }
+    };
+    let Value::Object(kind_map) = kind_json else {
+        return Err(error(
+            "type",
+            "cannot be read".into(),
+            "use \"command\" or \"python\"",
+        ));
+    };
+    let kind = Kind::parse(&kind_map, at)
+        .map_err(|(field, problem, fix)| located(file, lines, &field, problem, fix))?;
+    let timeout_secs = match handler.get("timeout") {
+        None => DEFAULT_TIMEOUT_SECS,
+        Some(v) => match v.as_f64() {
+            Some(t) if t > 0.0 && t.is_finite() => t,
+            _ => {
+                return Err(error(
+                    "timeout",
+                    format!("is {v}"),
+                    "use a positive number of seconds",
+                ));
+            }
+        },
+    };
+    let enabled = match handler.get("enabled") {
+        None => true,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(error(
+                "enabled",
+                format!("is {other}, not a boolean"),
+                "use true or false",
+            ));
+        }
+    };
+    let matcher = string("matcher")?;
+    let matcher = match matcher.as_deref().map(str::trim) {
+        None | Some("" | "*") => None,
+        Some(pattern) => Some(host_matcher(pattern).map_err(|why| {
+            error(
+                "matcher",
+                format!("`{pattern}` is not a regular expression: {why}"),
+                "correct the pattern, or use \"*\" for every tool",
+            )
+        })?),
+    };
+    Ok(Group {
+        event: event.to_string(),
+        matcher,
+        handlers: vec![Handler {
+            command: label,
+            kind,
+            timeout_secs,
+            is_async: false,
+            rewake: None,
+            condition: None,
+            priority: 0,
+            enabled,
+            description: None,
+            protocol: Protocol::Amcp,
+            on_failure: OnFailure::Warn,
+        }],
+    })
+}
+
+/// An AMCP matcher as a host matcher: a regex over AMCP's names, anchored at both ends, with each
+/// name AMCP gives a host tool also accepted under the host's name (`write_file` matches `Write`).
+pub fn host_matcher(pattern: &str) -> Result<String, String> {
+    let anchored = format!("^(?:{pattern})$");
+    let re = regex_lite::Regex::new(&anchored).map_err(|e| e.to_string())?;
+    // The host tools whose AMCP name the regex matches, named exactly; and the regex itself for
+    // names it matches as they are (MCP tools, Amplifier's names).
+    let mut hosts: Vec<String> = super::AMCP_TOOLS
+        .iter()
+        .filter(|(host, amcp)| amcp.iter().any(|a| re.is_match(a)) || re.is_match(host))
+        .map(|(host, _)| regex_escape(host))
+        .collect();
+    hosts.dedup();
+    hosts.push(format!("(?:{pattern})"));
+    Ok(format!("^(?:{})$", hosts.join("|")))
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$".contains(c);
+            special
+                .then_some('\\')
+                .into_iter()
+                .chain(std::iter::once(c))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matcher::matches;
+
+    #[test]
+    fn amcp_matchers_select_the_hosts_tools() {
+        let cases = [
+            ("write_file|apply_patch", "Write", true),
+            ("write_file|apply_patch", "Edit", true),
+            ("write_file|apply_patch", "Bash", false),
+            ("write_file", "write_file", true),
+            ("write_file", "Write", true),
+            ("bash", "Bash", true),
+            ("bash", "bash_extra", false),
+            (r"mcp\..*", "mcp.memory", true),
+            (r"mcp__.*", "mcp__memory__store", true),
+            ("read", "Read", false),
+        ];
+        for (pattern, tool, want) in cases {
+            let matcher = host_matcher(pattern).expect(pattern);
+            assert_eq!(
+                matches(Some(&matcher), Some(tool)),
+                want,
+                "{pattern} {tool}: {matcher}"
+            );
+        }
+    }
+
+    /// Trusting a project covers its AMCP file, the scripts its handlers name (relative or under
+    /// `$AMCP_PROJECT_DIR`) and a function handler's module.
+    #[test]
+    fn trust_covers_what_amcp_handlers_run() {
+        let project = tempfile::tempdir().expect("tempdir");
+        let root = project.path();
+        let write = |path: &str, text: &str| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        };
+        write(
+            ".amcp/hooks.toml",
+            "[[hooks.PreToolUse.handlers]]\ncommand = \"./scripts/a.sh\"\n[[hooks.PreToolUse.handlers]]\ncommand = \"$AMCP_PROJECT_DIR/scripts/b.sh\"\n[[hooks.PreToolUse.handlers]]\ntype = \"python\"\nfunction = \"pkg.checks.run\"\n",
+        );
+        for file in ["scripts/a.sh", "scripts/b.sh", "pkg/checks.py"] {
+            write(file, "x");
+        }
+        let plugins = crate::discovery::load_level(
+            &root.join(".amplifier/hooks"),
+            crate::discovery::Level::Project,
+        );
+        let files = crate::trust_scope::files_to_trust(root, &plugins);
+        for want in [
+            ".amcp/hooks.toml",
+            "scripts/a.sh",
+            "scripts/b.sh",
+            "pkg/checks.py",
+        ] {
+            assert!(files.contains(&root.join(want)), "{want}: {files:?}");
+        }
+    }
+}

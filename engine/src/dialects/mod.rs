@@ -1,0 +1,844 @@
+//! The other hook dialects of our specifications, each read into the plugin model forwarding runs
+//! ([`crate::config::PluginConfig`]):
+//!
+//! * [`amcp`]: AMCP's `.amcp/hooks.toml`/`.json` and `~/.config/amcp/hooks.*`;
+//! * [`proposal`]: the Amplifier CLI hooks proposal's YAML, as a plugin's `hooks.yaml`.
+//!
+//! Past the readers nothing knows which dialect a hook came from except through two fields of a
+//! handler: its [`Protocol`] (what it reads on stdin and prints on stdout) and its [`OnFailure`]
+//! policy; and the in-process [`crate::handlers::rule`] kind.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use amplihack_protocol::{Decision, EventName, HookEvent, Reply};
+use serde_json::{Map, Value, json};
+
+use crate::config::ConfigError;
+use crate::execute::Finished;
+
+pub mod amcp;
+pub mod llm;
+pub mod proposal;
+
+/// What a handler reads on stdin and prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// Claude Code's hook JSON, as the host sent it.
+    #[default]
+    Claude,
+    /// AMCP's: Claude Code's with AMCP's tool names (`write_file`, `path`), `AMCP_*` variables,
+    /// `feedback` and `updatedResponse` in the answer.
+    Amcp,
+    /// The proposal's: `{event, tool, args, session_id, timestamp}` in, `{action, modified_args,
+    /// message}` out.
+    Proposal,
+}
+
+/// What a failure of the handler (timeout, crash, unreadable answer) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnFailure {
+    /// A warning on stderr and in the log; the call goes on (fail-open).
+    #[default]
+    Warn,
+    /// Nothing said; the call goes on.
+    Ignore,
+    /// The tool call is denied, with the reason (fail-closed, where the user asked for it).
+    Block,
+}
+
+/// Where each field of a parsed TOML or YAML file starts: `hooks.PreToolUse.handlers[0].timeout`
+/// to its line (1-based).
+pub type Lines = HashMap<String, usize>;
+
+/// An error located in the file: the field, and the line where it (or its nearest parent) is.
+pub fn located(
+    file: &Path,
+    lines: &Lines,
+    field: &str,
+    problem: impl Into<String>,
+    fix: impl Into<String>,
+) -> ConfigError {
+    let mut at = field;
+    let line = loop {
+        if let Some(line) = lines.get(at) {
+            break Some(*line);
+        }
+        match at.rfind(['.', '[']) {
+            Some(cut) => at = &at[..cut],
+            None => break None,
+        }
+    };
+    ConfigError {
+        file: file.to_path_buf(),
+        field: match line {
+            Some(line) => format!("{field} (line {line})"),
+            None => field.to_string(),
+        },
+        problem: problem.into(),
+        fix: fix.into(),
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// A TOML file as JSON, with the line of every field.
+pub fn toml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError> {
+    let syntax = |e: toml::de::Error| {
+        let line = e.span().map_or(1, |s| line_of(text, s.start));
+        ConfigError {
+            file: file.to_path_buf(),
+            field: format!("line {line}"),
+            problem: format!("not valid TOML ({})", e.message().trim()),
+            fix: "correct the TOML at that line".into(),
+        }
+    };
+    let table = toml::de::DeTable::parse(text).map_err(syntax)?;
+    let value: Value = toml::from_str(text).map_err(syntax)?;
+    let mut lines = Lines::new();
+    fn walk(text: &str, prefix: &str, value: &toml::de::DeValue<'_>, lines: &mut Lines) {
+        match value {
+            toml::de::DeValue::Table(table) => {
+                for (key, value) in table {
+                    let path = if prefix.is_empty() {
+                        key.get_ref().to_string()
+                    } else {
+                        format!("{prefix}.{}", key.get_ref())
+                    };
+                    lines.insert(path.clone(), line_of(text, key.span().start));
+                    walk(text, &path, value.get_ref(), lines);
+                }
+            }
+            toml::de::DeValue::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let path = format!("{prefix}[{i}]");
+                    lines.insert(path.clone(), line_of(text, item.span().start));
+                    walk(text, &path, item.get_ref(), lines);
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(
+        text,
+        "",
+        &toml::de::DeValue::Table(table.into_inner()),
+        &mut lines,
+    );
+    Ok((value, lines))
+}
+
+/// A JSON file, with the line of every field (found by a second, cheap pass over the text).
+pub fn json_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| ConfigError {
+        file: file.to_path_buf(),
+        field: format!("line {}, column {}", e.line(), e.column()),
+        problem: format!("not valid JSON ({e})"),
+        fix: "correct the JSON at that position".into(),
+    })?;
+    // Each object key's line, in document order: good enough to point at a field.
+    let mut lines = Lines::new();
+    fn walk(value: &Value, prefix: &str, text: &str, from: &mut usize, lines: &mut Lines) {
+        match value {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    let path = if prefix.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{prefix}.{key}")
+                    };
+                    let needle = format!("\"{key}\"");
+                    if let Some(at) = text[*from..].find(&needle) {
+                        *from += at;
+                        lines.insert(path.clone(), line_of(text, *from));
+                    }
+                    walk(value, &path, text, from, lines);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let path = format!("{prefix}[{i}]");
+                    if let Some(line) = lines.get(prefix).copied() {
+                        lines.entry(path.clone()).or_insert(line);
+                    }
+                    walk(item, &path, text, from, lines);
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(&value, "", text, &mut 0, &mut lines);
+    Ok((value, lines))
+}
+
+/// A YAML file (its first document) as JSON, with the line of every field.
+pub fn yaml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError> {
+    use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+    use yaml_rust2::scanner::Marker;
+
+    enum Frame {
+        Map(Map<String, Value>, Option<String>, String),
+        Seq(Vec<Value>, String),
+    }
+    #[derive(Default)]
+    struct Builder {
+        stack: Vec<Frame>,
+        done: Option<Value>,
+        lines: Lines,
+        error: Option<String>,
+    }
+    impl Builder {
+        /// The path of the next value, recording its line.
+        fn next_path(&mut self, line: usize) -> String {
+            let path = match self.stack.last() {
+                Some(Frame::Map(_, Some(key), path)) if path.is_empty() => key.clone(),
+                Some(Frame::Map(_, Some(key), path)) => format!("{path}.{key}"),
+                Some(Frame::Seq(items, path)) => format!("{path}[{}]", items.len()),
+                _ => String::new(),
+            };
+            self.lines.entry(path.clone()).or_insert(line);
+            path
+        }
+        fn put(&mut self, value: Value) {
+            match self.stack.last_mut() {
+                Some(Frame::Map(map, key, _)) => match key.take() {
+                    Some(key) => {
+                        map.insert(key, value);
+                    }
+                    None => {
+                        *key = Some(match value {
+                            Value::String(s) => s,
+                            other => other.to_string(),
+                        });
+                    }
+                },
+                Some(Frame::Seq(items, _)) => items.push(value),
+                None => {
+                    if self.done.is_none() {
+                        self.done = Some(value);
+                    }
+                }
+            }
+        }
+    }
+    fn expecting_key(stack: &[Frame]) -> bool {
+        matches!(stack.last(), Some(Frame::Map(_, None, _)))
+    }
+    fn scalar(text: &str, style: yaml_rust2::scanner::TScalarStyle) -> Value {
+        if style != yaml_rust2::scanner::TScalarStyle::Plain {
+            return Value::String(text.to_string());
+        }
+        match text {
+            "~" | "null" | "Null" | "NULL" | "" => Value::Null,
+            "true" | "True" | "TRUE" => Value::Bool(true),
+            "false" | "False" | "FALSE" => Value::Bool(false),
+            _ => text
+                .parse::<i64>()
+                .map(Value::from)
+                .ok()
+                .or_else(|| {
+                    text.parse::<f64>()
+                        .ok()
+                        .filter(|f| f.is_finite())
+                        .map(Value::from)
+                })
+                .unwrap_or_else(|| Value::String(text.to_string())),
+        }
+    }
+    impl MarkedEventReceiver for Builder {
+        fn on_event(&mut self, event: Event, mark: Marker) {
+            let line = mark.line();
+            match event {
+                Event::MappingStart(..) => {
+                    let path = self.next_path(line);
+                    self.stack.push(Frame::Map(Map::new(), None, path));
+                }
+                Event::SequenceStart(..) => {
+                    let path = self.next_path(line);
+                    self.stack.push(Frame::Seq(Vec::new(), path));
+                }
+                Event::MappingEnd => {
+                    if let Some(Frame::Map(map, _, _)) = self.stack.pop() {
+                        self.put(Value::Object(map));
+                    }
+                }
+                Event::SequenceEnd => {
+                    if let Some(Frame::Seq(items, _)) = self.stack.pop() {
+                        self.put(Value::Array(items));
+                    }
+                }
+                Event::Scalar(text, style, _, _) => {
+                    if expecting_key(&self.stack) {
+                        // The key's line is its value's line.
+                        if let Some(Frame::Map(_, _, path)) = self.stack.last() {
+                            let path = if path.is_empty() {
+                                text.clone()
+                            } else {
+                                format!("{path}.{text}")
+                            };
+                            self.lines.insert(path, line);
+                        }
+                        self.put(Value::String(text));
+                    } else {
+                        self.next_path(line);
+                        self.put(scalar(&text, style));
+                    }
+                }
+                Event::Alias(_) => {
+                    self.error
+                        .get_or_insert_with(|| format!("line {line}: anchors and aliases"));
+                    self.next_path(line);
+                    self.put(Value::Null);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut builder = Builder::default();
+    let mut parser = Parser::new_from_str(text);
+    parser.load(&mut builder, false).map_err(|e| ConfigError {
+        file: file.to_path_buf(),
+        field: format!(
+            "line {}, column {}",
+            e.marker().line(),
+            e.marker().col() + 1
+        ),
+        problem: format!("not valid YAML ({})", e.info()),
+        fix: "correct the YAML at that position".into(),
+    })?;
+    if let Some(error) = builder.error {
+        return Err(ConfigError {
+            file: file.to_path_buf(),
+            field: error,
+            problem: "are not supported in hook files".into(),
+            fix: "write the value out in full".into(),
+        });
+    }
+    Ok((builder.done.unwrap_or(Value::Null), builder.lines))
+}
+
+/// Host (Claude Code) tool names and the names AMCP gives the same tools.
+const AMCP_TOOLS: &[(&str, &[&str])] = &[
+    ("Bash", &["bash"]),
+    ("Write", &["write_file"]),
+    ("Edit", &["apply_patch", "edit_file"]),
+    ("MultiEdit", &["apply_patch", "edit_file"]),
+    ("Read", &["read_file"]),
+    ("Grep", &["grep"]),
+    ("Glob", &["glob"]),
+    ("WebFetch", &["web_fetch"]),
+    ("WebSearch", &["web_search"]),
+    ("Task", &["task"]),
+    ("TodoWrite", &["todo_write", "todo"]),
+];
+
+/// The host tools an AMCP tool name stands for (itself, when it has no counterpart).
+pub fn host_tools_for_amcp(name: &str) -> Vec<&str> {
+    let hosts: Vec<&str> = AMCP_TOOLS
+        .iter()
+        .filter(|(_, amcp)| amcp.contains(&name))
+        .map(|(host, _)| *host)
+        .collect();
+    if hosts.is_empty() { vec![name] } else { hosts }
+}
+
+/// The AMCP name of a host tool (the host's own name when AMCP has none).
+pub fn amcp_tool(host: &str) -> &str {
+    let host = amplihack_protocol::tool::canonical_tool_name(host);
+    AMCP_TOOLS
+        .iter()
+        .find(|(h, _)| *h == host)
+        .map_or(host, |(_, amcp)| amcp[0])
+}
+
+/// Argument names AMCP and the proposal write for the host's (`path` for `file_path`).
+const ARG_ALIASES: &[(&str, &str)] = &[("file_path", "path")];
+
+fn renamed(input: &Value, to_dialect: bool) -> Value {
+    let Value::Object(map) = input else {
+        return input.clone();
+    };
+    let mut out = Map::new();
+    for (key, value) in map {
+        let key = ARG_ALIASES
+            .iter()
+            .find_map(|(host, dialect)| {
+                if to_dialect && key == host {
+                    Some(*dialect)
+                } else if !to_dialect && key == dialect {
+                    Some(*host)
+                } else {
+                    None
+                }
+            })
+            .unwrap_or(key);
+        out.insert(key.to_string(), value.clone());
+    }
+    Value::Object(out)
+}
+
+/// A tool argument by the name a rule or hook gives it (`path` finds `file_path` too).
+pub fn tool_arg<'v>(input: &'v Value, name: &str) -> Option<&'v Value> {
+    input.get(name).or_else(|| {
+        ARG_ALIASES
+            .iter()
+            .find(|(_, dialect)| *dialect == name)
+            .and_then(|(host, _)| input.get(*host))
+    })
+}
+
+/// The proposal's name for a host event.
+pub fn proposal_event(event: &EventName) -> &str {
+    proposal::EVENTS
+        .iter()
+        .find(|(_, host)| *host == event.as_str())
+        .map_or(event.as_str(), |(proposal, _)| proposal)
+}
+
+/// What a handler of this protocol reads on stdin.
+pub fn input(protocol: Protocol, event: &HookEvent, host_bytes: &[u8]) -> Vec<u8> {
+    let Ok(Value::Object(mut raw)) = serde_json::from_slice::<Value>(host_bytes) else {
+        return host_bytes.to_vec();
+    };
+    match protocol {
+        Protocol::Claude => host_bytes.to_vec(),
+        Protocol::Amcp => {
+            if let Some(tool) = event.tool() {
+                raw.insert(
+                    "tool_name".into(),
+                    Value::String(amcp_tool(&tool.name).into()),
+                );
+                let key = if raw.contains_key("toolInput") && !raw.contains_key("tool_input") {
+                    "toolInput"
+                } else {
+                    "tool_input"
+                };
+                if let Some(input) = raw.get(key).map(|i| renamed(i, true)) {
+                    raw.insert("tool_input".into(), input);
+                }
+            }
+            serde_json::to_vec(&Value::Object(raw)).unwrap_or_else(|_| host_bytes.to_vec())
+        }
+        Protocol::Proposal => {
+            let tool = event.tool();
+            let mut out = json!({
+                "event": proposal_event(&event.name),
+                "tool": tool.map(|t| t.name.clone()),
+                "args": tool.map(|t| t.input.clone()),
+                "session_id": event.session_id,
+                "timestamp": amplihack_state::time::utc_now(),
+            });
+            // What else the host said (the tool's result, the prompt), for hooks that want it.
+            if let Value::Object(out) = &mut out {
+                for (from, to) in [
+                    ("tool_response", "result"),
+                    ("error", "error"),
+                    ("prompt", "prompt"),
+                ] {
+                    if let Some(value) = raw.remove(from) {
+                        out.insert(to.into(), value);
+                    }
+                }
+            }
+            serde_json::to_vec(&out).unwrap_or_else(|_| host_bytes.to_vec())
+        }
+    }
+}
+
+/// The environment a handler of this protocol gets beside the usual.
+pub fn env(protocol: Protocol, event: &HookEvent, project_dir: &Path) -> Vec<(String, String)> {
+    match protocol {
+        Protocol::Amcp => {
+            let mut env = vec![
+                (
+                    "AMCP_PROJECT_DIR".to_string(),
+                    project_dir.to_string_lossy().into_owned(),
+                ),
+                ("AMCP_HOOK_EVENT".into(), event.name.as_str().to_string()),
+                (
+                    "AMCP_SESSION_ID".into(),
+                    event.session_id.clone().unwrap_or_default(),
+                ),
+            ];
+            if let Some(tool) = event.tool() {
+                env.push(("AMCP_TOOL_NAME".into(), amcp_tool(&tool.name).to_string()));
+            }
+            env
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A handler's output rewritten into Claude Code's answer, which [`crate::answer`] reads; or why
+/// the answer cannot be read (the handler's failure, for its [`OnFailure`]).
+pub fn output(
+    protocol: Protocol,
+    event: &HookEvent,
+    mut finished: Finished,
+) -> (Finished, Option<String>) {
+    match protocol {
+        Protocol::Claude => (finished, None),
+        Protocol::Amcp => {
+            if let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(finished.stdout.trim())
+            {
+                finished.stdout = Value::Object(amcp_answer(event, answer)).to_string();
+            }
+            (finished, None)
+        }
+        Protocol::Proposal => {
+            if finished.exit != Some(0) || finished.timed_out || finished.spawn_error.is_some() {
+                // Not an answer: the failure policy decides; a proposal hook has no exit 2.
+                finished.stdout.clear();
+                if finished.exit == Some(2) {
+                    let first = finished.stderr.lines().next().unwrap_or("no stderr output");
+                    let why = format!("failed with exit 2: {first}");
+                    finished.exit = Some(0);
+                    return (finished, Some(why));
+                }
+                return (finished, None);
+            }
+            let text = finished.stdout.trim();
+            if text.is_empty() {
+                return (finished, None); // nothing to say: allow
+            }
+            let answer = match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(answer)) => answer,
+                _ => {
+                    let why = format!(
+                        "its answer is not the proposal's JSON object: {}",
+                        text.chars().take(120).collect::<String>()
+                    );
+                    finished.stdout.clear();
+                    return (finished, Some(why));
+                }
+            };
+            match proposal_answer(event, &answer) {
+                Ok(claude) => finished.stdout = claude.to_string(),
+                Err(why) => {
+                    finished.stdout.clear();
+                    return (finished, Some(why));
+                }
+            }
+            (finished, None)
+        }
+    }
+}
+
+/// AMCP's answer in Claude Code's words: `feedback` is context for the model, `updatedInput`
+/// merges into the tool input (AMCP's `{**tool_input, **updated_input}`) in the host's argument
+/// names, `updatedResponse` replaces a tool's output (Claude Code 2.1.328's `updatedToolOutput`).
+fn amcp_answer(event: &HookEvent, mut answer: Map<String, Value>) -> Map<String, Value> {
+    let event_name = event.name.as_str().to_string();
+    let mut specific = match answer.remove("hookSpecificOutput") {
+        Some(Value::Object(specific)) => specific,
+        _ => Map::new(),
+    };
+    if let Some(feedback) = answer.remove("feedback").filter(|f| !f.is_null()) {
+        let text = match feedback {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        let joined = match specific.get("additionalContext").and_then(Value::as_str) {
+            Some(existing) => format!("{existing}\n{text}"),
+            None => text,
+        };
+        specific.insert("additionalContext".into(), Value::String(joined));
+    }
+    if let Some(Value::Object(updated)) = specific.remove("updatedInput")
+        && let Some(tool) = event.tool()
+    {
+        let mut merged = match &tool.input {
+            Value::Object(input) => input.clone(),
+            _ => Map::new(),
+        };
+        if let Value::Object(updated) = renamed(&Value::Object(updated), false) {
+            merged.extend(updated);
+        }
+        specific.insert("updatedInput".into(), Value::Object(merged));
+    }
+    let response = answer
+        .remove("updatedResponse")
+        .or_else(|| specific.remove("updatedResponse"));
+    if let Some(response) = response
+        && event.name == EventName::PostToolUse
+    {
+        specific.insert("updatedToolOutput".into(), shaped_output(event, response));
+    }
+    if !specific.is_empty() {
+        specific.insert("hookEventName".into(), Value::String(event_name));
+        answer.insert("hookSpecificOutput".into(), Value::Object(specific));
+    }
+    answer
+}
+
+/// A replacement output in the tool's own shape: Claude Code 2.1.328 rejects an
+/// `updatedToolOutput` that does not match it ("does not match Bash's output shape"), so AMCP's
+/// text for a Bash call becomes the call's `{stdout, stderr, ...}` with that text as `stdout`.
+fn shaped_output(event: &HookEvent, response: Value) -> Value {
+    let Value::String(text) = &response else {
+        return response; // an object is taken as the tool's own shape
+    };
+    let original = event
+        .raw
+        .get("tool_response")
+        .or_else(|| event.raw.get("toolResponse"));
+    match original {
+        Some(Value::Object(shape)) if shape.get("stdout").is_some_and(Value::is_string) => {
+            let mut shape = shape.clone();
+            shape.insert("stdout".into(), Value::String(text.clone()));
+            shape.insert("stderr".into(), Value::String(String::new()));
+            Value::Object(shape)
+        }
+        _ => response,
+    }
+}
+
+/// The proposal's `{action, modified_args, message}` in Claude Code's words.
+fn proposal_answer(event: &HookEvent, answer: &Map<String, Value>) -> Result<Value, String> {
+    let message = answer
+        .get("message")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty());
+    let action = match answer.get("action") {
+        None | Some(Value::Null) => "allow",
+        Some(Value::String(action)) => action.as_str(),
+        Some(other) => return Err(format!("its `action` is {other}, not a string")),
+    };
+    let name = event.name.as_str();
+    let tool_event = event.tool().is_some();
+    Ok(match action {
+        "allow" | "continue" => match message {
+            Some(message) => json!({"systemMessage": message}),
+            None => json!({}),
+        },
+        "block" => {
+            let reason = message.unwrap_or("blocked by a hook").to_string();
+            if event.name == EventName::PreToolUse {
+                json!({"hookSpecificOutput": {"hookEventName": name, "permissionDecision": "deny", "permissionDecisionReason": reason}})
+            } else {
+                json!({"decision": "block", "reason": reason})
+            }
+        }
+        "modify" if tool_event => {
+            let Some(Value::Object(args)) = answer.get("modified_args") else {
+                return Err("its `action` is modify without a `modified_args` object".into());
+            };
+            let mut out =
+                json!({"hookSpecificOutput": {"hookEventName": name, "updatedInput": args}});
+            if let Some(message) = message {
+                out["systemMessage"] = Value::String(message.into());
+            }
+            out
+        }
+        "modify" => return Err(format!("`action: modify` has nothing to modify on {name}")),
+        other => {
+            return Err(format!(
+                "its `action` is `{other}`, not allow, block or modify"
+            ));
+        }
+    })
+}
+
+/// The reply once the handler's [`OnFailure`] policy has had its say over a failure (`why`:
+/// the warning [`crate::answer`] gave, or the unreadable answer).
+pub fn on_failure(
+    policy: OnFailure,
+    plugin: &str,
+    reply: Reply,
+    why: Option<String>,
+) -> (Reply, Option<String>) {
+    let Some(why) = why else {
+        return (reply, None);
+    };
+    match policy {
+        OnFailure::Warn => (reply, Some(why)),
+        OnFailure::Ignore => (reply, None),
+        OnFailure::Block => {
+            let reason = format!("{why} (on_failure: block, in {plugin}: the call is denied)");
+            (
+                Reply {
+                    decision: Some(Decision::Deny),
+                    reason: Some(reason.clone()),
+                    ..reply
+                },
+                Some(reason),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AMCP_TOML: &str = include_str!("../../../tests/fixtures/dialects/amcp/hooks.toml");
+    const AMCP_JSON: &str = include_str!("../../../tests/fixtures/dialects/amcp/hooks.json");
+    const YAML: &str = include_str!("../../../tests/fixtures/dialects/proposal/hooks.yaml");
+    const YAML_TYPES: &str =
+        include_str!("../../../tests/fixtures/dialects/proposal/hook-types.yaml");
+
+    /// The specifications' own examples read into the plugin model, field by field.
+    #[test]
+    fn the_specifications_examples_read_into_the_plugin_model() {
+        let toml = amcp::parse(Path::new("/p/.amcp/hooks.toml"), AMCP_TOML).expect("toml");
+        let summary: Vec<(String, String, f64, Protocol)> = toml
+            .groups
+            .iter()
+            .flat_map(|g| {
+                g.handlers.iter().map(move |h| {
+                    (
+                        g.event.clone(),
+                        h.command.clone(),
+                        h.timeout_secs,
+                        h.protocol,
+                    )
+                })
+            })
+            .collect();
+        let want = [
+            ("PreToolUse", "./scripts/validate-writes.sh", 30.0),
+            ("PreToolUse", "python3 ./scripts/log_all_tools.py", 5.0),
+            (
+                "PostToolUse",
+                "$AMCP_PROJECT_DIR/scripts/lint-file.sh",
+                60.0,
+            ),
+        ];
+        assert_eq!(summary.len(), want.len(), "{summary:?}");
+        for ((event, command, timeout, protocol), (e, c, t)) in summary.iter().zip(want) {
+            assert_eq!((event.as_str(), command.as_str(), *timeout), (e, c, t));
+            assert_eq!(*protocol, Protocol::Amcp);
+        }
+        assert_eq!(toml.groups[1].matcher, None, "`*` matches every tool");
+        let json = amcp::parse(Path::new("/p/.amcp/hooks.json"), AMCP_JSON).expect("json");
+        assert_eq!(json.groups[0].matcher, toml.groups[0].matcher);
+
+        let yaml = proposal::parse(Path::new("/h/p/hooks.yaml"), YAML).expect("yaml");
+        let events: Vec<&str> = yaml.groups.iter().map(|g| g.event.as_str()).collect();
+        assert_eq!(
+            events,
+            ["PreToolUse", "PostToolUse", "SessionStart", "SessionEnd"]
+        );
+        let pre = &yaml.groups[0].handlers;
+        assert_eq!(
+            (pre[0].timeout_secs, pre[0].on_failure),
+            (5.0, OnFailure::Warn)
+        );
+        assert!(matches!(pre[1].kind, crate::handlers::Kind::Rule(_)));
+        assert!(yaml.groups[1].handlers[0].is_async);
+        let types = proposal::parse(Path::new("/h/p/hooks.yaml"), YAML_TYPES).expect("types");
+        let llm = &types.groups[0].handlers[2];
+        assert_eq!(types.groups[0].handlers.len(), 3);
+        assert_eq!(llm.protocol, Protocol::Proposal);
+        assert!(
+            llm.command.starts_with("llm claude-3-haiku: Evaluate"),
+            "{}",
+            llm.command
+        );
+    }
+
+    /// Errors name the file, the field and its line, and the fix; nothing is dropped silently.
+    #[test]
+    fn errors_are_located_by_line_and_field() {
+        type Parse = fn(&Path, &str) -> Result<crate::config::PluginConfig, ConfigError>;
+        let cases: &[(Parse, &str, &str, &str)] = &[
+            (
+                amcp::parse,
+                "[hooks.PreToolUse\n",
+                "line 1",
+                "not valid TOML",
+            ),
+            (
+                amcp::parse,
+                "[hooks.PreToolUse]\n[[hooks.PreToolUse.handlers]]\ntype = \"command\"\ntimeout = -1\ncommand = \"x\"\n",
+                "hooks.PreToolUse.handlers[0].timeout (line 4)",
+                "is -1",
+            ),
+            (
+                amcp::parse,
+                "[[hooks.PreToolUse.handlers]]\ntype = \"ruby\"\n",
+                "hooks.PreToolUse.handlers[0].type (line 2)",
+                "not an AMCP handler type",
+            ),
+            (
+                amcp::parse,
+                "[[hooks.PreToolUse.handlers]]\ntype = \"python\"\n",
+                "hooks.PreToolUse.handlers[0].script (line 1)",
+                "missing",
+            ),
+            (
+                amcp::parse,
+                "[[hooks.PreToolUse.handlers]]\ncommand = \"x\"\nmatcher = \"(oops\"\n",
+                "hooks.PreToolUse.handlers[0].matcher (line 3)",
+                "not a regular expression",
+            ),
+            (
+                amcp::parse,
+                "\n[[hooks.BeforeAll.handlers]]\ncommand = \"x\"\n",
+                "hooks.BeforeAll (line 2)",
+                "not an AMCP hook event",
+            ),
+            (
+                amcp::parse,
+                "[[hooks.Stop.handlers]]\ncommand = \"x\"\nenabled = \"yes\"\n",
+                "hooks.Stop.handlers[0].enabled (line 3)",
+                "not a boolean",
+            ),
+            (
+                proposal::parse,
+                "hooks:\n  PreToolUse:\n    - type: command\n      command: x\n      on_failure: explode\n",
+                "hooks.PreToolUse[0].on_failure (line 5)",
+                "not a failure policy",
+            ),
+            (
+                proposal::parse,
+                "hooks:\n  PreToolUse:\n    - type: matcher\n      match: {tool: Bash}\n      action: maybe\n",
+                "hooks.PreToolUse[0].action (line 5)",
+                "not block",
+            ),
+            (
+                proposal::parse,
+                "hooks:\n  PreToolUse:\n    - type: command\n      command: x\n      timeout_ms: soon\n",
+                "hooks.PreToolUse[0].timeout_ms (line 5)",
+                "soon",
+            ),
+            (
+                proposal::parse,
+                "hooks:\n  Lunch:\n    - type: command\n      command: x\n",
+                "hooks.Lunch (line 2)",
+                "not an event",
+            ),
+            (
+                proposal::parse,
+                "hooks:\n  PreToolUse:\n    - type: command\n     command: [\n",
+                "line 4",
+                "not valid YAML",
+            ),
+            (
+                proposal::parse,
+                "hooks:\n  PreToolUse:\n    - type: matcher\n      match:\n        args:\n          path: 3\n      action: block\n",
+                "hooks.PreToolUse[0].match.args.path (line 6)",
+                "not a string",
+            ),
+        ];
+        for (parse, text, field, problem) in cases {
+            let error = parse(Path::new("/p/f"), text).expect_err(text);
+            assert!(error.field.starts_with(field), "{text}: {error}");
+            assert!(error.problem.contains(problem), "{text}: {error}");
+            assert!(!error.fix.is_empty() && error.to_string().starts_with("/p/f: "));
+        }
+        // Events no host has are listed, with their line, not dropped.
+        let config = proposal::parse(
+            Path::new("/p/f"),
+            "hooks:\n  Checkpoint:\n    - type: command\n      command: x\n",
+        )
+        .expect("valid");
+        assert!(config.skipped[0].contains("line 2") && config.skipped[0].contains("Checkpoint"));
+    }
+}

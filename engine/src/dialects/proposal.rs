@@ -1,0 +1,359 @@
+//! The Amplifier CLI hooks proposal's YAML, as a plugin's `hooks.yaml`:
+//!
+//! ```yaml
+//! hooks:
+//!   PreToolUse:
+//!     - type: command            # the proposal's JSON on stdin and stdout
+//!       command: "python ~/.amplifier/hooks/pre_tool.py"
+//!       timeout_ms: 5000
+//!       on_failure: "warn"       # warn | block | ignore
+//!     - type: matcher            # evaluated in-process
+//!       match: {tool: "Bash", args: {command: "rm *"}}
+//!       action: "block"
+//!       message: "..."
+//! ```
+//!
+//! Its events map to the host's ([`EVENTS`]); `Checkpoint`, `ModelSwitch` and `MemoryUpdate` have
+//! no counterpart in Claude Code 2.1.328 or Amplifier: such hooks are listed as not run. `type:
+//! llm` runs through a spawned helper ([`super::llm`]); where it cannot run (no python3), `validate`
+//! and `list` say so.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::{Lines, OnFailure, Protocol, located};
+use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, Group, Handler, PluginConfig};
+use crate::handlers::Kind;
+use crate::handlers::rule::{Action, Rule};
+
+/// The proposal's events and the host's names for them.
+pub const EVENTS: &[(&str, &str)] = &[
+    ("PreToolUse", "PreToolUse"),
+    ("PostToolUse", "PostToolUse"),
+    ("SessionStart", "SessionStart"),
+    ("SessionStop", "SessionEnd"),
+    ("PromptSubmit", "UserPromptSubmit"),
+    ("ResponseComplete", "Stop"),
+    ("Error", "PostToolUseFailure"),
+];
+
+/// The proposal's events no host delivers.
+pub const WITHOUT_COUNTERPART: &[&str] = &["Checkpoint", "ModelSwitch", "MemoryUpdate"];
+
+/// The file name of a plugin written in this dialect.
+pub const FILE: &str = "hooks.yaml";
+
+pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
+    let (root, lines) = super::yaml_tree(file, text)?;
+    let error =
+        |field: &str, problem: String, fix: &str| located(file, &lines, field, problem, fix);
+    let hooks = match root.get("hooks") {
+        Some(Value::Object(hooks)) => hooks,
+        Some(_) => {
+            return Err(error(
+                "hooks",
+                "is not a mapping".into(),
+                "key it by event: hooks:\\n  PreToolUse: [...]",
+            ));
+        }
+        None => {
+            return Err(error(
+                "hooks",
+                "is missing".into(),
+                "write hooks:\\n  PreToolUse:\\n    - type: command",
+            ));
+        }
+    };
+    let mut groups = Vec::new();
+    let mut skipped = Vec::new();
+    for (event, list) in hooks {
+        let at = format!("hooks.{event}");
+        let Value::Array(list) = list else {
+            return Err(error(
+                &at,
+                "is not a list".into(),
+                "list its hooks, each starting with `- type:`",
+            ));
+        };
+        let host_event = EVENTS
+            .iter()
+            .find(|(name, host)| name == event || host == event)
+            .map(|(_, host)| *host);
+        let Some(host_event) = host_event else {
+            if WITHOUT_COUNTERPART.contains(&event.as_str()) {
+                skipped.push(format!(
+                    "{at} (line {}): no host delivers `{event}` (Claude Code 2.1.328 and Amplifier have no counterpart): its {} hook(s) never run",
+                    lines.get(&at).copied().unwrap_or(0),
+                    list.len()
+                ));
+                continue;
+            }
+            let names: Vec<&str> = EVENTS.iter().map(|(name, _)| *name).collect();
+            return Err(error(
+                &at,
+                format!("`{event}` is not an event of the proposal"),
+                &format!("use one of {}", names.join(", ")),
+            ));
+        };
+        let mut handlers = Vec::new();
+        for (i, hook) in list.iter().enumerate() {
+            let at = format!("{at}[{i}]");
+            let Value::Object(hook) = hook else {
+                return Err(error(
+                    &at,
+                    "is not a mapping".into(),
+                    "write `- type: command` and its fields",
+                ));
+            };
+            match read_hook(hook, &at, &lines, file)? {
+                Read::Handler(handler) => handlers.push(handler),
+                Read::NotRun(why) => skipped.push(format!(
+                    "{at} (line {}): {why}",
+                    lines.get(&at).copied().unwrap_or(0)
+                )),
+            }
+        }
+        groups.push(Group {
+            event: host_event.to_string(),
+            matcher: None,
+            handlers,
+        });
+    }
+    Ok(PluginConfig {
+        description: None,
+        enabled: true,
+        groups,
+        skipped,
+    })
+}
+
+enum Read {
+    Handler(Handler),
+    NotRun(String),
+}
+
+fn read_hook(
+    hook: &Map<String, Value>,
+    at: &str,
+    lines: &Lines,
+    file: &Path,
+) -> Result<Read, ConfigError> {
+    let error = |field: &str, problem: String, fix: &str| {
+        located(file, lines, &format!("{at}.{field}"), problem, fix)
+    };
+    let string = |field: &str| -> Result<Option<String>, ConfigError> {
+        match hook.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(error(
+                field,
+                format!("is {other}, not a string"),
+                "quote it as a string",
+            )),
+        }
+    };
+    let boolean = |field: &str| -> Result<bool, ConfigError> {
+        match hook.get(field) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(error(
+                field,
+                format!("is {other}, not a boolean"),
+                "use true or false",
+            )),
+        }
+    };
+    let type_name = string("type")?
+        .ok_or_else(|| error("type", "is missing".into(), "use command, matcher or llm"))?;
+    let on_failure = match string("on_failure")?.as_deref() {
+        None | Some("warn") => OnFailure::Warn,
+        Some("ignore") => OnFailure::Ignore,
+        Some("block") => OnFailure::Block,
+        Some(other) => {
+            return Err(error(
+                "on_failure",
+                format!("`{other}` is not a failure policy"),
+                "use warn, block or ignore",
+            ));
+        }
+    };
+    let timeout_secs = match hook.get("timeout_ms") {
+        None | Some(Value::Null) => DEFAULT_TIMEOUT_SECS,
+        Some(v) => match v.as_f64() {
+            Some(ms) if ms > 0.0 && ms.is_finite() => ms / 1000.0,
+            _ => {
+                return Err(error(
+                    "timeout_ms",
+                    format!("is {v}"),
+                    "use a positive number of milliseconds",
+                ));
+            }
+        },
+    };
+    let (kind, command) = match type_name.as_str() {
+        "command" => {
+            let command = string("command")?
+                .filter(|c| !c.trim().is_empty())
+                .ok_or_else(|| {
+                    error(
+                        "command",
+                        "is missing or empty".into(),
+                        "give the command to run",
+                    )
+                })?;
+            let map = json!({"type": "command", "command": command});
+            let Value::Object(map) = map else {
+                return Err(error(
+                    "command",
+                    "cannot be read".into(),
+                    "give the command to run",
+                ));
+            };
+            let kind = Kind::parse(&map, at)
+                .map_err(|(field, problem, fix)| located(file, lines, &field, problem, fix))?;
+            (kind, command)
+        }
+        "matcher" => {
+            let rule = read_rule(hook, at, lines, file)?;
+            let label = crate::handlers::HandlerKind::label(&rule).to_string();
+            (Kind::Rule(rule), label)
+        }
+        "llm" => {
+            let model = string("model")?.unwrap_or_else(|| "claude-3-haiku".into());
+            let prompt = string("prompt")?
+                .filter(|p| !p.trim().is_empty())
+                .ok_or_else(|| {
+                    error(
+                        "prompt",
+                        "is missing or empty".into(),
+                        "give the prompt, with {{tool}} and {{args}}",
+                    )
+                })?;
+            let max_tokens = match hook.get("max_tokens").filter(|v| !v.is_null()) {
+                None => 100,
+                Some(v) => match v.as_u64().filter(|n| *n > 0) {
+                    Some(n) => n,
+                    None => {
+                        return Err(error(
+                            "max_tokens",
+                            format!("is {v}"),
+                            "use a positive whole number",
+                        ));
+                    }
+                },
+            };
+            if let Some(why) = super::llm::cannot_run() {
+                return Ok(Read::NotRun(why));
+            }
+            let map = super::llm::handler(&model, max_tokens, boolean("cache")?, &prompt);
+            let kind = Kind::parse(&map, at)
+                .map_err(|(field, problem, fix)| located(file, lines, &field, problem, fix))?;
+            (
+                kind,
+                format!("llm {model}: {}", prompt.lines().next().unwrap_or("")),
+            )
+        }
+        other => {
+            return Err(error(
+                "type",
+                format!("`{other}` is not a hook type of the proposal"),
+                "use command, matcher or llm",
+            ));
+        }
+    };
+    Ok(Read::Handler(Handler {
+        kind,
+        command,
+        timeout_secs,
+        is_async: boolean("async")?,
+        rewake: None,
+        condition: None,
+        priority: 0,
+        enabled: hook.get("enabled").and_then(Value::as_bool).unwrap_or(true),
+        description: None,
+        protocol: Protocol::Proposal,
+        on_failure,
+    }))
+}
+
+fn read_rule(
+    hook: &Map<String, Value>,
+    at: &str,
+    lines: &Lines,
+    file: &Path,
+) -> Result<Rule, ConfigError> {
+    let error = |field: &str, problem: String, fix: &str| {
+        located(file, lines, &format!("{at}.{field}"), problem, fix)
+    };
+    let matching = match hook.get("match") {
+        Some(Value::Object(m)) => m,
+        _ => {
+            return Err(error(
+                "match",
+                "is missing or not a mapping".into(),
+                "write match: {tool: \"Bash\", args: {command: \"rm *\"}}",
+            ));
+        }
+    };
+    let tool = match matching.get("tool") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(t)) => Some(t.clone()),
+        Some(other) => {
+            return Err(error(
+                "match.tool",
+                format!("is {other}, not a string"),
+                "give a tool name or glob",
+            ));
+        }
+    };
+    let mut args = Vec::new();
+    match matching.get("args") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(globs)) => {
+            for (name, glob) in globs {
+                match glob {
+                    Value::String(glob) => args.push((name.clone(), glob.clone())),
+                    other => {
+                        return Err(error(
+                            &format!("match.args.{name}"),
+                            format!("is {other}, not a string"),
+                            "give a glob, quoted",
+                        ));
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            return Err(error(
+                "match.args",
+                format!("is {other}, not a mapping"),
+                "map argument names to globs",
+            ));
+        }
+    }
+    let action = match hook.get("action").and_then(Value::as_str) {
+        Some("block") => Action::Block,
+        Some("allow") => Action::Allow,
+        Some("warn") => Action::Warn,
+        _ => {
+            return Err(error(
+                "action",
+                "is missing or not block, allow or warn".into(),
+                "use action: block",
+            ));
+        }
+    };
+    let message = match hook.get("message") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(m)) => Some(m.clone()),
+        Some(other) => {
+            return Err(error(
+                "message",
+                format!("is {other}, not a string"),
+                "quote it",
+            ));
+        }
+    };
+    Ok(Rule::new(tool, args, action, message))
+}

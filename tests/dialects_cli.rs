@@ -1,0 +1,555 @@
+//! The other hook dialects of our specifications through the real binary: AMCP's hook files and
+//! the Amplifier CLI hooks proposal's `hooks.yaml`, with the specifications' own examples.
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use support::fake_anthropic::FakeAnthropic;
+use support::{TestEnv, repo_root, stderr, stdout};
+
+fn fixture_dir(name: &str) -> std::path::PathBuf {
+    repo_root().join("tests/fixtures/dialects").join(name)
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+    std::fs::copy(from, to).expect("copy");
+}
+
+fn reply_of(output: &std::process::Output) -> Value {
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(output));
+    if output.stdout.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&output.stdout).expect("stdout is JSON")
+    }
+}
+
+fn write_event(env: &TestEnv, session: &str, file: &str) -> Value {
+    json!({"hook_event_name": "PreToolUse", "session_id": session, "cwd": env.project, "tool_name": "Write",
+           "tool_input": {"file_path": env.project.join(file), "content": "x"}, "tool_use_id": "t1"})
+}
+
+fn bash_event(env: &TestEnv, command: &str) -> Value {
+    json!({"hook_event_name": "PreToolUse", "session_id": "s-yaml", "cwd": env.project, "tool_name": "Bash",
+           "tool_input": {"command": command}, "tool_use_id": "t2"})
+}
+
+/// AMCP's example hooks.toml and its three example scripts, unchanged in a project's `.amcp/`:
+/// nothing runs until the project is trusted; then a write to `.env` is denied with the example's
+/// reason, every call is logged by the second example, and the linter's findings reach the model
+/// as feedback after a write.
+#[test]
+fn amcp_examples_run_unchanged_once_the_project_is_trusted() {
+    let env = TestEnv::new();
+    let amcp = fixture_dir("amcp");
+    copy(
+        &amcp.join("hooks.toml"),
+        &env.project.join(".amcp/hooks.toml"),
+    );
+    for script in [
+        "validate-writes.sh",
+        "block_sensitive_files.py",
+        "log_all_tools.py",
+        "lint-file.sh",
+    ] {
+        copy(
+            &amcp.join("scripts").join(script),
+            &env.project.join("scripts").join(script),
+        );
+    }
+    // A stand-in `ruff` on PATH, so the third example has something to report.
+    let bin = env.root().join("bin");
+    env.script(&bin.join("ruff"), "echo \"E501 line too long in $2\"");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let session = format!("amcp-{}", std::process::id());
+    let run =
+        |event: &Value, args: &[&str]| env.run_hooks(args, event, &[("PATH", path.as_str())]).0;
+
+    let untrusted = reply_of(&run(
+        &write_event(&env, &session, ".env"),
+        &["pre-tool-use"],
+    ));
+    assert_eq!(
+        untrusted["hookSpecificOutput"]["permissionDecision"],
+        Value::Null
+    );
+    assert!(
+        untrusted["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("amplihack hooks trust")),
+        "{untrusted}"
+    );
+
+    let trust = env.run_amplihack(&["hooks", "trust"]);
+    assert!(trust.status.success(), "{}", stderr(&trust));
+    let denied = reply_of(&run(
+        &write_event(&env, &session, ".env"),
+        &["pre-tool-use"],
+    ));
+    assert_eq!(
+        denied["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{denied}"
+    );
+    let reason = denied["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        reason.contains("is blocked for security") && reason.contains(".env"),
+        "{reason}"
+    );
+
+    let allowed = reply_of(&run(
+        &write_event(&env, &session, "main.py"),
+        &["pre-tool-use"],
+    ));
+    assert_eq!(
+        allowed["hookSpecificOutput"]["permissionDecision"],
+        Value::Null,
+        "{allowed}"
+    );
+    let log = std::fs::read_to_string("/tmp/amcp_tool_calls.log").unwrap_or_default();
+    let logged: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["session_id"] == session.as_str())
+        .collect();
+    assert_eq!(logged.len(), 2, "both calls logged by AMCP's example 2");
+    assert_eq!(logged[1]["tool_name"], "write_file", "AMCP's tool name");
+    assert!(
+        logged[1]["tool_input"]["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("main.py"))
+    );
+
+    let mut post = write_event(&env, &session, "main.py");
+    post["hook_event_name"] = json!("PostToolUse");
+    post["tool_response"] = json!({"success": true});
+    let linted = reply_of(&run(&post, &["post-tool-use"]));
+    let context = linted["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        context.contains("Lint issues: E501 line too long"),
+        "{linted}"
+    );
+
+    // A change to any script the hooks run asks for trust again (`$AMCP_PROJECT_DIR/...` too).
+    for script in ["lint-file.sh", "validate-writes.sh"] {
+        let path = env.project.join("scripts").join(script);
+        let before = std::fs::read_to_string(&path).expect("script");
+        env.write(&path, &format!("{before}\n# changed\n"));
+        let changed = reply_of(&run(
+            &write_event(&env, &session, ".env"),
+            &["pre-tool-use"],
+        ));
+        assert_eq!(
+            changed["hookSpecificOutput"]["permissionDecision"],
+            Value::Null,
+            "{script}"
+        );
+        assert!(
+            changed["systemMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains(script)),
+            "{changed}"
+        );
+        assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+    }
+}
+
+/// The user's `$XDG_CONFIG_HOME/amcp/hooks.json`: `python` function handlers called as AMCP calls
+/// them, the `AMCP_*` variables, `updatedInput` merged into the tool input in the host's argument
+/// names, `feedback` to the model, `updatedResponse` as Claude Code's `updatedToolOutput`,
+/// `enabled = false` honoured; and a project file that replaces the user's.
+#[test]
+fn amcp_user_file_functions_variables_and_answers() {
+    let env = TestEnv::new();
+    let config = env.root().join("xdg");
+    let marks = env.root().join("marks");
+    std::fs::create_dir_all(&marks).expect("marks");
+    env.write(
+        &env.project.join("myhooks/handlers.py"),
+        "def rewrite(data):\n    return {'feedback': 'saw ' + data['tool_name'], 'hookSpecificOutput': {'hookEventName': 'PreToolUse', 'updatedInput': {'path': '/tmp/safe.txt'}}}\n\nasync def redact(data):\n    return {'updatedResponse': 'redacted'}\n",
+    );
+    env.write(&env.project.join("myhooks/__init__.py"), "");
+    let amcp_json = json!({"hooks": {
+        "PreToolUse": {"handlers": [
+            {"matcher": "write_file", "type": "python", "function": "myhooks.handlers.rewrite"},
+            {"matcher": "*", "type": "command", "command": format!("echo \"$AMCP_HOOK_EVENT $AMCP_TOOL_NAME $AMCP_SESSION_ID $AMCP_PROJECT_DIR\" >> '{}'", marks.join("env").display())},
+            {"matcher": "*", "type": "command", "command": format!("echo off >> '{}'", marks.join("off").display()), "enabled": false}
+        ]},
+        "PostToolUse": {"handlers": [
+            {"matcher": "bash", "type": "python", "function": "myhooks.handlers.redact", "timeout": 10}
+        ]}
+    }});
+    env.write(&config.join("amcp/hooks.json"), &amcp_json.to_string());
+    let xdg = config.to_string_lossy().into_owned();
+    let extra = [("XDG_CONFIG_HOME", xdg.as_str())];
+
+    let reply = reply_of(
+        &env.run_hooks(
+            &["pre-tool-use"],
+            &write_event(&env, "s-1", "a.txt"),
+            &extra,
+        )
+        .0,
+    );
+    let specific = &reply["hookSpecificOutput"];
+    assert_eq!(
+        specific["updatedInput"],
+        json!({"file_path": "/tmp/safe.txt", "content": "x"}),
+        "{reply}"
+    );
+    assert_eq!(specific["additionalContext"], "saw write_file");
+    assert_eq!(
+        env.marks("env"),
+        [format!(
+            "PreToolUse write_file s-1 {}",
+            env.project.display()
+        )]
+    );
+    assert!(env.marks("off").is_empty(), "enabled = false");
+
+    let post = json!({"hook_event_name": "PostToolUse", "session_id": "s-1", "cwd": env.project, "tool_name": "Bash",
+                      "tool_input": {"command": "cat secret"}, "tool_response": {"stdout": "hunter2"}});
+    let reply = reply_of(&env.run_hooks(&["post-tool-use"], &post, &extra).0);
+    assert_eq!(
+        reply["hookSpecificOutput"]["updatedToolOutput"],
+        json!({"stdout": "redacted", "stderr": ""}),
+        "{reply}"
+    );
+
+    // A trusted project's file overrides the user's.
+    env.write(
+        &env.project.join(".amcp/hooks.toml"),
+        &format!(
+            "[[hooks.PreToolUse.handlers]]\ncommand = \"echo project >> '{}'\"\n",
+            marks.join("project").display()
+        ),
+    );
+    assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+    let reply = reply_of(
+        &env.run_hooks(
+            &["pre-tool-use"],
+            &write_event(&env, "s-1", "a.txt"),
+            &extra,
+        )
+        .0,
+    );
+    assert_eq!(
+        reply["hookSpecificOutput"]["updatedInput"],
+        Value::Null,
+        "{reply}"
+    );
+    assert_eq!(env.marks("project"), ["project"]);
+    assert_eq!(env.marks("env").len(), 1, "the user's file no longer runs");
+}
+
+/// The proposal's YAML, exactly as written there, as a user plugin's hooks.yaml: the matcher rule
+/// blocks `rm *` without starting a process, and the command hook reads the proposal's JSON.
+#[test]
+fn proposal_yaml_rules_block_without_a_process_and_commands_speak_its_json() {
+    let env = TestEnv::new();
+    let hooks = env.user_hooks_dir();
+    copy(
+        &fixture_dir("proposal/hooks.yaml"),
+        &hooks.join("guard/hooks.yaml"),
+    );
+    let marks = env.root().join("marks");
+    std::fs::create_dir_all(&marks).expect("marks");
+    env.write(
+        &hooks.join("pre_tool.py"),
+        &format!("import json, sys\nopen({:?}, 'a').write(sys.stdin.read() + '\\n')\nprint(json.dumps({{'action': 'allow'}}))\n", marks.join("pre_tool").display().to_string()),
+    );
+
+    let reply = reply_of(
+        &env.run_hooks(&["pre-tool-use"], &bash_event(&env, "rm -rf build"), &[])
+            .0,
+    );
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecisionReason"],
+        "Destructive rm commands require confirmation"
+    );
+    assert!(
+        env.marks("pre_tool").is_empty(),
+        "the rule started no process"
+    );
+
+    let reply = reply_of(
+        &env.run_hooks(&["pre-tool-use"], &bash_event(&env, "git status"), &[])
+            .0,
+    );
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"],
+        Value::Null
+    );
+    let seen: Vec<Value> = env
+        .marks("pre_tool")
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(seen.len(), 1);
+    let input = &seen[0];
+    assert_eq!(
+        (
+            &input["event"],
+            &input["tool"],
+            &input["args"],
+            &input["session_id"]
+        ),
+        (
+            &json!("PreToolUse"),
+            &json!("Bash"),
+            &json!({"command": "git status"}),
+            &json!("s-yaml")
+        )
+    );
+    assert!(
+        input["timestamp"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z') && t.len() == 20),
+        "{input}"
+    );
+
+    // PostToolUse's `async: true` hook: the answer does not wait for it; it still gets its JSON.
+    let log_tool = env.script(
+        &hooks.join("log_tool.sh"),
+        &format!("sleep 1; cat >> '{}'", marks.join("log_tool").display()),
+    );
+    assert!(log_tool.exists());
+    let mut post = bash_event(&env, "git status");
+    post["hook_event_name"] = json!("PostToolUse");
+    post["tool_response"] = json!({"stdout": "clean", "stderr": ""});
+    let (output, took) = env.run_hooks(&["post-tool-use"], &post, &[]);
+    assert!(
+        output.status.success() && took.as_secs_f64() < 1.0,
+        "not waited for: {took:?}"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while env.marks("log_tool").is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let logged: Value = serde_json::from_str(&env.marks("log_tool")[0]).expect("JSON");
+    assert_eq!(
+        (&logged["event"], &logged["result"]["stdout"]),
+        (&json!("PostToolUse"), &json!("clean"))
+    );
+}
+
+/// `on_failure`: a timeout, a crash or an unreadable answer denies the call under `block`, warns
+/// under `warn` (the default) and passes silently under `ignore`; `action: modify` rewrites it.
+#[test]
+fn on_failure_decides_what_a_failing_hook_does() {
+    let cases = [
+        ("sleep 5", "block", Some("timed out")),
+        ("sleep 5", "warn", None),
+        ("sleep 5", "ignore", None),
+        ("exit 3", "block", Some("exit 3")),
+        ("echo not-json", "block", Some("not the proposal's JSON")),
+        ("echo not-json", "warn", None),
+    ];
+    for (command, policy, denied) in cases {
+        let env = TestEnv::new();
+        env.write(
+            &env.user_hooks_dir().join("p/hooks.yaml"),
+            &format!("hooks:\n  PreToolUse:\n    - type: command\n      command: \"{command}\"\n      timeout_ms: 300\n      on_failure: {policy}\n"),
+        );
+        let (output, took) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+        let reply = reply_of(&output);
+        let decision = &reply["hookSpecificOutput"]["permissionDecision"];
+        match denied {
+            Some(why) => {
+                assert_eq!(decision, "deny", "{command} {policy}: {reply}");
+                let reason = reply["hookSpecificOutput"]["permissionDecisionReason"]
+                    .as_str()
+                    .unwrap_or_default();
+                assert!(
+                    reason.contains(why) && reason.contains("on_failure: block"),
+                    "{reason}"
+                );
+            }
+            None => assert_eq!(decision, &Value::Null, "{command} {policy}: {reply}"),
+        }
+        let warned = stderr(&output).contains("hook from p");
+        assert_eq!(
+            warned,
+            policy != "ignore",
+            "{command} {policy}: {}",
+            stderr(&output)
+        );
+        assert!(took.as_secs_f64() < 4.0, "the timeout was kept: {took:?}");
+    }
+
+    let env = TestEnv::new();
+    env.write(
+        &env.user_hooks_dir().join("p/hooks.yaml"),
+        "hooks:\n  PreToolUse:\n    - type: command\n      command: |\n        echo '{\"action\": \"modify\", \"modified_args\": {\"command\": \"git status --short\"}, \"message\": \"shortened\"}'\n",
+    );
+    let reply = reply_of(
+        &env.run_hooks(&["pre-tool-use"], &bash_event(&env, "git status"), &[])
+            .0,
+    );
+    assert_eq!(
+        reply["hookSpecificOutput"]["updatedInput"],
+        json!({"command": "git status --short"}),
+        "{reply}"
+    );
+    assert_eq!(reply["systemMessage"], "shortened");
+}
+
+/// `hooks validate` and `hooks list` show the dialects' plugins like any other: what does not run
+/// (an llm hook, an event no host has) and errors with their line and field.
+#[test]
+fn validate_and_list_show_dialect_plugins_and_their_errors() {
+    let env = TestEnv::new();
+    copy(
+        &fixture_dir("proposal/hook-types.yaml"),
+        &env.user_hooks_dir().join("types/hooks.yaml"),
+    );
+    env.write(
+        &env.home.join(".config/amcp/hooks.toml"),
+        &std::fs::read_to_string(fixture_dir("amcp/hooks.toml")).expect("toml"),
+    );
+    let output = env.run_amplihack(&["hooks", "validate"]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("amcp/hooks.toml"), "{text}");
+    let list = stdout(&env.run_amplihack(&["hooks", "list"]));
+    assert!(list.contains("types") && list.contains("amcp"), "{list}");
+
+    env.write(
+        &env.user_hooks_dir().join("bad/hooks.yaml"),
+        "hooks:\n  PreToolUse:\n    - type: command\n      command: x\n      on_failure: explode\n",
+    );
+    let output = env.run_amplihack(&["hooks", "validate"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(
+        text.contains(
+            "`hooks.PreToolUse[0].on_failure (line 5)`: `explode` is not a failure policy"
+        ),
+        "{text}"
+    );
+}
+
+/// The proposal's `type: llm` hook, as its section 3 writes it, against the scripted API: the
+/// model's `{"safe": false}` blocks with its reason; `cache: true` answers an identical request from
+/// the session's cache (one API call for two identical tool calls), a different one asks again;
+/// without an API key the hook fails, and fails open.
+#[test]
+fn llm_hooks_ask_the_model_and_cache_identical_requests() {
+    let env = TestEnv::new();
+    let yaml = std::fs::read_to_string(fixture_dir("proposal/hook-types.yaml")).expect("yaml");
+    // Only the llm hook of the example (its command hook names a placeholder script).
+    let llm_only = format!(
+        "hooks:\n  PreToolUse:\n{}",
+        &yaml[yaml.find("    - type: llm").expect("llm")..]
+    );
+    env.write(&env.user_hooks_dir().join("judge/hooks.yaml"), &llm_only);
+    let fake = FakeAnthropic::start_with(
+        Vec::new(),
+        vec![(
+            "Evaluate if this tool use is safe",
+            r#"{"safe": false, "reason": "LLM-JUDGE: too risky"}"#,
+        )],
+    );
+    let extra = [
+        ("ANTHROPIC_BASE_URL", fake.url.as_str()),
+        ("ANTHROPIC_API_KEY", "sk-test"),
+    ];
+    for (command, calls) in [("curl x | sh", 1), ("curl x | sh", 1), ("ls", 2)] {
+        let reply = reply_of(
+            &env.run_hooks(&["pre-tool-use"], &bash_event(&env, command), &extra)
+                .0,
+        );
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{reply}"
+        );
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecisionReason"],
+            "LLM-JUDGE: too risky"
+        );
+        assert_eq!(fake.canned_requests().len(), calls, "{command}");
+    }
+    let asked = &fake.canned_requests()[0];
+    assert_eq!(
+        (&asked["model"], &asked["max_tokens"]),
+        (&json!("claude-3-haiku"), &json!(100))
+    );
+    let prompt = asked["messages"][0]["content"].as_str().unwrap_or_default();
+    assert!(
+        prompt.contains("Tool: Bash") && prompt.contains(r#"Args: {"command": "curl x | sh"}"#),
+        "{prompt}"
+    );
+
+    let (output, _) = env.run_hooks(
+        &["pre-tool-use"],
+        &bash_event(&env, "pwd"),
+        &[("ANTHROPIC_BASE_URL", fake.url.as_str())],
+    );
+    assert_eq!(
+        reply_of(&output)["hookSpecificOutput"]["permissionDecision"],
+        Value::Null
+    );
+    assert!(
+        stderr(&output).contains("ANTHROPIC_API_KEY is not set"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// AMCP's exit codes: 0 reads stdout (JSON or nothing), 2 denies with stderr as the reason, any
+/// other is a warning and the call goes on.
+#[test]
+fn amcp_exit_codes_as_specified() {
+    let cases = [
+        ("exit 0", None, false),
+        (
+            "echo 'protected path' >&2; exit 2",
+            Some("protected path"),
+            false,
+        ),
+        ("echo 'lint crashed' >&2; exit 1", None, true),
+        (
+            "echo '{\"hookSpecificOutput\": {\"permissionDecision\": \"deny\", \"permissionDecisionReason\": \"by json\"}}'",
+            Some("by json"),
+            false,
+        ),
+    ];
+    for (command, denied, warned) in cases {
+        let env = TestEnv::new();
+        let toml = format!(
+            "[[hooks.PreToolUse.handlers]]\nmatcher = \"bash\"\ntype = \"command\"\ncommand = {command:?}\n"
+        );
+        env.write(&env.home.join(".config/amcp/hooks.toml"), &toml);
+        let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+        let reply = reply_of(&output);
+        let specific = &reply["hookSpecificOutput"];
+        match denied {
+            Some(reason) => {
+                assert_eq!(specific["permissionDecision"], "deny", "{command}: {reply}");
+                assert_eq!(specific["permissionDecisionReason"], reason, "{command}");
+            }
+            None => assert_eq!(
+                specific["permissionDecision"],
+                Value::Null,
+                "{command}: {reply}"
+            ),
+        }
+        assert_eq!(
+            stderr(&output).contains("lint crashed"),
+            warned,
+            "{command}: {}",
+            stderr(&output)
+        );
+    }
+}
