@@ -107,7 +107,7 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                 ));
             };
             match read_hook(hook, &at, &lines, file)? {
-                Read::Handler(handler) => handlers.push(handler),
+                Read::Handler(handler) => handlers.push(*handler),
                 Read::NotRun(why) => skipped.push(format!(
                     "{at} (line {}): {why}",
                     lines.get(&at).copied().unwrap_or(0)
@@ -129,7 +129,7 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
 }
 
 enum Read {
-    Handler(Handler),
+    Handler(Box<Handler>),
     NotRun(String),
 }
 
@@ -262,7 +262,7 @@ fn read_hook(
             ));
         }
     };
-    Ok(Read::Handler(Handler {
+    Ok(Read::Handler(Box::new(Handler {
         kind,
         command,
         timeout_secs,
@@ -274,7 +274,7 @@ fn read_hook(
         description: None,
         protocol: Protocol::Proposal,
         on_failure,
-    }))
+    })))
 }
 
 fn read_rule(
