@@ -1,0 +1,39 @@
+//! `amplihack hooks enable|disable`: turn a plugin on or off without touching its files.
+
+use std::path::{Path, PathBuf};
+
+use amplihack_state::plugins;
+use serde_json::json;
+
+use crate::commands::{CommandError, Outcome};
+
+use super::{Context, outcome_of};
+
+/// Marks plugins named `name` disabled (or enabled again) in `<state>/plugins.json`; the plugin's
+/// own files are not touched, so a project's trust is not disturbed.
+pub fn set_enabled(ctx: &Context, name: &str, enabled: bool) -> Result<Outcome, CommandError> {
+    let roots: Vec<PathBuf> = ctx
+        .plugins()
+        .into_iter()
+        .filter(|p| p.name == name)
+        .map(|p| p.root)
+        .collect();
+    if roots.is_empty() {
+        return Err(CommandError(format!(
+            "no hook plugin named `{name}` (see `amplihack hooks list`)"
+        )));
+    }
+    let refs: Vec<&Path> = roots.iter().map(PathBuf::as_path).collect();
+    plugins::set_disabled(&ctx.state(), &refs, !enabled)?;
+    let verb = if enabled { "enabled" } else { "disabled" };
+    let text = roots
+        .iter()
+        .map(|r| format!("{verb}: {}\n", r.display()))
+        .collect();
+    Ok(outcome_of(
+        if enabled { "enable" } else { "disable" },
+        text,
+        json!({"plugins": roots, "enabled": enabled}),
+        0,
+    ))
+}

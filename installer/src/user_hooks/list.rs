@@ -1,0 +1,78 @@
+//! `amplihack hooks list`: the plugins of both levels and what each does.
+
+use amplihack_engine::discovery::{self, Level};
+use amplihack_state::plugins;
+use serde_json::{Value, json};
+
+use crate::commands::{CommandError, Outcome};
+
+use super::{Context, outcome_of};
+
+pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
+    let disabled = plugins::disabled(&ctx.state());
+    let trusted = ctx.project_trusted();
+    let (version, registered, claude_registered) = crate::plugin_events::delivery(ctx);
+    let mut text = String::new();
+    let mut items = Vec::new();
+    for (level, dir) in ctx.levels() {
+        text.push_str(&format!("{} level: {}\n", level.as_str(), dir.display()));
+        let plugins = discovery::load_level(&dir, level);
+        if plugins.is_empty() {
+            text.push_str("  (no plugins)\n");
+        }
+        for plugin in plugins {
+            let is_disabled =
+                disabled.contains(&plugin.root) || plugin.config.as_ref().is_ok_and(|c| !c.enabled);
+            // What does not reach the plugin: events no host delivers (under Claude Code, when
+            // amplihack is registered there), and handler kinds amplihack does not run.
+            let undelivered = if claude_registered {
+                crate::plugin_events::undelivered(&plugin, version, &registered)
+            } else {
+                Vec::new()
+            };
+            let not_run = crate::plugin_events::not_run(&plugin, version, claude_registered);
+            let state = match (&plugin.config, level, trusted, is_disabled) {
+                (Err(_), ..) => "invalid",
+                (_, _, _, true) => "disabled",
+                (_, Level::Project, false, _) => "untrusted",
+                _ if !undelivered.is_empty() || !not_run.is_empty() => "partial",
+                _ => "active",
+            };
+            let events: Vec<String> = match &plugin.config {
+                Ok(c) => c
+                    .groups
+                    .iter()
+                    .map(|g| {
+                        format!(
+                            "{}{}",
+                            g.event,
+                            g.matcher
+                                .as_ref()
+                                .map(|m| format!("({m})"))
+                                .unwrap_or_default()
+                        )
+                    })
+                    .collect(),
+                Err(e) => vec![e.to_string()],
+            };
+            text.push_str(&format!(
+                "  {:<24} {:<9} {}\n",
+                plugin.name,
+                state,
+                events.join(", ")
+            ));
+            for (event, why) in &undelivered {
+                text.push_str(&format!("    {event} never reaches it: {why}\n"));
+            }
+            for note in &not_run {
+                text.push_str(&format!("    not run: {note}\n"));
+            }
+            let undelivered_json: Vec<Value> = undelivered
+                .iter()
+                .map(|(event, why)| json!({"event": event, "why": why}))
+                .collect();
+            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_run": not_run}));
+        }
+    }
+    Ok(outcome_of("list", text, json!({"plugins": items}), 0))
+}

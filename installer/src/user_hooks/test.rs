@@ -1,0 +1,178 @@
+//! `amplihack hooks test`: run an event through the built-ins and plugins, as a host would.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use amplihack_protocol::{EventName, HookEvent, Host, table};
+use amplihack_runtime::context::Context as RuntimeContext;
+use amplihack_runtime::pipeline;
+use serde_json::{Value, json};
+
+use crate::commands::{CommandError, Outcome};
+
+use super::{Context, outcome_of};
+
+pub struct TestArgs {
+    pub event: String,
+    pub tool: Option<String>,
+    pub input: Option<String>,
+    pub payload: Option<PathBuf>,
+    pub host: Host,
+}
+
+pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
+    let name = EventName::parse(&args.event);
+    if !name.is_known() {
+        return Err(CommandError(format!(
+            "unknown event `{}`: use a Claude Code event name such as PreToolUse, UserPromptSubmit or SessionStart",
+            args.event
+        )));
+    }
+    let payload: Value = match &args.payload {
+        Some(file) => {
+            let text =
+                std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            serde_json::from_str(&text)
+                .map_err(|e| format!("{}: not valid JSON: {e}", file.display()))?
+        }
+        None => sample_event(&name, ctx, args)?,
+    };
+    let raw = serde_json::to_vec(&payload).unwrap_or_default();
+    let mut event = HookEvent::parse(&raw, Some(name.clone()))
+        .map_err(|e| format!("the sample event is invalid: {e}"))?;
+    let host = args.host;
+    let overrides = HashMap::from([
+        (
+            "CLAUDE_PROJECT_DIR".to_string(),
+            ctx.locations.project.to_string_lossy().into_owned(),
+        ),
+        (
+            "HOME".to_string(),
+            ctx.locations.home.to_string_lossy().into_owned(),
+        ),
+    ]);
+    let runtime_ctx = RuntimeContext::with_overrides(host, overrides, &ctx.locations.project);
+    if event.session_id.is_none() && host == Host::Amplifier {
+        event.session_id = runtime_ctx.var("AMPLIFIER_SESSION_ID");
+    }
+    // The event's registered built-ins and its plugins, exactly as the binary runs them.
+    let hook = table::find("dispatch").ok_or("the hook table has no `dispatch` row")?;
+    let outcome = pipeline::run(&pipeline::Call {
+        hook,
+        event: &event,
+        raw: &raw,
+        ctx: &runtime_ctx,
+        deadline: Instant::now() + Duration::from_secs(60),
+    });
+    let builtins: Vec<&str> = hook
+        .builtins_for(&event.name, host)
+        .iter()
+        .map(|b| b.name())
+        .collect();
+    let result = outcome.forwarded.unwrap_or_default();
+    let mut text = format!(
+        "event {}: {} handler(s) ran\n",
+        event.name,
+        result.runs.len()
+    );
+    let mut runs = Vec::new();
+    for run in &result.runs {
+        let f = run.finished.as_ref();
+        let exit = if run.detached {
+            "started (async)".to_string()
+        } else {
+            f.and_then(|f| f.exit)
+                .map_or("killed".into(), |c| format!("exit {c}"))
+        };
+        text.push_str(&format!(
+            "  {}:{} [priority {}] {}\n    {exit} in {:.0} ms; decision: {}\n",
+            run.level.as_str(),
+            run.plugin,
+            run.priority,
+            run.command,
+            f.map_or(0.0, |f| f.duration.as_secs_f64() * 1000.0),
+            run.reply.decision.map_or("none", |d| d.as_str()),
+        ));
+        for (label, stream) in [
+            ("stdout", f.map(|f| f.stdout.trim())),
+            ("stderr", f.map(|f| f.stderr.trim())),
+        ] {
+            if let Some(s) = stream.filter(|s| !s.is_empty()) {
+                text.push_str(&format!(
+                    "    {label}: {}\n",
+                    s.lines().next().unwrap_or_default()
+                ));
+            }
+        }
+        runs.push(json!({"plugin": format!("{}:{}", run.level.as_str(), run.plugin), "command": run.command, "priority": run.priority,
+            "exit": f.and_then(|f| f.exit), "timed_out": f.is_some_and(|f| f.timed_out), "async": run.detached,
+            "stdout": f.map(|f| f.stdout.clone()), "stderr": f.map(|f| f.stderr.clone()), "decision": run.reply.decision.map(|d| d.as_str())}));
+    }
+    for skipped in &result.skipped {
+        text.push_str(&format!("  skipped {skipped}\n"));
+    }
+    for problem in &outcome.problems {
+        text.push_str(&format!("  problem: {problem}\n"));
+    }
+    let rendered = pipeline::render(host, &event, &outcome.reply).stdout;
+    text.push_str(&format!(
+        "built-ins: {}\nreply to {}: {}\n",
+        if builtins.is_empty() {
+            "none".to_string()
+        } else {
+            builtins.join(", ")
+        },
+        match host {
+            Host::ClaudeCode => "Claude Code",
+            Host::Amplifier => "Amplifier",
+        },
+        rendered.as_deref().unwrap_or("(nothing)")
+    ));
+    let reply = rendered
+        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+        .unwrap_or(Value::Null);
+    Ok(outcome_of(
+        "test",
+        text,
+        json!({"event": event.name.as_str(), "host": host.name(), "payload": payload, "builtins": builtins, "runs": runs, "skipped": result.skipped, "problems": outcome.problems,
+               "reply": reply}),
+        0,
+    ))
+}
+
+fn sample_event(name: &EventName, ctx: &Context, args: &TestArgs) -> Result<Value, CommandError> {
+    let mut event = json!({"hook_event_name": name.as_str(), "session_id": "amplihack-hooks-test", "cwd": ctx.locations.project});
+    let tool_input: Value = match &args.input {
+        Some(text) => {
+            serde_json::from_str(text).map_err(|e| format!("--input is not valid JSON: {e}"))?
+        }
+        None => json!({"command": "true"}),
+    };
+    match name {
+        EventName::PreToolUse
+        | EventName::PermissionRequest
+        | EventName::PostToolUse
+        | EventName::PostToolUseFailure => {
+            event["tool_name"] = json!(args.tool.clone().unwrap_or_else(|| "Bash".into()));
+            event["tool_input"] = tool_input;
+            if *name == EventName::PostToolUse {
+                event["tool_response"] = json!({});
+            }
+            if *name == EventName::PostToolUseFailure {
+                event["error"] = json!("Exit code 1");
+            }
+        }
+        EventName::UserPromptSubmit => event["prompt"] = json!("amplihack hooks test"),
+        EventName::SessionStart => event["source"] = json!("startup"),
+        EventName::SessionEnd => event["reason"] = json!("other"),
+        EventName::Stop | EventName::SubagentStop => event["stop_hook_active"] = json!(false),
+        EventName::PreCompact | EventName::PostCompact => event["trigger"] = json!("manual"),
+        EventName::Notification => {
+            event["message"] = json!("amplihack hooks test");
+            event["notification_type"] = json!("idle_prompt");
+        }
+        _ => {}
+    }
+    Ok(event)
+}
