@@ -265,3 +265,53 @@ fn a_prompt_handler_is_evaluated_by_claude_code_as_natively() {
     let listed: serde_json::Value = serde_json::from_slice(&list.stdout).expect("json");
     assert_eq!(listed["plugins"][0]["state"], "active", "{listed}");
 }
+
+/// UserPromptExpansion, which needs a slash command: the user's own command (`~/.claude/commands/`)
+/// expanding reaches the plugin through amplihack as natively.
+#[test]
+fn a_slash_command_expanding_reaches_the_plugin_as_natively() {
+    let plugin_src = support::repo_root().join("tests/fixtures/plugins/event-log");
+    let claude = support::claude_bin();
+    let run = |native: bool| {
+        let env = TestEnv::new();
+        env.write(
+            &env.home.join(".claude/commands/greet.md"),
+            "Say hello to the team.\n",
+        );
+        let plugin = env.root().join("plugins/event-log");
+        support::copy_dir(&plugin_src, &plugin);
+        let plugin_arg = plugin.to_string_lossy().into_owned();
+        let mut args = vec!["-p", "/greet"];
+        if native {
+            args.extend(["--plugin-dir", plugin_arg.as_str()]);
+        } else {
+            install_amplihack(&env, &claude, &plugin);
+        }
+        let fake = FakeAnthropic::start(vec![Turn::text("hello")]);
+        env.claude_with(&fake.url, &args, &[]);
+        let seen = events_seen(&env.project);
+        assert!(
+            fake.everything_the_model_saw()
+                .contains("Say hello to the team"),
+            "the command expanded ({})",
+            if native {
+                "natively"
+            } else {
+                "through amplihack"
+            }
+        );
+        seen
+    };
+    let native = run(true);
+    assert_eq!(
+        native.get("UserPromptExpansion"),
+        Some(&1),
+        "natively: {native:?}"
+    );
+    let forwarded = run(false);
+    assert_eq!(
+        forwarded.get("UserPromptExpansion"),
+        Some(&1),
+        "through amplihack {forwarded:?}, natively {native:?}"
+    );
+}
