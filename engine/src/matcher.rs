@@ -12,6 +12,17 @@ use serde_json::Value;
 /// field (`target` is `None`) are matched by every group, as Claude Code ignores matchers there.
 pub fn matches(matcher: Option<&str>, target: Option<&str>) -> bool {
     let Some(target) = target else { return true };
+    // The subagent tool is `Agent` since Claude Code 2.1 and was `Task` before (Amplifier's `task`
+    // too); Claude Code 2.1.328 still runs a `Task` matcher for an `Agent` call, so either name
+    // matches either tool.
+    match target {
+        "Agent" => matches_one(matcher, "Agent") || matches_one(matcher, "Task"),
+        "Task" => matches_one(matcher, "Task") || matches_one(matcher, "Agent"),
+        _ => matches_one(matcher, target),
+    }
+}
+
+fn matches_one(matcher: Option<&str>, target: &str) -> bool {
     let pattern = matcher.unwrap_or("").trim();
     if pattern.is_empty() || pattern == "*" {
         return true;
@@ -180,6 +191,13 @@ mod tests {
             (Some("Bash, Write"), Some("Write"), true),
             (Some("code-reviewer"), Some("code-reviewer"), true),
             (Some("code-reviewer"), Some("xcode-reviewerx"), false),
+            // 2.1.328 runs a `Task` matcher for its `Agent` tool (the subagent tool's old name).
+            (Some("Task"), Some("Agent"), true),
+            (Some("Task|Write"), Some("Agent"), true),
+            (Some("Agent"), Some("Task"), true),
+            (Some("Ta.*"), Some("Agent"), true),
+            (Some("Task"), Some("Bash"), false),
+            (Some("Agent"), Some("Agents"), false),
         ];
         for (matcher, target, want) in cases {
             assert_eq!(
