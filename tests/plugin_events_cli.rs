@@ -107,6 +107,27 @@ fn plugin_events_are_registered_as_far_as_the_installed_claude_code_knows_them()
                 "{version}: {u}"
             );
         }
+        // `doctor` says the same, per plugin.
+        let mut doctor = env.amplihack(&["doctor", "--json"]);
+        doctor.env("AMPLIHACK_CLAUDE_BIN", &claude);
+        let (doctor, _) =
+            support::run_with_timeout(doctor, b"", std::time::Duration::from_secs(60));
+        let doctor: Value = serde_json::from_slice(&doctor.stdout).expect("doctor json");
+        let notes: Vec<&str> = doctor["plugin_notes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        for event in undelivered {
+            assert!(
+                notes
+                    .iter()
+                    .any(|n| n.starts_with(&format!("plugin everything: {event} never reaches it"))),
+                "{version}: {notes:?}"
+            );
+        }
+        assert_eq!(notes.len(), undelivered.len(), "{version}: {notes:?}");
     }
 }
 

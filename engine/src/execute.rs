@@ -5,9 +5,7 @@
 //! on the calling thread, and the binary stays small and quick to start.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Bytes kept of each of stdout and stderr; the rest is read and dropped (so a flood cannot
@@ -41,19 +39,6 @@ pub struct Finished {
     pub duration: Duration,
     /// It could not be started at all.
     pub spawn_error: Option<String>,
-}
-
-fn base_command(spawn: &Spawn<'_>) -> Command {
-    let (program, args) = match spawn.argv.split_first() {
-        Some((program, args)) => (program.as_str(), args),
-        None => ("", &[][..]),
-    };
-    let mut command = Command::new(program);
-    command.args(args).current_dir(spawn.cwd).process_group(0);
-    for (key, value) in spawn.env {
-        command.env(key, value);
-    }
-    command
 }
 
 /// The process groups of the handlers running now, so that they can be killed when amplihack is
@@ -138,9 +123,13 @@ pub fn run(spawn: &Spawn<'_>, sniff_async: bool) -> Ran {
 /// deadline as its timeout. No work is handed between threads, so a busy machine, where a woken
 /// thread waits for a core, does not add a scheduling delay per handler.
 pub fn run_all(spawns: &[Spawn<'_>], sniff_async: bool) -> Vec<Ran> {
+    // Each but the last starts without waiting for its exec (they load in parallel); the last
+    // waits, as nothing else is left to start (and its start copies no memory).
+    let last = spawns.len().saturating_sub(1);
     let mut jobs: Vec<Job<'_>> = spawns
         .iter()
-        .map(|spawn| Job::start(spawn, sniff_async))
+        .enumerate()
+        .map(|(i, spawn)| Job::start(spawn, sniff_async, i == last))
         .collect();
     let mut fds: Vec<libc::pollfd> = Vec::with_capacity(jobs.len() * 4);
     let mut owners: Vec<(usize, Stream)> = Vec::with_capacity(jobs.len() * 4);
@@ -199,14 +188,18 @@ enum Stream {
     Stdout,
     Stderr,
     Exit,
+    ExecError,
 }
 
 /// One handler being run by [`run_all`].
 struct Job<'a> {
     started: Instant,
     deadline: Instant,
-    child: Option<std::process::Child>,
     pid: libc::pid_t,
+    /// Readable once the handler has called `execve` (end of file) or failed to (its errno).
+    exec_error: Option<OwnedFd>,
+    /// Why it could not start, learnt from `exec_error`.
+    start_error: Option<String>,
     slot: Option<usize>,
     input: &'a [u8],
     stdin: Option<OwnedFd>,
@@ -225,7 +218,7 @@ struct Job<'a> {
 }
 
 impl<'a> Job<'a> {
-    fn start(spawn: &Spawn<'a>, sniff_async: bool) -> Job<'a> {
+    fn start(spawn: &Spawn<'a>, sniff_async: bool, wait_for_exec: bool) -> Job<'a> {
         let started = Instant::now();
         let mut job = Job {
             started,
@@ -233,8 +226,9 @@ impl<'a> Job<'a> {
             deadline: started
                 .checked_add(spawn.timeout)
                 .unwrap_or(started + Duration::from_secs(365 * 24 * 3600)),
-            child: None,
             pid: 0,
+            exec_error: None,
+            start_error: None,
             slot: None,
             input: spawn.stdin,
             stdin: None,
@@ -247,13 +241,13 @@ impl<'a> Job<'a> {
             killed_until: None,
             result: None,
         };
-        let mut command = base_command(spawn);
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = match command.spawn() {
-            Ok(child) => child,
+        let start = if wait_for_exec {
+            crate::spawn::start_waiting
+        } else {
+            crate::spawn::start
+        };
+        let started_handler = match start(spawn.argv, spawn.cwd, spawn.env) {
+            Ok(started_handler) => started_handler,
             Err(e) => {
                 job.result = Some(Ran::Finished(Finished {
                     spawn_error: Some(e.to_string()),
@@ -263,15 +257,12 @@ impl<'a> Job<'a> {
                 return job;
             }
         };
-        job.pid = child.id() as libc::pid_t;
+        job.pid = started_handler.pid;
         job.slot = track(job.pid);
         job.pidfd = pidfd_open(job.pid);
-        job.stdin = child.stdin.take().map(OwnedFd::from);
-        job.pipes = Pipes::new(
-            child.stdout.take().map(OwnedFd::from),
-            child.stderr.take().map(OwnedFd::from),
-        );
-        job.child = Some(child);
+        job.stdin = Some(started_handler.stdin);
+        job.pipes = Pipes::new(Some(started_handler.stdout), Some(started_handler.stderr));
+        job.exec_error = started_handler.exec_error;
         if let Some(fd) = &job.stdin {
             // SAFETY: fcntl on a descriptor we own. A handler that never reads its stdin must not
             // block us: writes go out as the pipe has room.
@@ -356,6 +347,7 @@ impl<'a> Job<'a> {
                 self.pidfd.as_ref().filter(|_| self.exit.is_none()),
                 libc::POLLIN,
             ),
+            (Stream::ExecError, self.exec_error.as_ref(), libc::POLLIN),
         ]
         .into_iter()
         .filter_map(|(stream, fd, events)| fd.map(|fd| (stream, fd.as_raw_fd(), events)))
@@ -383,19 +375,38 @@ impl<'a> Job<'a> {
                 self.pipes.err.read_ready();
             }
             Stream::Exit => self.reap(),
+            Stream::ExecError => self.exec_outcome(),
+        }
+    }
+
+    /// The error pipe is readable: the errno of a failed `execve`, or end of file (it runs).
+    fn exec_outcome(&mut self) {
+        let Some(fd) = self.exec_error.take() else {
+            return;
+        };
+        let mut errno = [0u8; 4];
+        // SAFETY: reading 4 bytes into our own buffer from a descriptor we own.
+        let n = unsafe { libc::read(fd.as_raw_fd(), errno.as_mut_ptr().cast(), errno.len()) };
+        if n == 4 {
+            let error = std::io::Error::from_raw_os_error(i32::from_ne_bytes(errno));
+            self.start_error = Some(error.to_string());
         }
     }
 
     /// Collects its exit status if it has ended.
     fn reap(&mut self) {
-        if self.exit.is_some() {
+        if self.exit.is_some() || self.pid <= 0 {
             return;
         }
-        match self.child.as_mut().map(std::process::Child::try_wait) {
-            Some(Ok(Some(status))) => self.exit = Some(status.code()),
-            Some(Ok(None)) => {}
+        let mut status: libc::c_int = 0;
+        // SAFETY: waitpid on our own child, without blocking.
+        let reaped = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+        if reaped == self.pid {
+            self.exit = Some(libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)));
+        } else if reaped < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
+        {
             // Not ours to wait for any more (ECHILD): count it as ended by a signal.
-            Some(Err(_)) | None => self.exit = Some(None),
+            self.exit = Some(None);
         }
     }
 
@@ -421,8 +432,16 @@ impl<'a> Job<'a> {
     fn finish(&mut self, exit: Option<i32>, timed_out: bool) {
         untrack(self.slot.take());
         self.stdin = None;
+        if self.exec_error.is_some() {
+            self.exec_outcome(); // it has ended: the pipe is closed or holds the errno
+        }
         let pipes = std::mem::replace(&mut self.pipes, Pipes::new(None, None));
-        self.result = Some(Ran::Finished(pipes.finished(exit, timed_out, self.started)));
+        let mut finished = pipes.finished(exit, timed_out, self.started);
+        if let Some(error) = self.start_error.take() {
+            finished.exit = None;
+            finished.spawn_error = Some(error);
+        }
+        self.result = Some(Ran::Finished(finished));
     }
 
     /// Waiting itself failed: the handler is stopped and counts as timed out.
@@ -717,6 +736,27 @@ mod tests {
         }
         // In sequence it would take at least 0.3 + 0.3 + 0.1 s; in parallel about 0.3 s.
         assert!(took < Duration::from_millis(650), "took {took:?}");
+    }
+
+    /// Plugins write timeouts in the thousands of seconds (Claude Code reads seconds), and a
+    /// timeout past any clock must not panic the runner.
+    #[test]
+    fn any_timeout_is_safe() {
+        for timeout in [
+            Duration::from_secs(3_600),
+            Duration::from_secs(86_400 * 1_000),
+            Duration::MAX,
+        ] {
+            let ran = run(
+                &Spawn {
+                    timeout,
+                    ..spawn("exit 4", b"", 0)
+                },
+                false,
+            )
+            .finished();
+            assert_eq!(ran.exit, Some(4), "{timeout:?}");
+        }
     }
 
     #[test]

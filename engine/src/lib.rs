@@ -5,7 +5,8 @@
 //! * [`discovery`]: which plugins, in which order; [`config`]: their schema;
 //! * [`matcher`]: Claude Code's matcher rules;
 //! * [`handlers`]: the handler kinds (shell form, exec form, prompt, agent, http, mcp_tool);
-//! * [`execute`]: handlers as process groups with timeouts and output caps;
+//! * [`execute`]: handlers as process groups with timeouts and output caps; [`spawn`]: starting
+//!   one without waiting for it to start;
 //! * [`answer`]: one handler's output read as Claude Code reads it;
 //! * [`background`]: handlers that answer later (`async`, `asyncRewake`, `{"async": true}`);
 //! * [`forward`]: priorities, parallelism, merging, trust, the session env file;
@@ -21,5 +22,6 @@ pub mod execute;
 pub mod forward;
 pub mod handlers;
 pub mod matcher;
+pub mod spawn;
 pub mod stop_guard;
 pub mod trust_scope;

@@ -461,7 +461,18 @@ pub fn main() -> i32 {
         } => commands::doctor(&DoctorArgs {
             fix,
             bin_dir,
-            project,
+            project: project.clone(),
+        })
+        .map(|mut outcome| {
+            // Per plugin: the events no host will deliver, and why.
+            if let Ok(ctx) = crate::user_hooks::Context::new(&project) {
+                let notes = crate::plugin_events::doctor_notes(&ctx, fix);
+                for note in &notes {
+                    outcome.text.push_str(&format!("note: {note}\n"));
+                }
+                outcome.json["plugin_notes"] = serde_json::json!(notes);
+            }
+            outcome
         }),
         Commands::Status { bin_dir } => commands::status(&project, bin_dir.as_deref()),
         Commands::Hooks(command) => run_hooks_command(command, &project),

@@ -104,7 +104,7 @@ pub fn undelivered(
             } else if table.contains(&event.as_str()) || registered.contains(&event) {
                 return None;
             } else {
-                "not registered with Claude Code yet (any `amplihack hooks` change or the next session registers it)"
+                "not registered with Claude Code yet (`amplihack doctor --fix`, any `amplihack hooks` change or the next session registers it)"
                     .into()
             };
             Some((event, why))
@@ -161,4 +161,34 @@ pub fn delivery(ctx: &Context) -> (Option<Version>, Vec<String>, bool) {
         }
     }
     (version, registered, ours)
+}
+
+/// For `doctor`: per plugin, each event no host will deliver and each handler that runs nowhere,
+/// with why; with `fix`, the plugin registrations are brought in line first.
+pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if fix {
+        match sync(ctx) {
+            Ok(lines) => notes.extend(lines.into_iter().map(|l| format!("repaired: {l}"))),
+            Err(CommandError(e)) => {
+                notes.push(format!("plugin events could not be registered: {e}"))
+            }
+        }
+    }
+    let (version, registered, claude_registered) = delivery(ctx);
+    if !claude_registered {
+        return notes;
+    }
+    for plugin in ctx.plugins() {
+        for (event, why) in undelivered(&plugin, version, &registered) {
+            notes.push(format!(
+                "plugin {}: {event} never reaches it: {why}",
+                plugin.name
+            ));
+        }
+        for note in not_run(&plugin, version, true) {
+            notes.push(format!("plugin {}: not run: {note}", plugin.name));
+        }
+    }
+    notes
 }
