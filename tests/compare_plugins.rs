@@ -31,14 +31,20 @@ use serde_json::{Value, json};
 use support::TestEnv;
 use support::fake_anthropic::{FakeAnthropic, Turn};
 
-/// What the fake answers a `prompt` handler's question with (Claude Code's evaluator system text).
-const PROMPT_MARKER: &str = "You are evaluating a hook in Claude Code";
+/// What the fake answers a `prompt` handler's question with (recognised by Claude Code's
+/// evaluator system text).
+fn prompt_marker() -> String {
+    std::env::var("AMPLIHACK_COMPARE_PROMPT_MARKER")
+        // "You are evaluating a hook in Claude Code", "... a stop-condition hook ...".
+        .unwrap_or_else(|_| "You are evaluating a ".into())
+}
 const PROMPT_ANSWER: &str = r#"{"ok": true, "reason": "COMPARE: the fake model allows it"}"#;
 const RUN_LIMIT: Duration = Duration::from_secs(240);
 
 fn script(project: &Path) -> Vec<Turn> {
     vec![
-        Turn::bash("echo compare-first"),
+        // PATH shows what a SessionStart handler's CLAUDE_ENV_FILE did to the Bash tool's shell.
+        Turn::bash("echo compare-first; echo \"PATH=$PATH\""),
         Turn::bash("echo compare-failing >&2; exit 3"),
         Turn::ToolUse {
             name: "Write".into(),
@@ -67,6 +73,8 @@ struct Seen {
     events: BTreeMap<String, usize>,
     /// `prompt` handler questions the fake model was asked.
     prompt_questions: usize,
+    /// What those questions said (the system text's start and the last message's).
+    prompt_texts: Vec<String>,
     /// Normalised lines of the conversation the model was given (all main requests).
     texts: BTreeSet<String>,
     /// Permission denials: `tool: input`.
@@ -79,6 +87,8 @@ struct Seen {
     outcome: String,
     /// Handler commands that ran (normalised), to see which handler kinds ran at all.
     handlers: BTreeSet<String>,
+    /// Claude Code's debug log of the session, kept for reading by hand.
+    debug_log: String,
 }
 
 struct Paths {
@@ -99,6 +109,9 @@ impl Paths {
         ] {
             let p = path.to_string_lossy();
             out = out.replace(p.as_ref(), token);
+            if token == "<plugin>" {
+                out = out.replace("${CLAUDE_PLUGIN_ROOT}", token);
+            }
             // JSON-escaped forms of the same path, and Claude Code's directory name for it.
             out = out.replace(&p.replace('/', "\\/"), token);
             out = out.replace(&p.replace(['/', ' ', '.'], "-"), token);
@@ -225,18 +238,19 @@ fn claude_session(env: &TestEnv, fake: &FakeAnthropic, extra_args: &[String]) ->
     (result, debug_log)
 }
 
-/// `Hooks: ...` debug lines name the event first: `Hooks: PreToolUse:Bash [cmd] ...`, and the
-/// line for a finished command names the command in brackets.
+/// Debug lines for a finished command name the event first and the command in brackets:
+/// `Hooks: PreToolUse:Bash [cmd] (plugin p@inline) finished with status 0 (24ms)`, and at the end
+/// of a session, without the prefix, `SessionEnd:other [cmd] completed with status 0`.
 fn debug_hook_runs(debug_log: &str, paths: &Paths, skip: &str) -> Vec<(String, String)> {
     let mut runs = Vec::new();
     for line in debug_log.lines() {
-        let Some(at) = line.find("Hooks: ") else {
-            continue;
-        };
-        let rest = &line[at + 7..];
-        if !(rest.contains("finished with status") || rest.contains("completed with status")) {
+        if !line.contains('[')
+            || !(line.contains(" finished with status") || line.contains(" completed with status"))
+        {
             continue;
         }
+        let rest = line.split_once("] ").map_or(line, |(_, r)| r);
+        let rest = rest.strip_prefix("Hooks: ").unwrap_or(rest);
         let event = rest
             .split([':', ' '])
             .next()
@@ -271,10 +285,21 @@ fn complaints(debug_log: &str, paths: &Paths) -> Vec<String> {
         .collect()
 }
 
+/// The lines of every text in the conversation that mentions a hook: Claude Code labels what a
+/// hook gave the model (`SessionStart:startup hook success: …`, `… hook additional context: …`,
+/// `PreToolUse:Bash hook error: …`, `Stop hook feedback: …`), and the rest of the conversation
+/// (the plugin's own agents and skills, which Claude Code lists natively) is not the hooks' doing.
 fn conversation_lines(fake: &FakeAnthropic, paths: &Paths) -> BTreeSet<String> {
     fn walk(value: &Value, out: &mut Vec<String>) {
         match value {
-            Value::String(s) => out.extend(s.lines().map(str::to_string)),
+            // The agent and skill listings quote the plugins' own descriptions.
+            Value::String(s)
+                if s.to_lowercase().contains("hook")
+                    && !s.contains("Available agent types")
+                    && !s.contains("skills are available") =>
+            {
+                out.extend(s.lines().map(str::to_string));
+            }
             Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
             Value::Object(map) => map.values().for_each(|v| walk(v, out)),
             _ => {}
@@ -283,7 +308,23 @@ fn conversation_lines(fake: &FakeAnthropic, paths: &Paths) -> BTreeSet<String> {
     let mut lines = Vec::new();
     for request in fake.main_requests() {
         walk(&request["messages"], &mut lines);
-        // The system text carries SessionStart context on some versions; only its hook lines.
+        // What the tools gave back (a CLAUDE_ENV_FILE's effect on the Bash tool's shell shows
+        // here), marked as such.
+        for message in request["messages"].as_array().into_iter().flatten() {
+            for block in message["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_result" {
+                    let mut texts = Vec::new();
+                    all_strings(&block["content"], &mut texts);
+                    lines.extend(
+                        texts
+                            .iter()
+                            .flat_map(|t| t.lines())
+                            .map(|l| format!("[tool] {l}")),
+                    );
+                }
+            }
+        }
+        // The system text carries SessionStart context on some versions.
         let mut system = Vec::new();
         walk(&request["system"], &mut system);
         lines.extend(system.into_iter().filter(|l| l.contains("hook")));
@@ -293,6 +334,37 @@ fn conversation_lines(fake: &FakeAnthropic, paths: &Paths) -> BTreeSet<String> {
         .map(|l| paths.normalise(l.trim()))
         .filter(|l| !l.is_empty())
         .collect()
+}
+
+fn all_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| all_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| all_strings(v, out)),
+        _ => {}
+    }
+}
+
+/// Every line of the plugin's own text files (agents, skills, commands): natively Claude Code
+/// lists them to the model, through amplihack it does not (amplihack forwards hooks only).
+fn plugin_file_lines(dir: &Path, out: &mut BTreeSet<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            plugin_file_lines(&path, out);
+        } else if path.extension().is_some_and(|e| e == "md")
+            && let Ok(text) = std::fs::read_to_string(&path)
+        {
+            out.extend(
+                text.lines()
+                    .map(|l| normalise_volatile(l.trim()))
+                    .filter(|l| l.len() > 3),
+            );
+        }
+    }
 }
 
 /// Files a session left, relative to the project (`project/…`) and HOME (`home/…`), skipping the
@@ -431,17 +503,21 @@ fn native(plugin_src: Option<&Path>, name: &str) -> Seen {
         project: env.project.clone(),
         plugin: plugin.clone(),
     };
-    let fake =
-        FakeAnthropic::start_with(script(&env.project), vec![(PROMPT_MARKER, PROMPT_ANSWER)]);
+    let fake = FakeAnthropic::start_with(
+        script(&env.project),
+        vec![(prompt_marker().as_str(), PROMPT_ANSWER)],
+    );
     let (result, debug_log) = claude_session(&env, &fake, &args);
     let runs = debug_hook_runs(&debug_log, &paths, "");
     let mut seen = Seen {
         prompt_questions: fake.canned_requests().len(),
+        prompt_texts: prompt_texts(&fake, &paths),
         texts: conversation_lines(&fake, &paths),
         denials: denials(&result, &paths),
         files: files_left(&paths, name),
         complaints: complaints(&debug_log, &paths),
         outcome: outcome(&result),
+        debug_log: debug_log.clone(),
         ..Seen::default()
     };
     for (event, command) in runs {
@@ -481,16 +557,20 @@ fn through_amplihack(plugin_src: Option<&Path>, name: &str, build: &Path) -> See
         )),
         None => install_problem.push("amplihack install timed out".into()),
     }
-    let fake =
-        FakeAnthropic::start_with(script(&env.project), vec![(PROMPT_MARKER, PROMPT_ANSWER)]);
+    let fake = FakeAnthropic::start_with(
+        script(&env.project),
+        vec![(prompt_marker().as_str(), PROMPT_ANSWER)],
+    );
     let (result, debug_log) = claude_session(&env, &fake, &[]);
     let mut seen = Seen {
         prompt_questions: fake.canned_requests().len(),
+        prompt_texts: prompt_texts(&fake, &paths),
         texts: conversation_lines(&fake, &paths),
         denials: denials(&result, &paths),
         files: files_left(&paths, name),
         complaints: complaints(&debug_log, &paths),
         outcome: outcome(&result),
+        debug_log: debug_log.clone(),
         ..Seen::default()
     };
     seen.complaints.extend(install_problem);
@@ -602,8 +682,28 @@ fn clip(s: &str) -> String {
     s
 }
 
+fn prompt_texts(fake: &FakeAnthropic, paths: &Paths) -> Vec<String> {
+    fake.canned_requests()
+        .iter()
+        .map(|r| {
+            let system = r["system"].to_string();
+            let last = r["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .map(Value::to_string)
+                .unwrap_or_default();
+            paths
+                .normalise(&format!("system: {system} | last: {last}"))
+                .chars()
+                .take(600)
+                .collect()
+        })
+        .collect()
+}
+
 fn seen_json(seen: &Seen) -> Value {
     json!({
+        "prompt_texts": seen.prompt_texts,
         "events": seen.events,
         "prompt_questions": seen.prompt_questions,
         "handlers": seen.handlers,
@@ -664,6 +764,8 @@ fn published_plugins_natively_and_through_amplihack() {
             .into_owned();
         let reference = native(Some(plugin), &name);
         let listed = plugin_name(plugin);
+        let mut own_lines = BTreeSet::new();
+        plugin_file_lines(plugin, &mut own_lines);
         let mut section = String::new();
         section.push_str(&format!(
             "## {name}\nnative: events {:?}; prompt questions {}; denials {:?}; {}\n",
@@ -674,6 +776,10 @@ fn published_plugins_natively_and_through_amplihack() {
                 out.join(format!("{name}.native.json")),
                 serde_json::to_string_pretty(&seen_json(&reference)).unwrap_or_default(),
             );
+            let _ = std::fs::write(
+                out.join(format!("{name}.native.debug.txt")),
+                &reference.debug_log,
+            );
         }
         for ((build_name, build_dir), baseline) in builds.iter().zip(&baselines) {
             let seen = through_amplihack(Some(plugin), &name, build_dir);
@@ -681,7 +787,9 @@ fn published_plugins_natively_and_through_amplihack() {
             // The plugin's own commands, skills and agents, which Claude Code lists natively:
             // amplihack forwards hooks only.
             let listing = |d: &String| {
-                d.starts_with("text only natively: - ") && d.contains(&format!(" {listed}:"))
+                (d.starts_with("text only natively: - ") && d.contains(&format!(" {listed}:")))
+                    || d.strip_prefix("text only natively: ")
+                        .is_some_and(|l| own_lines.contains(l))
             };
             let listings = all.iter().filter(|d| listing(d)).count();
             let mut diffs: Vec<String> = all
@@ -706,6 +814,10 @@ fn published_plugins_natively_and_through_amplihack() {
                 let _ = std::fs::write(
                     out.join(format!("{name}.{build_name}.json")),
                     serde_json::to_string_pretty(&seen_json(&seen)).unwrap_or_default(),
+                );
+                let _ = std::fs::write(
+                    out.join(format!("{name}.{build_name}.debug.txt")),
+                    &seen.debug_log,
                 );
             }
         }
