@@ -835,6 +835,44 @@ fn a_trusted_plugins_script_that_changes_needs_trust_again() {
 /// first line `{"async": true}`. None delays the answer; what they say reaches the model at the
 /// session's next event that carries context, exactly once; one past its timeout says nothing
 /// and is stopped; SessionEnd stops what still runs.
+/// An exec-form handler in the background runs its own program with its own arguments (not
+/// `sh -c <command>`), and its answer arrives as any background answer does.
+#[test]
+fn an_exec_form_handler_in_the_background_runs_its_program() {
+    let env = TestEnv::new();
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "exec ctx"}});
+    env.plugin(
+        &env.user_hooks_dir(),
+        "later-exec",
+        &one_group(
+            "PostToolUse",
+            None,
+            vec![json!({"type": "command", "async": true, "command": "/bin/sh", "args": ["-c", "printf '%s' \"$1\"", "sh", answer.to_string()]})],
+        ),
+    );
+    let post = json!({"hook_event_name": "PostToolUse", "session_id": "x1", "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}});
+    let (output, _) = env.run_hooks(&["post-tool-use"], &post, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let prompt =
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": "x1", "prompt": "next"});
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (output, _) = env.run_hooks(&["user-prompt-submit"], &prompt, &[]);
+        let context = reply_of(&output)["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if context == "exec ctx" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never arrived: {context:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn background_answers_reach_the_model_at_the_next_turn_exactly_once() {
     let env = TestEnv::new();

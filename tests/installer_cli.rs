@@ -28,9 +28,11 @@ const CANONICAL: [(&str, &str, Option<&str>, Option<u64>); 8] = [
 /// Under Amplifier, one row per event: the bridge stops at the first hook that injects context.
 const NOT_UNDER_AMPLIFIER: &str = "workflow-classification-reminder";
 
+/// amplihack's command for `sub`: Claude Code's entries `exec` the binary (one process less).
 fn ours(env: &TestEnv, sub: &str, amplifier: bool) -> String {
     format!(
-        "\"{}\" {sub}{}",
+        "{}\"{}\" {sub}{}",
+        if amplifier { "" } else { "exec " },
         env.deployed_hooks().display(),
         if amplifier { " --host amplifier" } else { "" }
     )
@@ -272,7 +274,7 @@ fn reinstall_after_a_move_or_an_upgrade_repairs_paths_order_and_duplicates() {
     assert_eq!(ours.len(), CANONICAL.len());
     assert!(
         ours.iter()
-            .all(|(_, c)| c.starts_with(&format!("{}/amplihack-hooks ", moved.display()))),
+            .all(|(_, c)| c.starts_with(&format!("exec {}/amplihack-hooks ", moved.display()))),
         "{ours:?}"
     );
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use crate::registration::{self, Host, ShapeError, kind_of, recognise, shell_quote};
+use crate::registration::{self, Host, ShapeError, kind_of, recognise};
 
 /// A Claude Code version, `(major, minor, patch)`.
 pub type Version = (u32, u32, u32);
@@ -150,16 +150,24 @@ pub fn registered(settings: &Value) -> Vec<String> {
     found
 }
 
-/// Makes the plugin-event entries exactly `events`, each running `binary`: adds what is missing
-/// (first on its event, as amplihack's entries go), removes the others and the wrappers and event
-/// keys emptied by that. The user's entries stay as they were. Returns whether anything changed.
-pub fn sync(settings: &mut Value, binary: &Path, events: &[String]) -> Result<bool, ShapeError> {
+/// Makes the plugin-event entries serve exactly `events`, each running `binary`. `owned`: the
+/// events whose entries amplihack added before (from its state; a `dispatch` entry the user wrote
+/// by hand is the user's: kept, never removed). Adds what is missing (first on its event, as
+/// amplihack's entries go), re-points and removes only its own, and the wrappers and event keys
+/// emptied by that. Returns whether anything changed, and the events whose entries are now
+/// amplihack's.
+pub fn sync(
+    settings: &mut Value,
+    binary: &Path,
+    owned: &[String],
+    events: &[String],
+) -> Result<(bool, Vec<String>), ShapeError> {
     let found = kind_of(settings);
     let root = settings
         .as_object_mut()
         .ok_or(ShapeError::RootNotObject { found })?;
-    if events.is_empty() && !root.contains_key("hooks") {
-        return Ok(false);
+    if events.is_empty() && owned.is_empty() {
+        return Ok((false, Vec::new()));
     }
     let hooks = root
         .entry("hooks")
@@ -176,14 +184,32 @@ pub fn sync(settings: &mut Value, binary: &Path, events: &[String]) -> Result<bo
             });
         }
     }
-    let command = format!("{} {DISPATCH}", shell_quote(&binary.to_string_lossy()));
+    let command = registration::claude_command(binary, DISPATCH);
     let mut changed = false;
+    let mut now_owned = Vec::new();
+    let mut served: Vec<String> = Vec::new();
     let mut emptied = Vec::new();
     for (event, groups) in hooks.iter_mut() {
         let Value::Array(groups) = groups else {
             continue;
         };
         let wanted = events.contains(event);
+        let ours = owned.contains(event);
+        // A hand-written entry serves the event as it is.
+        let users = !ours
+            && groups.iter().any(|g| {
+                g.get("hooks")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .any(|h| is_plugin_event_entry(event, h))
+            });
+        if users {
+            if wanted {
+                served.push(event.clone());
+            }
+            continue;
+        }
         let mut kept_one = false;
         let before = groups.len();
         groups.retain_mut(|group| {
@@ -210,9 +236,13 @@ pub fn sync(settings: &mut Value, binary: &Path, events: &[String]) -> Result<bo
         if groups.is_empty() && before > 0 {
             emptied.push(event.clone());
         }
-        if wanted && !kept_one {
-            groups.insert(0, wrapper(event, &command));
-            changed = true;
+        if wanted {
+            if !kept_one {
+                groups.insert(0, wrapper(event, &command));
+                changed = true;
+            }
+            served.push(event.clone());
+            now_owned.push(event.clone());
         }
     }
     for event in emptied {
@@ -225,12 +255,14 @@ pub fn sync(settings: &mut Value, binary: &Path, events: &[String]) -> Result<bo
         }
     }
     for event in events {
-        if !hooks.contains_key(event.as_str()) {
+        if !served.contains(event) {
             hooks.insert(event.clone(), Value::Array(vec![wrapper(event, &command)]));
+            now_owned.push(event.clone());
             changed = true;
         }
     }
-    Ok(changed)
+    now_owned.sort();
+    Ok((changed, now_owned))
 }
 
 fn wrapper(event: &str, command: &str) -> Value {
@@ -295,22 +327,28 @@ mod tests {
             "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
         }});
         let events = vec!["Notification".to_string(), "PermissionRequest".to_string()];
-        assert!(sync(&mut settings, binary, &events).expect("sync"));
+        let (changed, owned) = sync(&mut settings, binary, &[], &events).expect("sync");
+        assert!(changed);
+        assert_eq!(owned, events);
         assert_eq!(registered(&settings), events);
         let notification = &settings["hooks"]["Notification"];
         assert_eq!(notification.as_array().map(Vec::len), Some(2));
         assert_eq!(
             notification[0]["hooks"][0]["command"],
-            "\"/b in/amplihack-hooks\" dispatch"
+            "exec \"/b in/amplihack-hooks\" dispatch"
         );
         assert_eq!(notification[1]["hooks"][0]["command"], "notify-send hi");
         assert_eq!(settings["hooks"]["PermissionRequest"][0]["matcher"], "*");
         // Idempotent.
         let again = settings.clone();
-        assert!(!sync(&mut settings, binary, &events).expect("sync"));
+        assert!(
+            !sync(&mut settings, binary, &owned, &events)
+                .expect("sync")
+                .0
+        );
         assert_eq!(settings, again);
         // No plugin needs them any more: exactly the user's entries are left.
-        assert!(sync(&mut settings, binary, &[]).expect("sync"));
+        assert!(sync(&mut settings, binary, &owned, &[]).expect("sync").0);
         assert_eq!(
             settings,
             json!({"model": "x", "hooks": {
@@ -319,11 +357,17 @@ mod tests {
             }})
         );
         // A moved binary is re-pointed.
-        sync(&mut settings, binary, &events).expect("sync");
-        sync(&mut settings, Path::new("/new/amplihack-hooks"), &events).expect("sync");
+        let (_, owned) = sync(&mut settings, binary, &[], &events).expect("sync");
+        sync(
+            &mut settings,
+            Path::new("/new/amplihack-hooks"),
+            &owned,
+            &events,
+        )
+        .expect("sync");
         assert_eq!(
             settings["hooks"]["PermissionRequest"][0]["hooks"][0]["command"],
-            "/new/amplihack-hooks dispatch"
+            "exec /new/amplihack-hooks dispatch"
         );
         assert_eq!(
             settings["hooks"]["PermissionRequest"]
@@ -332,7 +376,21 @@ mod tests {
             Some(1)
         );
         let mut broken = json!({"hooks": {"PermissionRequest": {}}});
-        assert!(sync(&mut broken, binary, &events).is_err());
+        assert!(sync(&mut broken, binary, &[], &events).is_err());
+        // A dispatch entry written by hand is the user's: it serves its event and is never
+        // removed.
+        let by_hand = json!({"hooks": {"PostToolBatch": [{"hooks": [{"type": "command", "command": "/u/amplihack-hooks dispatch"}]}]}});
+        let mut settings = by_hand.clone();
+        let wanted = vec!["PostToolBatch".to_string()];
+        assert_eq!(
+            sync(&mut settings, binary, &[], &wanted).expect("sync"),
+            (false, vec![])
+        );
+        assert_eq!(
+            sync(&mut settings, binary, &[], &[]).expect("sync"),
+            (false, vec![])
+        );
+        assert_eq!(settings, by_hand);
     }
 }
 

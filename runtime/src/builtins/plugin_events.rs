@@ -163,15 +163,21 @@ pub fn our_binary(value: &Value) -> Option<PathBuf> {
         .find(|b| b.is_absolute())
 }
 
-/// The groups amplihack copied into each settings file before (`<state>/claude-host-groups.json`).
-fn recorded_groups(state: &StateDir) -> BTreeMap<PathBuf, Vec<HostGroup>> {
+/// What amplihack put into one settings file for the plugins (nothing in the file tells it
+/// apart from the user's own): the events whose `dispatch` entries it added, and the handler
+/// groups it copied.
+type Record = (Vec<String>, Vec<HostGroup>);
+
+/// Per settings file, what amplihack put there before (`<state>/claude-host-groups.json`).
+fn recorded(state: &StateDir) -> BTreeMap<PathBuf, Record> {
     files::read_json(&state.file(RECORD))
         .ok()
         .flatten()
         .unwrap_or_default()
 }
 
-const RECORD: &str = "claude-host-groups.json";
+/// What amplihack put into Claude Code's settings for the plugins, under its state.
+pub const RECORD: &str = "claude-host-groups.json";
 
 /// Brings every file's plugin-event entries and copied handler groups in line; one line per file
 /// changed. A file without amplihack's registration takes the user file's binary; with neither,
@@ -184,7 +190,8 @@ pub fn sync(
     let user_file = claude_paths::user(places.claude_config_dir);
     let read = |file: &Path| safe_file::read_json(file).ok().flatten().map(|(_, v)| v);
     let user_binary = read(&user_file).as_ref().and_then(our_binary);
-    let mut record = recorded_groups(places.state);
+    let recorded = recorded(places.state);
+    let mut record = recorded.clone();
     let mut lines = Vec::new();
     for Wanted {
         file,
@@ -200,26 +207,26 @@ pub fn sync(
         else {
             continue;
         };
-        let before = record.get(&file).cloned().unwrap_or_default();
+        let (owned, before) = record.get(&file).cloned().unwrap_or_default();
         if current.is_none() && events.is_empty() && groups.is_empty() {
             continue;
         }
-        let apply = |value: &mut Value| -> Result<bool, ShapeError> {
-            let events_changed = plugin_events::sync(value, &binary, &events)?;
+        let apply = |value: &mut Value| -> Result<(bool, Vec<String>), ShapeError> {
+            let (events_changed, now_owned) = plugin_events::sync(value, &binary, &owned, &events)?;
             let groups_changed = plugin_events::sync_host_groups(value, &before, &groups)?;
-            Ok(events_changed || groups_changed)
+            Ok((events_changed || groups_changed, now_owned))
         };
         let mut probe = current.clone().unwrap_or_else(|| json!({}));
-        if !apply(&mut probe).is_ok_and(|changed| changed) {
+        let Ok((true, now_owned)) = apply(&mut probe) else {
             continue; // in step already (or not editable: `doctor` says why)
-        }
+        };
         safe_file::edit_json(&file, options, |current| {
             let mut value = current.cloned().unwrap_or_else(|| json!({}));
             apply(&mut value)?;
             Ok(NewContent::Value(value))
         })
         .map_err(|e| e.to_string())?;
-        record.insert(file.clone(), groups.clone());
+        record.insert(file.clone(), (now_owned, groups.clone()));
         let mut parts = vec![format!(
             "plugin events registered: {}",
             if events.is_empty() {
@@ -236,8 +243,15 @@ pub fn sync(
         }
         lines.push(format!("{}: {}", file.display(), parts.join("; ")));
     }
-    record.retain(|_, groups| !groups.is_empty());
-    files::write_json(&places.state.file(RECORD), &record).map_err(|e| e.to_string())?;
+    record.retain(|_, (events, groups)| !events.is_empty() || !groups.is_empty());
+    if record != recorded {
+        let file = places.state.file(RECORD);
+        if record.is_empty() {
+            let _ = std::fs::remove_file(&file);
+        } else {
+            files::write_json(&file, &record).map_err(|e| e.to_string())?;
+        }
+    }
     Ok(lines)
 }
 
@@ -254,7 +268,7 @@ pub fn host_version(var: &dyn Fn(&str) -> Option<String>) -> Option<Version> {
 /// `dispatch` entries go with amplihack's other entries. One line per file changed.
 pub fn remove_host_groups(state: &StateDir, options: &EditOptions) -> Result<Vec<String>, String> {
     let mut lines = Vec::new();
-    for (file, groups) in recorded_groups(state) {
+    for (file, (_, groups)) in recorded(state) {
         if !file.is_file() {
             continue;
         }
@@ -264,11 +278,13 @@ pub fn remove_host_groups(state: &StateDir, options: &EditOptions) -> Result<Vec
             Ok(NewContent::Value(value))
         })
         .map_err(|e| e.to_string())?;
-        lines.push(format!(
-            "{}: removed {} plugin handler group(s) copied for Claude Code",
-            file.display(),
-            groups.len()
-        ));
+        if !groups.is_empty() {
+            lines.push(format!(
+                "{}: removed {} plugin handler group(s) copied for Claude Code",
+                file.display(),
+                groups.len()
+            ));
+        }
     }
     if !options.dry_run {
         let _ = std::fs::remove_file(state.file(RECORD));

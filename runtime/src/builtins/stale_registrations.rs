@@ -45,6 +45,8 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     let running = std::env::current_exe().ok();
     let mut changed = Vec::new();
     let mut user_binary: Option<String> = None;
+    // Whether any file holds plugin-event entries (which may need removing).
+    let mut dispatching = false;
     for (scope, path) in claude_paths::all(&user_dir, &root) {
         if scope != "user" && same_file(&path, &user_dir.join("settings.json")) {
             continue;
@@ -56,6 +58,9 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
             .into_iter()
             .map(|(_, _, h)| h)
             .collect();
+        dispatching |= ours
+            .iter()
+            .any(|h| h.subcommand.as_deref() == Some("dispatch"));
         if ours.is_empty() {
             continue;
         }
@@ -126,7 +131,13 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     }
     // The entries for the events the user's plugins need, when this Claude Code says its version
     // (the installer asked `claude --version`; a hook cannot afford to).
-    if let Some(version) = super::plugin_events::host_version(&|name| ctx.var(name)) {
+    // Nothing to look at (no plugin directory, no entry, nothing copied): nothing read.
+    let plugin_dirs = Path::new(&home).join(".amplifier/hooks").is_dir()
+        || root.join(".amplifier/hooks").is_dir();
+    let copied = state.file(super::plugin_events::RECORD).is_file();
+    if let Some(version) = super::plugin_events::host_version(&|name| ctx.var(name))
+        && (plugin_dirs || dispatching || copied)
+    {
         let places = super::plugin_events::Places {
             state: &state,
             home: Path::new(&home),
