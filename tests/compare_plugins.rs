@@ -41,6 +41,30 @@ fn prompt_marker() -> String {
 const PROMPT_ANSWER: &str = r#"{"ok": true, "reason": "COMPARE: the fake model allows it"}"#;
 const RUN_LIMIT: Duration = Duration::from_secs(240);
 
+/// The sessions a plugin is run in: the scripted tool calls, and for plugins with PreCompact
+/// handlers a `/compact` (the fake's first answer is the summary).
+#[derive(Clone, Copy, PartialEq)]
+enum Session {
+    Scripted,
+    Compact,
+}
+
+impl Session {
+    fn prompt(self) -> &'static str {
+        match self {
+            Session::Scripted => "please do the scripted things",
+            Session::Compact => "/compact",
+        }
+    }
+
+    fn script(self, project: &Path) -> Vec<Turn> {
+        match self {
+            Session::Scripted => script(project),
+            Session::Compact => vec![Turn::text("Summary: nothing happened yet.")],
+        }
+    }
+}
+
 fn script(project: &Path) -> Vec<Turn> {
     vec![
         // PATH shows what a SessionStart handler's CLAUDE_ENV_FILE did to the Bash tool's shell.
@@ -71,6 +95,8 @@ struct Seen {
     /// Handler runs per event (natively from the debug log; under amplihack from its audit log and
     /// the debug log's non-amplihack entries).
     events: BTreeMap<String, usize>,
+    /// Handler runs per event that exited non-zero.
+    failures: BTreeMap<String, usize>,
     /// `prompt` handler questions the fake model was asked.
     prompt_questions: usize,
     /// What those questions said (the system text's start and the last message's).
@@ -116,7 +142,20 @@ impl Paths {
             out = out.replace(&p.replace('/', "\\/"), token);
             out = out.replace(&p.replace(['/', ' ', '.'], "-"), token);
         }
-        normalise_volatile(&out)
+        // Any other mention of a session's temporary directory (`amplihack-testXXXXXX`).
+        let mut rest = out.as_str();
+        let mut cleaned = String::with_capacity(out.len());
+        while let Some(at) = rest.find("amplihack-test") {
+            cleaned.push_str(&rest[..at]);
+            cleaned.push_str("amplihack-test#");
+            let after = &rest[at + "amplihack-test".len()..];
+            let skip = after
+                .find(|c: char| !c.is_ascii_alphanumeric())
+                .unwrap_or(after.len());
+            rest = &after[skip..];
+        }
+        cleaned.push_str(rest);
+        normalise_volatile(&cleaned)
     }
 }
 
@@ -206,11 +245,16 @@ fn run_limited(mut command: Command) -> Option<std::process::Output> {
     }
 }
 
-fn claude_session(env: &TestEnv, fake: &FakeAnthropic, extra_args: &[String]) -> (Value, String) {
+fn claude_session(
+    env: &TestEnv,
+    fake: &FakeAnthropic,
+    session: Session,
+    extra_args: &[String],
+) -> (Value, String) {
     let debug_file = env.root().join("claude-debug.txt");
     let mut command = env.command(&support::claude_bin());
     command
-        .args(["-p", "please do the scripted things"])
+        .args(["-p", session.prompt()])
         .args(extra_args)
         .args(["--output-format", "json", "--allowedTools", "Bash Agent"])
         .arg("--debug-file")
@@ -238,24 +282,49 @@ fn claude_session(env: &TestEnv, fake: &FakeAnthropic, extra_args: &[String]) ->
     (result, debug_log)
 }
 
+/// One handler run Claude Code logged: its event, its command, its exit status (none for an
+/// async one, whose end is not logged).
+type HookRun = (String, String, Option<i64>);
+
 /// Debug lines for a finished command name the event first and the command in brackets:
 /// `Hooks: PreToolUse:Bash [cmd] (plugin p@inline) finished with status 0 (24ms)`, and at the end
-/// of a session, without the prefix, `SessionEnd:other [cmd] completed with status 0`.
-fn debug_hook_runs(debug_log: &str, paths: &Paths, skip: &str) -> Vec<(String, String)> {
+/// of a session, without the prefix, `SessionEnd:other [cmd] completed with status 0`. An async
+/// handler is `Hooks: Registering async hook async_hook_N (PreToolUse:Bash) with timeout …`.
+fn debug_hook_runs(debug_log: &str, paths: &Paths, skip: &str) -> Vec<HookRun> {
     let mut runs = Vec::new();
+    // At SessionEnd an async handler's registration is followed by a `completed` line for the
+    // same start: one run, not two.
+    let mut just_registered: Option<String> = None;
     for line in debug_log.lines() {
-        if !line.contains('[')
-            || !(line.contains(" finished with status") || line.contains(" completed with status"))
-        {
-            continue;
-        }
         let rest = line.split_once("] ").map_or(line, |(_, r)| r);
         let rest = rest.strip_prefix("Hooks: ").unwrap_or(rest);
+        if let Some(registered) = rest.strip_prefix("Registering async hook ") {
+            let event = registered
+                .split_once('(')
+                .map(|(_, e)| e.split([':', ')']).next().unwrap_or_default())
+                .unwrap_or_default();
+            runs.push((event.to_string(), "(async)".to_string(), None));
+            just_registered = Some(event.to_string());
+            continue;
+        }
+        let after_registration = just_registered.take();
+        if !line.contains('[') {
+            continue;
+        }
+        let Some((_, status)) = rest
+            .split_once(" finished with status ")
+            .or_else(|| rest.split_once(" completed with status "))
+        else {
+            continue;
+        };
         let event = rest
             .split([':', ' '])
             .next()
             .unwrap_or_default()
             .to_string();
+        if rest.contains(" completed with status ") && after_registration.as_ref() == Some(&event) {
+            continue;
+        }
         let command = rest
             .find('[')
             .and_then(|s| rest.rfind(']').map(|e| &rest[s + 1..e.max(s + 1)]))
@@ -263,7 +332,11 @@ fn debug_hook_runs(debug_log: &str, paths: &Paths, skip: &str) -> Vec<(String, S
         if !skip.is_empty() && command.contains(skip) {
             continue;
         }
-        runs.push((event, paths.normalise(command)));
+        let status = status
+            .split(|c: char| !c.is_ascii_digit() && c != '-')
+            .next()
+            .and_then(|n| n.parse().ok());
+        runs.push((event, paths.normalise(command), status));
     }
     runs
 }
@@ -483,13 +556,33 @@ fn outcome(result: &Value) -> String {
 /// The plugin as it is published, less its MCP servers (`.mcp.json`): amplihack forwards hooks,
 /// and a plugin's MCP servers (often `npx` fetching packages) are Claude Code's business.
 fn copy_plugin(from: &Path, to: &Path) {
-    support::copy_dir(from, to);
+    copy_tree(from, to);
     let _ = std::fs::remove_file(to.join(".mcp.json"));
+}
+
+/// Copies a tree as it is: symbolic links stay links (published plugins carry dangling ones).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_symlink() {
+            if let Ok(link) = std::fs::read_link(&source) {
+                let _ = std::os::unix::fs::symlink(link, &target);
+            }
+        } else if kind.is_dir() {
+            copy_tree(&source, &target);
+        } else {
+            std::fs::copy(&source, &target).expect("copy");
+        }
+    }
 }
 
 /// One session natively; with no plugin, the baseline that tells Claude Code's own run-to-run
 /// variation and amplihack's built-ins from the plugin's differences.
-fn native(plugin_src: Option<&Path>, name: &str) -> Seen {
+fn native(plugin_src: Option<&Path>, name: &str, session: Session) -> Seen {
     let env = TestEnv::new();
     let plugin = env.root().join("plugins").join(name);
     let mut args = Vec::new();
@@ -504,10 +597,10 @@ fn native(plugin_src: Option<&Path>, name: &str) -> Seen {
         plugin: plugin.clone(),
     };
     let fake = FakeAnthropic::start_with(
-        script(&env.project),
+        session.script(&env.project),
         vec![(prompt_marker().as_str(), PROMPT_ANSWER)],
     );
-    let (result, debug_log) = claude_session(&env, &fake, &args);
+    let (result, debug_log) = claude_session(&env, &fake, session, &args);
     let runs = debug_hook_runs(&debug_log, &paths, "");
     let mut seen = Seen {
         prompt_questions: fake.canned_requests().len(),
@@ -520,14 +613,22 @@ fn native(plugin_src: Option<&Path>, name: &str) -> Seen {
         debug_log: debug_log.clone(),
         ..Seen::default()
     };
-    for (event, command) in runs {
+    for (event, command, status) in runs {
         *seen.events.entry(event.clone()).or_insert(0) += 1;
+        if status.is_some_and(|s| s != 0) {
+            *seen.failures.entry(event.clone()).or_insert(0) += 1;
+        }
         seen.handlers.insert(format!("{event} {command}"));
     }
     seen
 }
 
-fn through_amplihack(plugin_src: Option<&Path>, name: &str, build: &Path) -> Seen {
+fn through_amplihack(
+    plugin_src: Option<&Path>,
+    name: &str,
+    build: &Path,
+    session: Session,
+) -> Seen {
     let env = TestEnv::new();
     let plugin = env.home.join(".amplifier/hooks").join(name);
     if let Some(src) = plugin_src {
@@ -558,10 +659,10 @@ fn through_amplihack(plugin_src: Option<&Path>, name: &str, build: &Path) -> See
         None => install_problem.push("amplihack install timed out".into()),
     }
     let fake = FakeAnthropic::start_with(
-        script(&env.project),
+        session.script(&env.project),
         vec![(prompt_marker().as_str(), PROMPT_ANSWER)],
     );
-    let (result, debug_log) = claude_session(&env, &fake, &[]);
+    let (result, debug_log) = claude_session(&env, &fake, session, &[]);
     let mut seen = Seen {
         prompt_questions: fake.canned_requests().len(),
         prompt_texts: prompt_texts(&fake, &paths),
@@ -584,13 +685,23 @@ fn through_amplihack(plugin_src: Option<&Path>, name: &str, build: &Path) -> See
         };
         let event = record["event"].as_str().unwrap_or("?").to_string();
         *seen.events.entry(event.clone()).or_insert(0) += 1;
+        if record["exit"].as_i64().is_some_and(|s| s != 0) || record["timed_out"] == true {
+            *seen.failures.entry(event.clone()).or_insert(0) += 1;
+        }
         seen.handlers.insert(format!(
             "{event} {}",
             paths.normalise(record["command"].as_str().unwrap_or_default())
         ));
     }
-    for (event, command) in debug_hook_runs(&debug_log, &paths, "amplihack-hooks") {
+    for (event, command, status) in debug_hook_runs(&debug_log, &paths, "amplihack-hooks") {
+        if command == "(async)" {
+            // amplihack's own async entries, if any, are in the audit log already.
+            continue;
+        }
         *seen.events.entry(event.clone()).or_insert(0) += 1;
+        if status.is_some_and(|s| s != 0) {
+            *seen.failures.entry(event.clone()).or_insert(0) += 1;
+        }
         seen.handlers
             .insert(format!("{event} {command} (registered with Claude Code)"));
     }
@@ -598,8 +709,10 @@ fn through_amplihack(plugin_src: Option<&Path>, name: &str, build: &Path) -> See
     if let Ok(entries) = std::fs::read_dir(env.root().join("logs")) {
         for entry in entries.flatten() {
             if let Ok(text) = std::fs::read_to_string(entry.path()) {
+                // A handler's own failure is counted in `failures`, as natively.
                 seen.complaints.extend(
                     text.lines()
+                        .filter(|l| !l.contains("failed with exit"))
                         .map(|l| paths.normalise(l).chars().take(240).collect::<String>()),
                 );
             }
@@ -621,6 +734,12 @@ fn differences(native: &Seen, other: &Seen) -> Vec<String> {
                 "event {event}: native {n} handler runs, amplihack {o}"
             ));
         }
+    }
+    if native.failures != other.failures {
+        out.push(format!(
+            "failed handler runs: native {:?}, amplihack {:?}",
+            native.failures, other.failures
+        ));
     }
     if native.prompt_questions != other.prompt_questions {
         out.push(format!(
@@ -705,6 +824,7 @@ fn seen_json(seen: &Seen) -> Value {
     json!({
         "prompt_texts": seen.prompt_texts,
         "events": seen.events,
+        "failures": seen.failures,
         "prompt_questions": seen.prompt_questions,
         "handlers": seen.handlers,
         "denials": seen.denials,
@@ -746,15 +866,22 @@ fn published_plugins_natively_and_through_amplihack() {
     let builds = builds();
     // What differs with no plugin at all (amplihack's built-ins, Claude Code's own variation) is
     // not the plugin's doing: left out of each plugin's differences.
-    let native_baseline = native(None, "none");
-    let baselines: Vec<BTreeSet<String>> = builds
-        .iter()
-        .map(|(_, dir)| {
-            differences(&native_baseline, &through_amplihack(None, "none", dir))
-                .into_iter()
-                .collect()
-        })
-        .collect();
+    // What differs with no plugin at all (amplihack's built-ins, Claude Code's own variation) is
+    // not the plugin's doing: left out of each plugin's differences.
+    let mut baselines: BTreeMap<(usize, &str), BTreeSet<String>> = BTreeMap::new();
+    for (kind, session) in [
+        ("scripted", Session::Scripted),
+        ("compact", Session::Compact),
+    ] {
+        let reference = native(None, "none", session);
+        for (i, (_, dir)) in builds.iter().enumerate() {
+            let seen = through_amplihack(None, "none", dir, session);
+            baselines.insert(
+                (i, kind),
+                differences(&reference, &seen).into_iter().collect(),
+            );
+        }
+    }
     let mut report = String::new();
     for plugin in &plugins {
         let name = plugin
@@ -762,63 +889,58 @@ fn published_plugins_natively_and_through_amplihack() {
             .expect("name")
             .to_string_lossy()
             .into_owned();
-        let reference = native(Some(plugin), &name);
         let listed = plugin_name(plugin);
         let mut own_lines = BTreeSet::new();
         plugin_file_lines(plugin, &mut own_lines);
-        let mut section = String::new();
-        section.push_str(&format!(
-            "## {name}\nnative: events {:?}; prompt questions {}; denials {:?}; {}\n",
-            reference.events, reference.prompt_questions, reference.denials, reference.outcome
-        ));
-        if let Some(out) = &out_dir {
-            let _ = std::fs::write(
-                out.join(format!("{name}.native.json")),
-                serde_json::to_string_pretty(&seen_json(&reference)).unwrap_or_default(),
-            );
-            let _ = std::fs::write(
-                out.join(format!("{name}.native.debug.txt")),
-                &reference.debug_log,
-            );
+        let hooks = std::fs::read_to_string(plugin.join("hooks/hooks.json")).unwrap_or_default();
+        let mut sessions = vec![("scripted", Session::Scripted)];
+        if hooks.contains("\"PreCompact\"") {
+            sessions.push(("compact", Session::Compact));
         }
-        for ((build_name, build_dir), baseline) in builds.iter().zip(&baselines) {
-            let seen = through_amplihack(Some(plugin), &name, build_dir);
-            let all = differences(&reference, &seen);
-            // The plugin's own commands, skills and agents, which Claude Code lists natively:
-            // amplihack forwards hooks only.
-            let listing = |d: &String| {
-                (d.starts_with("text only natively: - ") && d.contains(&format!(" {listed}:")))
-                    || d.strip_prefix("text only natively: ")
-                        .is_some_and(|l| own_lines.contains(l))
-            };
-            let listings = all.iter().filter(|d| listing(d)).count();
-            let mut diffs: Vec<String> = all
-                .into_iter()
-                .filter(|d| !baseline.contains(d) && !listing(d))
-                .collect();
-            if listings > 0 {
-                diffs.push(format!(
-                    "{listings} line(s) listing the plugin's commands/skills/agents natively only"
-                ));
-            }
+        let mut section = format!("## {name}\n");
+        for (kind, session) in sessions {
+            let reference = native(Some(plugin), &name, session);
             section.push_str(&format!(
-                "{build_name}: events {:?}; prompt questions {}; {} difference(s)\n",
-                seen.events,
-                seen.prompt_questions,
-                diffs.len()
+                "[{kind}] native: events {:?}; failed {:?}; prompt questions {}; denials {:?}; {}\n",
+                reference.events,
+                reference.failures,
+                reference.prompt_questions,
+                reference.denials,
+                reference.outcome
             ));
-            for d in &diffs {
-                section.push_str(&format!("  - {d}\n"));
-            }
-            if let Some(out) = &out_dir {
-                let _ = std::fs::write(
-                    out.join(format!("{name}.{build_name}.json")),
-                    serde_json::to_string_pretty(&seen_json(&seen)).unwrap_or_default(),
-                );
-                let _ = std::fs::write(
-                    out.join(format!("{name}.{build_name}.debug.txt")),
-                    &seen.debug_log,
-                );
+            write_out(&out_dir, &format!("{name}.{kind}.native"), &reference);
+            for (i, (build_name, build_dir)) in builds.iter().enumerate() {
+                let seen = through_amplihack(Some(plugin), &name, build_dir, session);
+                let all = differences(&reference, &seen);
+                // The plugin's own commands, skills and agents, which Claude Code lists
+                // natively: amplihack forwards hooks only.
+                let listing = |d: &String| {
+                    (d.starts_with("text only natively: - ") && d.contains(&format!(" {listed}:")))
+                        || d.strip_prefix("text only natively: ")
+                            .is_some_and(|l| own_lines.contains(l))
+                };
+                let listings = all.iter().filter(|d| listing(d)).count();
+                let baseline = &baselines[&(i, kind)];
+                let mut diffs: Vec<String> = all
+                    .into_iter()
+                    .filter(|d| !baseline.contains(d) && !listing(d))
+                    .collect();
+                if listings > 0 {
+                    diffs.push(format!(
+                        "{listings} line(s) listing the plugin's commands/skills/agents natively only"
+                    ));
+                }
+                section.push_str(&format!(
+                    "[{kind}] {build_name}: events {:?}; failed {:?}; prompt questions {}; {} difference(s)\n",
+                    seen.events,
+                    seen.failures,
+                    seen.prompt_questions,
+                    diffs.len()
+                ));
+                for d in &diffs {
+                    section.push_str(&format!("  - {d}\n"));
+                }
+                write_out(&out_dir, &format!("{name}.{kind}.{build_name}"), &seen);
             }
         }
         println!("{section}");
@@ -826,5 +948,15 @@ fn published_plugins_natively_and_through_amplihack() {
         if let Some(out) = &out_dir {
             let _ = std::fs::write(out.join("report.txt"), &report);
         }
+    }
+}
+
+fn write_out(out_dir: &Option<PathBuf>, stem: &str, seen: &Seen) {
+    if let Some(out) = out_dir {
+        let _ = std::fs::write(
+            out.join(format!("{stem}.json")),
+            serde_json::to_string_pretty(&seen_json(seen)).unwrap_or_default(),
+        );
+        let _ = std::fs::write(out.join(format!("{stem}.debug.txt")), &seen.debug_log);
     }
 }
