@@ -18,7 +18,10 @@
 //! - `AMPLIHACK_COMPARE_BUILDS=name=<dir>,name=<dir>`: directories holding `amplihack` and
 //!   `amplihack-hooks` (a `target/release`); default: this test's own build, named `this`.
 //! - `AMPLIHACK_COMPARE_ONLY=a,b`: only these plugin directories.
-//! - `AMPLIHACK_COMPARE_OUT=<dir>`: also write `<plugin>.<build>.json` and `report.txt` there.
+//! - `AMPLIHACK_COMPARE_OUT=<dir>`: also write `<plugin>.<session>.<build>.json`, the debug logs
+//!   and `report.txt` there.
+//! - `AMPLIHACK_COMPARE_PROMPT_ANSWER=<json>`: what the fake answers `prompt` handlers (default
+//!   `{"ok": true, ...}`); `AMPLIHACK_COMPARE_RAW=1`: report paths and ids as they were.
 
 mod support;
 
@@ -38,7 +41,10 @@ fn prompt_marker() -> String {
         // "You are evaluating a hook in Claude Code", "... a stop-condition hook ...".
         .unwrap_or_else(|_| "You are evaluating a ".into())
 }
-const PROMPT_ANSWER: &str = r#"{"ok": true, "reason": "COMPARE: the fake model allows it"}"#;
+fn prompt_answer() -> String {
+    std::env::var("AMPLIHACK_COMPARE_PROMPT_ANSWER")
+        .unwrap_or_else(|_| r#"{"ok": true, "reason": "COMPARE: the fake model allows it"}"#.into())
+}
 const RUN_LIMIT: Duration = Duration::from_secs(240);
 
 /// The sessions a plugin is run in: the scripted tool calls, and for plugins with PreCompact
@@ -127,6 +133,9 @@ struct Paths {
 impl Paths {
     fn normalise(&self, text: &str) -> String {
         let mut out = text.to_string();
+        if std::env::var_os("AMPLIHACK_COMPARE_RAW").is_some() {
+            return out;
+        }
         for (path, token) in [
             (&self.plugin, "<plugin>"),
             (&self.project, "<project>"),
@@ -471,7 +480,7 @@ fn files_left(paths: &Paths, plugin_name: &str) -> BTreeMap<String, u64> {
             if meta.is_dir() {
                 walk(&path, base, prefix, skip, out);
             } else {
-                out.insert(normalise_volatile(&format!("{prefix}/{rel}")), meta.len());
+                out.insert(format!("{prefix}/{rel}"), meta.len());
             }
         }
     }
@@ -598,7 +607,7 @@ fn native(plugin_src: Option<&Path>, name: &str, session: Session) -> Seen {
     };
     let fake = FakeAnthropic::start_with(
         session.script(&env.project),
-        vec![(prompt_marker().as_str(), PROMPT_ANSWER)],
+        vec![(prompt_marker().as_str(), prompt_answer().as_str())],
     );
     let (result, debug_log) = claude_session(&env, &fake, session, &args);
     let runs = debug_hook_runs(&debug_log, &paths, "");
@@ -660,7 +669,7 @@ fn through_amplihack(
     }
     let fake = FakeAnthropic::start_with(
         session.script(&env.project),
-        vec![(prompt_marker().as_str(), PROMPT_ANSWER)],
+        vec![(prompt_marker().as_str(), prompt_answer().as_str())],
     );
     let (result, debug_log) = claude_session(&env, &fake, session, &[]);
     let mut seen = Seen {
@@ -747,6 +756,11 @@ fn differences(native: &Seen, other: &Seen) -> Vec<String> {
             native.prompt_questions, other.prompt_questions
         ));
     }
+    if native.prompt_questions == other.prompt_questions
+        && native.prompt_texts != other.prompt_texts
+    {
+        out.push("prompt-handler questions worded differently (see prompt_texts)".into());
+    }
     for line in native.texts.difference(&other.texts) {
         out.push(format!("text only natively: {}", clip(line)));
     }
@@ -762,10 +776,10 @@ fn differences(native: &Seen, other: &Seen) -> Vec<String> {
     let names: BTreeSet<&String> = native.files.keys().chain(other.files.keys()).collect();
     for name in names {
         let (n, o) = (native.files.get(name), other.files.get(name));
-        if n.is_none() || o.is_none() {
-            out.push(format!(
-                "file {name}: native {n:?} bytes, amplihack {o:?} bytes"
-            ));
+        match (n, o) {
+            (Some(_), None) => out.push(format!("file only natively: {name}")),
+            (None, Some(_)) => out.push(format!("file only via amplihack: {name}")),
+            _ => {}
         }
     }
     if native.outcome != other.outcome {
