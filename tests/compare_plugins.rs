@@ -121,6 +121,8 @@ struct Seen {
     handlers: BTreeSet<String>,
     /// Claude Code's debug log of the session, kept for reading by hand.
     debug_log: String,
+    /// The main requests' bodies, kept for reading by hand.
+    requests: Vec<Value>,
 }
 
 struct Paths {
@@ -374,13 +376,24 @@ fn complaints(debug_log: &str, paths: &Paths) -> Vec<String> {
 fn conversation_lines(fake: &FakeAnthropic, paths: &Paths) -> BTreeSet<String> {
     fn walk(value: &Value, out: &mut Vec<String>) {
         match value {
-            // The agent and skill listings quote the plugins' own descriptions.
-            Value::String(s)
-                if s.to_lowercase().contains("hook")
-                    && !s.contains("Available agent types")
-                    && !s.contains("skills are available") =>
-            {
-                out.extend(s.lines().map(str::to_string));
+            Value::String(s) if s.to_lowercase().contains("hook") => {
+                // The agent and skill listings quote the plugins' own descriptions: left out, up
+                // to the next text Claude Code labels as a hook's.
+                let mut listing = false;
+                for line in s.lines() {
+                    if line.contains("Available agent types")
+                        || line.contains("skills are available")
+                    {
+                        listing = true;
+                        continue;
+                    }
+                    if listing && hook_label(line) {
+                        listing = false;
+                    }
+                    if !listing {
+                        out.push(line.to_string());
+                    }
+                }
             }
             Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
             Value::Object(map) => map.values().for_each(|v| walk(v, out)),
@@ -416,6 +429,12 @@ fn conversation_lines(fake: &FakeAnthropic, paths: &Paths) -> BTreeSet<String> {
         .map(|l| paths.normalise(l.trim()))
         .filter(|l| !l.is_empty())
         .collect()
+}
+
+/// `SessionStart:startup hook success: …`, `Stop hook feedback:`: a line that starts a hook's text.
+fn hook_label(line: &str) -> bool {
+    line.split_once(" hook ")
+        .is_some_and(|(head, _)| !head.is_empty() && !head.contains(' '))
 }
 
 fn all_strings(value: &Value, out: &mut Vec<String>) {
@@ -620,6 +639,7 @@ fn native(plugin_src: Option<&Path>, name: &str, session: Session) -> Seen {
         complaints: complaints(&debug_log, &paths),
         outcome: outcome(&result),
         debug_log: debug_log.clone(),
+        requests: fake.main_requests(),
         ..Seen::default()
     };
     for (event, command, status) in runs {
@@ -681,6 +701,7 @@ fn through_amplihack(
         complaints: complaints(&debug_log, &paths),
         outcome: outcome(&result),
         debug_log: debug_log.clone(),
+        requests: fake.main_requests(),
         ..Seen::default()
     };
     seen.complaints.extend(install_problem);
@@ -972,5 +993,9 @@ fn write_out(out_dir: &Option<PathBuf>, stem: &str, seen: &Seen) {
             serde_json::to_string_pretty(&seen_json(seen)).unwrap_or_default(),
         );
         let _ = std::fs::write(out.join(format!("{stem}.debug.txt")), &seen.debug_log);
+        let _ = std::fs::write(
+            out.join(format!("{stem}.requests.json")),
+            serde_json::to_string_pretty(&seen.requests).unwrap_or_default(),
+        );
     }
 }
