@@ -134,7 +134,10 @@ pub fn simple_words(command: &str, placeholders: &[(&str, &str)]) -> Option<Vec<
     if program.is_empty() || SHELL_ONLY.contains(&program.as_str()) || first_unquoted_equals {
         return None;
     }
-    if program.contains('/') && !runs_without_a_shell(std::path::Path::new(program)) {
+    // A relative path is the handler's directory's, not ours: left to the shell.
+    if program.contains('/')
+        && (!program.starts_with('/') || !runs_without_a_shell(std::path::Path::new(program)))
+    {
         return None;
     }
     Some(words)
@@ -242,6 +245,7 @@ mod tests {
             ("node 'open", None),
             ("node \\x", None),
             ("/no/such/program arg", None),
+            ("./hooks/check.sh arg", None),
             ("", None),
         ];
         for (command, expected) in cases {
