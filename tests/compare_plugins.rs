@@ -15,6 +15,10 @@
 //! the texts reaching the model that one way gave and the other did not, permission denials,
 //! files written in the project and HOME, and hook complaints in the debug log.
 //!
+//! `tests/fixtures/compare-repro/` holds two small plugins of ours that reproduce what the survey
+//! of published plugins found (a `Task` matcher on the Agent tool; plain-stdout and exit-2 texts):
+//! `AMPLIHACK_COMPARE_PLUGINS=tests/fixtures/compare-repro cargo test --test compare_plugins -- --nocapture`.
+//!
 //! - `AMPLIHACK_COMPARE_BUILDS=name=<dir>,name=<dir>`: directories holding `amplihack` and
 //!   `amplihack-hooks` (a `target/release`); default: this test's own build, named `this`.
 //! - `AMPLIHACK_COMPARE_ONLY=a,b`: only these plugin directories.
