@@ -162,6 +162,64 @@ def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: 
     return payload
 
 
+# The kernel events whose `deny` the orchestrators honour: where a model-backed handler can refuse.
+BLOCKING = ("tool:pre", "prompt:submit")
+
+
+def model_verdict(text: str) -> str | None:
+    """A `prompt` handler's answer as Claude Code reads it: `{"ok": false, "reason"}` (or the
+    older `{"decision": "block"|"deny", "reason"}`) refuses, with the reason; anything else
+    (ok, unreadable, not JSON) lets the event go on, as Claude Code fails open."""
+    text = text.strip()
+    if text.startswith("```"):
+        text = text.strip("`").removeprefix("json").strip()
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
+        return None
+    try:
+        verdict = json.loads(text[start:end + 1])
+    except ValueError:
+        return None
+    if not isinstance(verdict, dict):
+        return None
+    refused = verdict.get("ok") is False or verdict.get("decision") in ("block", "deny")
+    return str(verdict.get("reason") or "refused by a prompt hook") if refused else None
+
+
+async def ask_models(coordinator: Any, questions: Any) -> str | None:
+    """Puts each model-backed handler's question to the session's own provider (as the hook-shell
+    bridge does for its prompt hooks: no key of amplihack's); returns the first refusal's reason.
+    A missing provider, an error or a timeout lets the event go on, with one log line."""
+    if not isinstance(questions, list) or not questions:
+        return None
+    providers = coordinator.get("providers") or {}
+    provider = next(iter(providers.values()), None) if isinstance(providers, dict) else None
+    if provider is None:
+        logger.warning("hooks-amplihack: a prompt hook needs a model and the session has no provider; the event goes on")
+        return None
+    from amplifier_core.message_models import ChatRequest, Message
+
+    for question in questions:
+        if not isinstance(question, dict) or not isinstance(question.get("prompt"), str):
+            continue
+        request = ChatRequest(
+            messages=[Message(role="user", content=question["prompt"])],
+            model=question.get("model"),
+            metadata={"stream": False},
+            max_output_tokens=1024,
+        )
+        try:
+            response = await asyncio.wait_for(provider.complete(request), timeout=float(question.get("timeout") or 30))
+        except Exception as e:  # noqa: BLE001 - any failure of the model call fails open
+            logger.warning("hooks-amplihack: a prompt hook's model call failed (%s); the event goes on", e)
+            continue
+        text = "".join(getattr(block, "text", "") or "" for block in (getattr(response, "content", None) or []))
+        refusal = model_verdict(text)
+        if refusal is not None:
+            return refusal
+    return None
+
+
 def stop_failure_kind(status: Any) -> str:
     """Claude Code's StopFailure `error` (its matcher target) for a provider's HTTP status."""
     if status == 429:
@@ -269,6 +327,10 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
                 logger.warning("hooks-amplihack: %s %s answered something that is not JSON; %s continues", binary, subcommand, event)
                 return HookResult(action="continue")
             result = to_hook_result(answer, event, data)
+            if result.action != "deny" and event in BLOCKING and isinstance(answer, dict):
+                refusal = await ask_models(coordinator, answer.get("modelHandlers"))
+                if refusal is not None:
+                    return HookResult(action="deny", reason=refusal)
             if claude_event == "SessionStart":
                 # The kernel drops session:start results: deliver at the first provider:request.
                 if result.action == "inject_context" and result.context_injection:

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use amplihack_protocol::{Decision, EventName, HookEvent, Host, Reply};
+use amplihack_protocol::{Decision, EventName, HookEvent, Host, ModelQuestion, Reply};
 use serde_json::{Value, json};
 
 use amplihack_protocol::command::runs_amplihack_hooks;
@@ -404,6 +404,16 @@ fn candidates<'p>(
                     )
                 });
             if !applies {
+                continue;
+            }
+            if let Kind::Prompt(prompt) = &handler.kind {
+                // A model answers it: the host's own (Claude Code runs its copy of the handler;
+                // amplihack's Amplifier module asks the session's provider).
+                outcome.reply.model_questions.push(ModelQuestion {
+                    prompt: prompt.with_arguments(&event.raw),
+                    model: prompt.model.clone(),
+                    timeout_secs: handler.timeout_secs,
+                });
                 continue;
             }
             let data = plugin_data_dir(state, plugin);

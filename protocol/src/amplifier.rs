@@ -59,6 +59,15 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
     if let Some(result) = hook_result(event, reply) {
         out.insert("hookResult".into(), result);
     }
+    if !reply.model_questions.is_empty() {
+        // For amplihack's module, which asks the session's own provider (the bridge ignores it).
+        let questions: Vec<Value> = reply
+            .model_questions
+            .iter()
+            .map(|q| json!({"prompt": q.prompt, "model": q.model, "timeout": q.timeout_secs}))
+            .collect();
+        out.insert("modelHandlers".into(), Value::Array(questions));
+    }
     Rendered {
         stdout: (!out.is_empty()).then(|| Value::Object(out).to_string()),
         stderr: None,

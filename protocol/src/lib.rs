@@ -30,5 +30,5 @@ pub const VERSION: &str = match option_env!("AMPLIHACK_RELEASE_VERSION") {
     None => env!("CARGO_PKG_VERSION"),
 };
 pub use host::Host;
-pub use reply::{Decision, Rendered, Reply};
+pub use reply::{Decision, ModelQuestion, Rendered, Reply};
 pub use table::{Builtin, Hook};

@@ -53,6 +53,18 @@ pub struct Reply {
     pub passthrough: serde_json::Map<String, Value>,
     /// `terminalSequence`: written to the terminal by Claude Code.
     pub terminal_sequence: Option<String>,
+    /// Model-backed handlers (`type: prompt`) for the host to put to its own model: Claude Code
+    /// runs them itself (registered as its own hook entries); amplihack's Amplifier module asks the
+    /// session's provider.
+    pub model_questions: Vec<ModelQuestion>,
+}
+
+/// A `prompt` handler, ready for a model: its text with `$ARGUMENTS` (the event's JSON) filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelQuestion {
+    pub prompt: String,
+    pub model: Option<String>,
+    pub timeout_secs: f64,
 }
 
 impl Reply {
@@ -108,6 +120,7 @@ impl Reply {
         if other.terminal_sequence.is_some() {
             self.terminal_sequence = other.terminal_sequence;
         }
+        self.model_questions.extend(other.model_questions);
     }
 }
 

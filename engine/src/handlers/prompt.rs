@@ -1,8 +1,9 @@
 //! `{"type": "prompt", "prompt": "... $ARGUMENTS ...", "model": "..."}`: Claude Code asks a model
 //! whether the event may go on (`{ok, reason}`). amplihack holds no model access of its own: under
 //! Claude Code the handler is registered as Claude Code's own hook entry, as written, so Claude Code
-//! evaluates it with the user's model access ([`HandlerKind::host_entry`]); under Amplifier it
-//! does not run, and `hooks validate` and `hooks list` say so.
+//! evaluates it with the user's model access ([`HandlerKind::host_entry`]); under Amplifier the
+//! binary hands it, `$ARGUMENTS` filled in, to amplihack's module (`modelHandlers`), which asks the
+//! session's own provider.
 
 use serde_json::{Map, Value};
 
@@ -26,6 +27,19 @@ impl Prompt {
     }
 }
 
+impl Prompt {
+    /// The question as the model gets it: `$ARGUMENTS` replaced by the event's JSON, or the JSON
+    /// appended when the prompt has no placeholder (as Claude Code does).
+    pub fn with_arguments(&self, event: &Map<String, Value>) -> String {
+        let arguments = Value::Object(event.clone()).to_string();
+        if self.prompt.contains("$ARGUMENTS") {
+            self.prompt.replace("$ARGUMENTS", &arguments)
+        } else {
+            format!("{}\n\n{arguments}", self.prompt)
+        }
+    }
+}
+
 impl HandlerKind for Prompt {
     fn type_name(&self) -> &'static str {
         "prompt"
@@ -36,7 +50,7 @@ impl HandlerKind for Prompt {
     }
 
     fn program(&self, _context: &Context<'_>) -> Result<Vec<String>, String> {
-        Err("a `prompt` handler is answered by a model: Claude Code runs it (registered as its own hook entry), Amplifier does not".into())
+        Err("a `prompt` handler is answered by a model: Claude Code runs it (registered as its own hook entry), amplihack's Amplifier module asks the session's provider".into())
     }
 
     fn host_entry(&self) -> Option<(&Map<String, Value>, super::Version)> {
