@@ -553,3 +553,41 @@ fn amcp_exit_codes_as_specified() {
         );
     }
 }
+
+/// Under Amplifier, whose hook-shell bridge runs the project's `hooks.json` plugins itself, the
+/// project's `hooks.yaml` and `.amcp/` files (which the bridge does not read) are run by amplihack,
+/// once trusted; its `hooks.json` plugins are still left to the bridge.
+#[test]
+fn under_amplifier_the_dialects_the_bridge_does_not_read_run_here() {
+    let env = TestEnv::new();
+    let hooks = env.project_hooks_dir();
+    env.write(
+        &hooks.join("guard/hooks.yaml"),
+        "hooks:\n  PreToolUse:\n    - type: matcher\n      match: {tool: Bash, args: {command: \"rm *\"}}\n      action: block\n      message: no rm here\n",
+    );
+    let marks = env.root().join("marks");
+    std::fs::create_dir_all(&marks).expect("marks");
+    env.plugin(
+        &hooks,
+        "bridge-runs-me",
+        &json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": format!("echo ran >> '{}'", marks.join("json").display())}]}]}}),
+    );
+    assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+    let dir = hooks.display().to_string();
+    let extra = [("AMPLIFIER_HOOKS_DIR", dir.as_str())];
+    let payload = json!({"tool_name": "bash", "tool_input": {"command": "rm -rf /tmp/x"}, "session_id": "amp-1"});
+    let (output, _) = env.run_hooks(&["pre-tool-use", "--host", "amplifier"], &payload, &extra);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("no rm here") && text.contains("deny"),
+        "{text}"
+    );
+    let payload =
+        json!({"tool_name": "bash", "tool_input": {"command": "ls"}, "session_id": "amp-1"});
+    env.run_hooks(&["pre-tool-use", "--host", "amplifier"], &payload, &extra);
+    assert!(
+        env.marks("json").is_empty(),
+        "the bridge's plugin is not run twice"
+    );
+}

@@ -49,6 +49,11 @@ if hasattr(result, 'to_dict'):\n    result = result.to_dict()\n\
 if isinstance(result, (dict, list)):\n    print(json.dumps(result))\n\
 elif result is not None:\n    print(result)\n";
 
+/// An AMCP hook file found by discovery (not a plugin subdirectory that happens to be named so).
+pub fn is_amcp(plugin: &crate::discovery::Plugin) -> bool {
+    plugin.name == NAME && plugin.root.parent() != Some(plugin.hooks_dir.as_path())
+}
+
 /// The AMCP hook file of a directory (`.amcp/` or `~/.config/amcp/`), if any.
 pub fn file_in(dir: &Path) -> Option<PathBuf> {
     // One stat for everyone without AMCP: the directory first.

@@ -323,6 +323,12 @@ pub fn yaml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError>
     Ok((builder.done.unwrap_or(Value::Null), builder.lines))
 }
 
+/// A plugin in a dialect Amplifier's hook-shell bridge does not read (it reads `hooks.json`): an
+/// AMCP file or a proposal `hooks.yaml`.
+pub fn is_foreign(plugin: &crate::discovery::Plugin) -> bool {
+    amcp::is_amcp(plugin) || plugin.file.ends_with(proposal::FILE)
+}
+
 /// Host (Claude Code) tool names and the names AMCP gives the same tools.
 const AMCP_TOOLS: &[(&str, &[&str])] = &[
     ("Bash", &["bash"]),
