@@ -422,6 +422,25 @@ fn validate_and_list_show_dialect_plugins_and_their_errors() {
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
     assert!(text.contains("amcp/hooks.toml"), "{text}");
+    // `hooks test` shows a rule deciding with no process started.
+    env.write(
+        &env.user_hooks_dir().join("guard/hooks.yaml"),
+        &std::fs::read_to_string(fixture_dir("proposal/hooks.yaml")).expect("yaml"),
+    );
+    let tested = stdout(&env.run_amplihack(&[
+        "hooks",
+        "test",
+        "PreToolUse",
+        "--tool",
+        "Bash",
+        "--input",
+        r#"{"command": "rm -rf x"}"#,
+    ]));
+    assert!(
+        tested.contains("evaluated in-process (no process)")
+            && tested.contains("Destructive rm commands require confirmation"),
+        "{tested}"
+    );
     let list = stdout(&env.run_amplihack(&["hooks", "list"]));
     assert!(list.contains("types") && list.contains("amcp"), "{list}");
 
