@@ -176,7 +176,7 @@ fn amcp_user_file_functions_variables_and_answers() {
     std::fs::create_dir_all(&marks).expect("marks");
     env.write(
         &env.project.join("myhooks/handlers.py"),
-        "def rewrite(data):\n    return {'feedback': 'saw ' + data['tool_name'], 'hookSpecificOutput': {'hookEventName': 'PreToolUse', 'updatedInput': {'path': '/tmp/safe.txt'}}}\n\nasync def redact(data):\n    return {'updatedResponse': 'redacted'}\n",
+        "def rewrite(data):\n    return {'feedback': 'saw ' + data['tool_name'], 'hookSpecificOutput': {'hookEventName': 'PreToolUse', 'updatedInput': {'path': '/tmp/safe.txt'}}}\n\nasync def redact(data):\n    return {'updatedResponse': 'redacted'}\n\ndef note(data):\n    return 'plain text is feedback'\n",
     );
     env.write(&env.project.join("myhooks/__init__.py"), "");
     let amcp_json = json!({"hooks": {
@@ -186,10 +186,17 @@ fn amcp_user_file_functions_variables_and_answers() {
             {"matcher": "*", "type": "command", "command": format!("echo off >> '{}'", marks.join("off").display()), "enabled": false}
         ]},
         "PostToolUse": {"handlers": [
-            {"matcher": "bash", "type": "python", "function": "myhooks.handlers.redact", "timeout": 10}
+            {"matcher": "bash", "type": "python", "function": "myhooks.handlers.redact", "timeout": 10},
+            {"matcher": "bash", "type": "python", "function": "myhooks.handlers.note"},
+            {"matcher": "bash", "type": "python", "script": "./beside.py"}
         ]}
     }});
     env.write(&config.join("amcp/hooks.json"), &amcp_json.to_string());
+    // A relative script is found beside the hooks file first, as AMCP resolves it.
+    env.write(
+        &config.join("amcp/beside.py"),
+        "print('script beside the hooks file')\n",
+    );
     let xdg = config.to_string_lossy().into_owned();
     let extra = [("XDG_CONFIG_HOME", xdg.as_str())];
 
@@ -220,6 +227,14 @@ fn amcp_user_file_functions_variables_and_answers() {
     let post = json!({"hook_event_name": "PostToolUse", "session_id": "s-1", "cwd": env.project, "tool_name": "Bash",
                       "tool_input": {"command": "cat secret"}, "tool_response": {"stdout": "hunter2"}});
     let reply = reply_of(&env.run_hooks(&["post-tool-use"], &post, &extra).0);
+    let context = reply["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        context.contains("plain text is feedback")
+            && context.contains("script beside the hooks file"),
+        "{reply}"
+    );
     assert_eq!(
         reply["hookSpecificOutput"]["updatedToolOutput"],
         json!({"stdout": "redacted", "stderr": ""}),

@@ -174,10 +174,21 @@ fn read_handler(
             (json!({"type": "command", "command": command}), command)
         }
         "python" => match (string("script")?, string("function")?) {
-            (Some(script), None) => (
-                json!({"type": "command", "command": "python3", "args": [script]}),
-                format!("python3 {script}"),
-            ),
+            (Some(script), None) => {
+                // AMCP resolves a relative script from its hooks file's directory; one found
+                // there is run from there, else from the project directory (where handlers run).
+                let beside = file.parent().map(|dir| dir.join(&script));
+                let script = match beside {
+                    Some(path) if Path::new(&script).is_relative() && path.is_file() => {
+                        path.to_string_lossy().into_owned()
+                    }
+                    _ => script,
+                };
+                (
+                    json!({"type": "command", "command": "python3", "args": [script]}),
+                    format!("python3 {script}"),
+                )
+            }
             (None, Some(function)) => {
                 if !function.contains('.') {
                     return Err(error(
@@ -257,13 +268,10 @@ fn read_handler(
     let matcher = string("matcher")?;
     let matcher = match matcher.as_deref().map(str::trim) {
         None | Some("" | "*") => None,
-        Some(pattern) => Some(host_matcher(pattern).map_err(|why| {
-            error(
-                "matcher",
-                format!("`{pattern}` is not a regular expression: {why}"),
-                "correct the pattern, or use \"*\" for every tool",
-            )
-        })?),
+        // As AMCP: a pattern that is not a regular expression matches that exact name.
+        Some(pattern) => {
+            Some(host_matcher(pattern).unwrap_or_else(|_| format!("^{}$", regex_escape(pattern))))
+        }
     };
     Ok(Group {
         event: event.to_string(),
@@ -331,9 +339,13 @@ mod tests {
             (r"mcp\..*", "mcp.memory", true),
             (r"mcp__.*", "mcp__memory__store", true),
             ("read", "Read", false),
+            // Not a regular expression: that exact name, as AMCP falls back.
+            ("(oops", "(oops", true),
+            ("(oops", "Bash", false),
         ];
         for (pattern, tool, want) in cases {
-            let matcher = host_matcher(pattern).expect(pattern);
+            let matcher =
+                host_matcher(pattern).unwrap_or_else(|_| format!("^{}$", regex_escape(pattern)));
             assert_eq!(
                 matches(Some(&matcher), Some(tool)),
                 want,

@@ -491,9 +491,19 @@ pub fn output(
     match protocol {
         Protocol::Claude => (finished, None),
         Protocol::Amcp => {
-            if let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(finished.stdout.trim())
-            {
-                finished.stdout = Value::Object(amcp_answer(event, answer)).to_string();
+            let text = finished.stdout.trim();
+            match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(answer)) => {
+                    finished.stdout = Value::Object(amcp_answer(event, answer)).to_string();
+                }
+                // AMCP: on exit 0, output that is not JSON is feedback for the model.
+                _ if finished.exit == Some(0) && !text.is_empty() => {
+                    let answer = json!({"feedback": text});
+                    if let Value::Object(answer) = answer {
+                        finished.stdout = Value::Object(amcp_answer(event, answer)).to_string();
+                    }
+                }
+                _ => {}
             }
             (finished, None)
         }
@@ -777,12 +787,6 @@ mod tests {
                 "[[hooks.PreToolUse.handlers]]\ntype = \"python\"\n",
                 "hooks.PreToolUse.handlers[0].script (line 1)",
                 "missing",
-            ),
-            (
-                amcp::parse,
-                "[[hooks.PreToolUse.handlers]]\ncommand = \"x\"\nmatcher = \"(oops\"\n",
-                "hooks.PreToolUse.handlers[0].matcher (line 3)",
-                "not a regular expression",
             ),
             (
                 amcp::parse,
