@@ -76,11 +76,16 @@ pub fn user_dir(home: &Path) -> PathBuf {
 
 /// Reads one AMCP hook file (TOML or JSON by its extension).
 pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
+    // Lines are recorded only to locate a problem (a second, rarer pass).
+    parse_with(file, text, false).or_else(|_| parse_with(file, text, true))
+}
+
+fn parse_with(file: &Path, text: &str, with_lines: bool) -> Result<PluginConfig, ConfigError> {
     let is_json = file.extension().is_some_and(|e| e == "json");
     let (root, lines) = if is_json {
-        super::json_tree(file, text)?
+        super::json_tree(file, text, with_lines)?
     } else {
-        super::toml_tree(file, text)?
+        super::toml_tree(file, text, with_lines)?
     };
     let error =
         |field: &str, problem: String, fix: &str| located(file, &lines, field, problem, fix);
