@@ -176,7 +176,7 @@ fn amcp_user_file_functions_variables_and_answers() {
     std::fs::create_dir_all(&marks).expect("marks");
     env.write(
         &env.project.join("myhooks/handlers.py"),
-        "def rewrite(data):\n    return {'feedback': 'saw ' + data['tool_name'], 'hookSpecificOutput': {'hookEventName': 'PreToolUse', 'updatedInput': {'path': '/tmp/safe.txt'}}}\n\nasync def redact(data):\n    return {'updatedResponse': 'redacted'}\n",
+        "def rewrite(data):\n    return {'feedback': 'saw ' + data['tool_name'], 'hookSpecificOutput': {'hookEventName': 'PreToolUse', 'updatedInput': {'path': '/tmp/safe.txt'}}}\n\nasync def redact(data):\n    return {'updatedResponse': 'redacted'}\n\ndef note(data):\n    return 'plain text is feedback'\n",
     );
     env.write(&env.project.join("myhooks/__init__.py"), "");
     let amcp_json = json!({"hooks": {
@@ -186,10 +186,17 @@ fn amcp_user_file_functions_variables_and_answers() {
             {"matcher": "*", "type": "command", "command": format!("echo off >> '{}'", marks.join("off").display()), "enabled": false}
         ]},
         "PostToolUse": {"handlers": [
-            {"matcher": "bash", "type": "python", "function": "myhooks.handlers.redact", "timeout": 10}
+            {"matcher": "bash", "type": "python", "function": "myhooks.handlers.redact", "timeout": 10},
+            {"matcher": "bash", "type": "python", "function": "myhooks.handlers.note"},
+            {"matcher": "bash", "type": "python", "script": "./beside.py"}
         ]}
     }});
     env.write(&config.join("amcp/hooks.json"), &amcp_json.to_string());
+    // A relative script is found beside the hooks file first, as AMCP resolves it.
+    env.write(
+        &config.join("amcp/beside.py"),
+        "print('script beside the hooks file')\n",
+    );
     let xdg = config.to_string_lossy().into_owned();
     let extra = [("XDG_CONFIG_HOME", xdg.as_str())];
 
@@ -220,6 +227,14 @@ fn amcp_user_file_functions_variables_and_answers() {
     let post = json!({"hook_event_name": "PostToolUse", "session_id": "s-1", "cwd": env.project, "tool_name": "Bash",
                       "tool_input": {"command": "cat secret"}, "tool_response": {"stdout": "hunter2"}});
     let reply = reply_of(&env.run_hooks(&["post-tool-use"], &post, &extra).0);
+    let context = reply["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        context.contains("plain text is feedback")
+            && context.contains("script beside the hooks file"),
+        "{reply}"
+    );
     assert_eq!(
         reply["hookSpecificOutput"]["updatedToolOutput"],
         json!({"stdout": "redacted", "stderr": ""}),
@@ -422,6 +437,25 @@ fn validate_and_list_show_dialect_plugins_and_their_errors() {
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
     assert!(text.contains("amcp/hooks.toml"), "{text}");
+    // `hooks test` shows a rule deciding with no process started.
+    env.write(
+        &env.user_hooks_dir().join("guard/hooks.yaml"),
+        &std::fs::read_to_string(fixture_dir("proposal/hooks.yaml")).expect("yaml"),
+    );
+    let tested = stdout(&env.run_amplihack(&[
+        "hooks",
+        "test",
+        "PreToolUse",
+        "--tool",
+        "Bash",
+        "--input",
+        r#"{"command": "rm -rf x"}"#,
+    ]));
+    assert!(
+        tested.contains("evaluated in-process (no process)")
+            && tested.contains("Destructive rm commands require confirmation"),
+        "{tested}"
+    );
     let list = stdout(&env.run_amplihack(&["hooks", "list"]));
     assert!(list.contains("types") && list.contains("amcp"), "{list}");
 
@@ -552,4 +586,42 @@ fn amcp_exit_codes_as_specified() {
             stderr(&output)
         );
     }
+}
+
+/// Under Amplifier, whose hook-shell bridge runs the project's `hooks.json` plugins itself, the
+/// project's `hooks.yaml` and `.amcp/` files (which the bridge does not read) are run by amplihack,
+/// once trusted; its `hooks.json` plugins are still left to the bridge.
+#[test]
+fn under_amplifier_the_dialects_the_bridge_does_not_read_run_here() {
+    let env = TestEnv::new();
+    let hooks = env.project_hooks_dir();
+    env.write(
+        &hooks.join("guard/hooks.yaml"),
+        "hooks:\n  PreToolUse:\n    - type: matcher\n      match: {tool: Bash, args: {command: \"rm *\"}}\n      action: block\n      message: no rm here\n",
+    );
+    let marks = env.root().join("marks");
+    std::fs::create_dir_all(&marks).expect("marks");
+    env.plugin(
+        &hooks,
+        "bridge-runs-me",
+        &json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": format!("echo ran >> '{}'", marks.join("json").display())}]}]}}),
+    );
+    assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+    let dir = hooks.display().to_string();
+    let extra = [("AMPLIFIER_HOOKS_DIR", dir.as_str())];
+    let payload = json!({"tool_name": "bash", "tool_input": {"command": "rm -rf /tmp/x"}, "session_id": "amp-1"});
+    let (output, _) = env.run_hooks(&["pre-tool-use", "--host", "amplifier"], &payload, &extra);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("no rm here") && text.contains("deny"),
+        "{text}"
+    );
+    let payload =
+        json!({"tool_name": "bash", "tool_input": {"command": "ls"}, "session_id": "amp-1"});
+    env.run_hooks(&["pre-tool-use", "--host", "amplifier"], &payload, &extra);
+    assert!(
+        env.marks("json").is_empty(),
+        "the bridge's plugin is not run twice"
+    );
 }

@@ -47,10 +47,16 @@ pub fn plugin_files(hooks_dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
         found.push(("hooks.json".to_string(), hooks_dir.to_path_buf(), own));
     }
     let mut subdirs: Vec<PathBuf> = match std::fs::read_dir(hooks_dir) {
+        // The entry's type from readdir itself (no stat), a symlink followed: this pays for the
+        // `hooks.yaml` stat below, so 100 plugins cost what they did.
         Ok(entries) => entries
             .flatten()
+            .filter(|e| match e.file_type() {
+                Ok(t) if t.is_dir() => true,
+                Ok(t) if !t.is_symlink() => false,
+                _ => e.path().is_dir(),
+            })
             .map(|e| e.path())
-            .filter(|p| p.is_dir())
             .collect(),
         Err(_) => return found,
     };

@@ -291,8 +291,19 @@ fn discover(
     let event = request.event;
     let mut plugins: Vec<Plugin> = Vec::new();
     let mut project_root: Option<PathBuf> = None;
-    for (level, dir) in levels(event.cwd.as_deref(), request.host, request.var) {
-        let found = discovery::load_level(&dir, level);
+    let chosen = levels(event.cwd.as_deref(), request.host, request.var);
+    // Amplifier's bridge runs only Claude Code's hooks.json in its directory: the other dialects
+    // there are amplihack's to run (dialects::is_foreign).
+    let all = match request.host {
+        Host::Amplifier => levels(event.cwd.as_deref(), Host::ClaudeCode, request.var),
+        _ => chosen.clone(),
+    };
+    for (level, dir) in all {
+        let bridge_runs_it = !chosen.contains(&(level, dir.clone()));
+        let mut found = discovery::load_level(&dir, level);
+        if bridge_runs_it && !found.iter().any(dialects::is_foreign) {
+            continue;
+        }
         if level == Level::Project {
             let project = dir
                 .parent()
@@ -319,15 +330,16 @@ fn discover(
             }
             project_root = Some(project);
         }
+        if bridge_runs_it {
+            found.retain(dialects::is_foreign);
+        }
         plugins.extend(found);
     }
     if plugins.is_empty() {
         return (plugins, project_root); // the common case: no file read for the disabled list
     }
     // AMCP: the project's hook file overrides the user's (dialects::amcp).
-    let is_amcp = |p: &Plugin| {
-        p.name == dialects::amcp::NAME && p.root.parent() != Some(p.hooks_dir.as_path())
-    };
+    let is_amcp = dialects::amcp::is_amcp;
     if plugins
         .iter()
         .any(|p| p.level == Level::Project && is_amcp(p))

@@ -49,6 +49,11 @@ if hasattr(result, 'to_dict'):\n    result = result.to_dict()\n\
 if isinstance(result, (dict, list)):\n    print(json.dumps(result))\n\
 elif result is not None:\n    print(result)\n";
 
+/// An AMCP hook file found by discovery (not a plugin subdirectory that happens to be named so).
+pub fn is_amcp(plugin: &crate::discovery::Plugin) -> bool {
+    plugin.name == NAME && plugin.root.parent() != Some(plugin.hooks_dir.as_path())
+}
+
 /// The AMCP hook file of a directory (`.amcp/` or `~/.config/amcp/`), if any.
 pub fn file_in(dir: &Path) -> Option<PathBuf> {
     // One stat for everyone without AMCP: the directory first.
@@ -71,11 +76,16 @@ pub fn user_dir(home: &Path) -> PathBuf {
 
 /// Reads one AMCP hook file (TOML or JSON by its extension).
 pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
+    // Lines are recorded only to locate a problem (a second, rarer pass).
+    parse_with(file, text, false).or_else(|_| parse_with(file, text, true))
+}
+
+fn parse_with(file: &Path, text: &str, with_lines: bool) -> Result<PluginConfig, ConfigError> {
     let is_json = file.extension().is_some_and(|e| e == "json");
     let (root, lines) = if is_json {
-        super::json_tree(file, text)?
+        super::json_tree(file, text, with_lines)?
     } else {
-        super::toml_tree(file, text)?
+        super::toml_tree(file, text, with_lines)?
     };
     let error =
         |field: &str, problem: String, fix: &str| located(file, &lines, field, problem, fix);
@@ -169,10 +179,21 @@ fn read_handler(
             (json!({"type": "command", "command": command}), command)
         }
         "python" => match (string("script")?, string("function")?) {
-            (Some(script), None) => (
-                json!({"type": "command", "command": "python3", "args": [script]}),
-                format!("python3 {script}"),
-            ),
+            (Some(script), None) => {
+                // AMCP resolves a relative script from its hooks file's directory; one found
+                // there is run from there, else from the project directory (where handlers run).
+                let beside = file.parent().map(|dir| dir.join(&script));
+                let script = match beside {
+                    Some(path) if Path::new(&script).is_relative() && path.is_file() => {
+                        path.to_string_lossy().into_owned()
+                    }
+                    _ => script,
+                };
+                (
+                    json!({"type": "command", "command": "python3", "args": [script]}),
+                    format!("python3 {script}"),
+                )
+            }
             (None, Some(function)) => {
                 if !function.contains('.') {
                     return Err(error(
@@ -252,13 +273,10 @@ fn read_handler(
     let matcher = string("matcher")?;
     let matcher = match matcher.as_deref().map(str::trim) {
         None | Some("" | "*") => None,
-        Some(pattern) => Some(host_matcher(pattern).map_err(|why| {
-            error(
-                "matcher",
-                format!("`{pattern}` is not a regular expression: {why}"),
-                "correct the pattern, or use \"*\" for every tool",
-            )
-        })?),
+        // As AMCP: a pattern that is not a regular expression matches that exact name.
+        Some(pattern) => {
+            Some(host_matcher(pattern).unwrap_or_else(|_| format!("^{}$", regex_escape(pattern))))
+        }
     };
     Ok(Group {
         event: event.to_string(),
@@ -326,9 +344,13 @@ mod tests {
             (r"mcp\..*", "mcp.memory", true),
             (r"mcp__.*", "mcp__memory__store", true),
             ("read", "Read", false),
+            // Not a regular expression: that exact name, as AMCP falls back.
+            ("(oops", "(oops", true),
+            ("(oops", "Bash", false),
         ];
         for (pattern, tool, want) in cases {
-            let matcher = host_matcher(pattern).expect(pattern);
+            let matcher =
+                host_matcher(pattern).unwrap_or_else(|_| format!("^{}$", regex_escape(pattern)));
             assert_eq!(
                 matches(Some(&matcher), Some(tool)),
                 want,

@@ -89,7 +89,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 /// A TOML file as JSON, with the line of every field.
-pub fn toml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError> {
+pub fn toml_tree(file: &Path, text: &str, with_lines: bool) -> Result<(Value, Lines), ConfigError> {
     let syntax = |e: toml::de::Error| {
         let line = e.span().map_or(1, |s| line_of(text, s.start));
         ConfigError {
@@ -99,9 +99,12 @@ pub fn toml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError>
             fix: "correct the TOML at that line".into(),
         }
     };
-    let table = toml::de::DeTable::parse(text).map_err(syntax)?;
     let value: Value = toml::from_str(text).map_err(syntax)?;
     let mut lines = Lines::new();
+    if !with_lines {
+        return Ok((value, lines));
+    }
+    let table = toml::de::DeTable::parse(text).map_err(syntax)?;
     fn walk(text: &str, prefix: &str, value: &toml::de::DeValue<'_>, lines: &mut Lines) {
         match value {
             toml::de::DeValue::Table(table) => {
@@ -135,7 +138,7 @@ pub fn toml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError>
 }
 
 /// A JSON file, with the line of every field (found by a second, cheap pass over the text).
-pub fn json_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError> {
+pub fn json_tree(file: &Path, text: &str, with_lines: bool) -> Result<(Value, Lines), ConfigError> {
     let value: Value = serde_json::from_str(text).map_err(|e| ConfigError {
         file: file.to_path_buf(),
         field: format!("line {}, column {}", e.line(), e.column()),
@@ -144,6 +147,9 @@ pub fn json_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError>
     })?;
     // Each object key's line, in document order: good enough to point at a field.
     let mut lines = Lines::new();
+    if !with_lines {
+        return Ok((value, lines));
+    }
     fn walk(value: &Value, prefix: &str, text: &str, from: &mut usize, lines: &mut Lines) {
         match value {
             Value::Object(map) => {
@@ -178,7 +184,9 @@ pub fn json_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError>
 }
 
 /// A YAML file (its first document) as JSON, with the line of every field.
-pub fn yaml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError> {
+/// Without `with_lines` no line is recorded (the cheap pass every call makes; a file with a
+/// problem is read again with them, to locate it).
+pub fn yaml_tree(file: &Path, text: &str, with_lines: bool) -> Result<(Value, Lines), ConfigError> {
     use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
     use yaml_rust2::scanner::Marker;
 
@@ -188,6 +196,7 @@ pub fn yaml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError>
     }
     #[derive(Default)]
     struct Builder {
+        track: bool,
         stack: Vec<Frame>,
         done: Option<Value>,
         lines: Lines,
@@ -196,6 +205,9 @@ pub fn yaml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError>
     impl Builder {
         /// The path of the next value, recording its line.
         fn next_path(&mut self, line: usize) -> String {
+            if !self.track {
+                return String::new();
+            }
             let path = match self.stack.last() {
                 Some(Frame::Map(_, Some(key), path)) if path.is_empty() => key.clone(),
                 Some(Frame::Map(_, Some(key), path)) => format!("{path}.{key}"),
@@ -276,7 +288,9 @@ pub fn yaml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError>
                 Event::Scalar(text, style, _, _) => {
                     if expecting_key(&self.stack) {
                         // The key's line is its value's line.
-                        if let Some(Frame::Map(_, _, path)) = self.stack.last() {
+                        if let Some(Frame::Map(_, _, path)) =
+                            self.stack.last().filter(|_| self.track)
+                        {
                             let path = if path.is_empty() {
                                 text.clone()
                             } else {
@@ -300,7 +314,10 @@ pub fn yaml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError>
             }
         }
     }
-    let mut builder = Builder::default();
+    let mut builder = Builder {
+        track: with_lines,
+        ..Builder::default()
+    };
     let mut parser = Parser::new_from_str(text);
     parser.load(&mut builder, false).map_err(|e| ConfigError {
         file: file.to_path_buf(),
@@ -321,6 +338,12 @@ pub fn yaml_tree(file: &Path, text: &str) -> Result<(Value, Lines), ConfigError>
         });
     }
     Ok((builder.done.unwrap_or(Value::Null), builder.lines))
+}
+
+/// A plugin in a dialect Amplifier's hook-shell bridge does not read (it reads `hooks.json`): an
+/// AMCP file or a proposal `hooks.yaml`.
+pub fn is_foreign(plugin: &crate::discovery::Plugin) -> bool {
+    amcp::is_amcp(plugin) || plugin.file.ends_with(proposal::FILE)
 }
 
 /// Host (Claude Code) tool names and the names AMCP gives the same tools.
@@ -485,9 +508,19 @@ pub fn output(
     match protocol {
         Protocol::Claude => (finished, None),
         Protocol::Amcp => {
-            if let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(finished.stdout.trim())
-            {
-                finished.stdout = Value::Object(amcp_answer(event, answer)).to_string();
+            let text = finished.stdout.trim();
+            match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(answer)) => {
+                    finished.stdout = Value::Object(amcp_answer(event, answer)).to_string();
+                }
+                // AMCP: on exit 0, output that is not JSON is feedback for the model.
+                _ if finished.exit == Some(0) && !text.is_empty() => {
+                    let answer = json!({"feedback": text});
+                    if let Value::Object(answer) = answer {
+                        finished.stdout = Value::Object(amcp_answer(event, answer)).to_string();
+                    }
+                }
+                _ => {}
             }
             (finished, None)
         }
@@ -771,12 +804,6 @@ mod tests {
                 "[[hooks.PreToolUse.handlers]]\ntype = \"python\"\n",
                 "hooks.PreToolUse.handlers[0].script (line 1)",
                 "missing",
-            ),
-            (
-                amcp::parse,
-                "[[hooks.PreToolUse.handlers]]\ncommand = \"x\"\nmatcher = \"(oops\"\n",
-                "hooks.PreToolUse.handlers[0].matcher (line 3)",
-                "not a regular expression",
             ),
             (
                 amcp::parse,

@@ -45,7 +45,15 @@ pub const WITHOUT_COUNTERPART: &[&str] = &["Checkpoint", "ModelSwitch", "MemoryU
 pub const FILE: &str = "hooks.yaml";
 
 pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
-    let (root, lines) = super::yaml_tree(file, text)?;
+    // Lines are recorded only when something is to be reported (a second, rarer pass).
+    match parse_with(file, text, false) {
+        Ok(config) if config.skipped.is_empty() => Ok(config),
+        _ => parse_with(file, text, true),
+    }
+}
+
+fn parse_with(file: &Path, text: &str, with_lines: bool) -> Result<PluginConfig, ConfigError> {
+    let (root, lines) = super::yaml_tree(file, text, with_lines)?;
     let error =
         |field: &str, problem: String, fix: &str| located(file, &lines, field, problem, fix);
     let hooks = match root.get("hooks") {

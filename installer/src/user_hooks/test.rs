@@ -81,6 +81,8 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
         let f = run.finished.as_ref();
         let exit = if run.detached {
             "started (async)".to_string()
+        } else if f.is_none() {
+            "evaluated in-process (no process)".to_string() // a rule (dialects::proposal)
         } else {
             f.and_then(|f| f.exit)
                 .map_or("killed".into(), |c| format!("exit {c}"))

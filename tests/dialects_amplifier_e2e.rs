@@ -1,0 +1,175 @@
+//! The other dialects in the real Amplifier app (the offline kit, as `amplifier_app_e2e.rs` runs
+//! it), against the fake Messages API: the proposal's YAML as a user plugin (its matcher rule
+//! denies `rm *` with no process started) and AMCP's example hooks in a trusted project (its first
+//! example denies a write to `.env`), behind `amplihack install --host amplifier`. Where the kit
+//! does not exist, the test prints `SKIPPED <reason>` and passes.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::fake_anthropic::{FakeAnthropic, Turn};
+use support::{TestEnv, repo_root, run_with_timeout, stderr, stdout};
+
+fn kit() -> Result<PathBuf, String> {
+    let kit = std::env::var_os("AMPLIHACK_AMPLIFIER_APP_KIT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared/amplifier-app"));
+    if kit.join("run.sh").is_file() && kit.join("install.sh").is_file() {
+        Ok(kit)
+    } else {
+        Err(format!("no Amplifier app kit at {}", kit.display()))
+    }
+}
+
+fn app_venv(kit: &Path) -> PathBuf {
+    let venv = repo_root().join("tests/amplifier/app-venv");
+    let mut install = Command::new(kit.join("install.sh"));
+    install.arg(&venv);
+    let (output, _) = run_with_timeout(install, b"", Duration::from_secs(900));
+    assert!(
+        output.status.success(),
+        "install.sh: {}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    venv
+}
+
+fn app_turn(env: &TestEnv, kit: &Path, venv: &Path, api: &FakeAnthropic, prompt: &str) -> Output {
+    let mut run = env.command(&kit.join("run.sh"));
+    run.arg(venv)
+        .arg(&env.project)
+        .arg(&env.home)
+        .arg(prompt)
+        .env("ANTHROPIC_BASE_URL", &api.url)
+        .env("AMP_ORCHESTRATOR", "loop-basic");
+    for name in [
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+        "NO_PROXY",
+        "https_proxy",
+        "http_proxy",
+        "no_proxy",
+    ] {
+        if let Some(value) = std::env::var_os(name) {
+            run.env(name, value);
+        }
+    }
+    run_with_timeout(run, b"", Duration::from_secs(240)).0
+}
+
+fn tool_results(request: &Value) -> String {
+    let mut found = String::new();
+    for message in request["messages"].as_array().into_iter().flatten() {
+        for block in message["content"].as_array().into_iter().flatten() {
+            if block["type"] == "tool_result" {
+                found.push_str(&block["content"].to_string());
+                found.push('\n');
+            }
+        }
+    }
+    found
+}
+
+fn fixture(path: &str) -> PathBuf {
+    repo_root().join("tests/fixtures/dialects").join(path)
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+    std::fs::copy(from, to).expect("copy");
+}
+
+#[test]
+fn proposal_yaml_and_amcp_examples_in_the_real_amplifier_app() {
+    let kit = match kit() {
+        Ok(kit) => kit,
+        Err(reason) => {
+            println!("SKIPPED {reason}");
+            return;
+        }
+    };
+    let venv = app_venv(&kit);
+    let env = TestEnv::new();
+    let settings = "updates:\n  auto_prompt: false\nconfig:\n  providers:\n    - module: provider-anthropic\n      source: PROVIDER\n      config:\n        default_model: claude-sonnet-4-5\n        priority: 1\n"
+        .replace("PROVIDER", &kit.join("src/amplifier-module-provider-anthropic").display().to_string());
+    env.write(&env.home.join(".amplifier/settings.yaml"), &settings);
+    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+
+    let hooks = env.user_hooks_dir();
+    copy(
+        &fixture("proposal/hooks.yaml"),
+        &hooks.join("guard/hooks.yaml"),
+    );
+    let marks = env.root().join("marks");
+    std::fs::create_dir_all(&marks).expect("marks");
+    env.write(
+        &hooks.join("pre_tool.py"),
+        &format!(
+            "import json, sys\nevent = json.load(sys.stdin)\nopen({:?}, 'a').write(str(event['args'].get('command', event['tool'])) + '\\n')\nprint(json.dumps({{'action': 'allow'}}))\n",
+            marks.join("pre_tool").display().to_string()
+        ),
+    );
+    copy(
+        &fixture("amcp/hooks.toml"),
+        &env.project.join(".amcp/hooks.toml"),
+    );
+    for script in [
+        "validate-writes.sh",
+        "block_sensitive_files.py",
+        "log_all_tools.py",
+        "lint-file.sh",
+    ] {
+        copy(
+            &fixture(&format!("amcp/scripts/{script}")),
+            &env.project.join("scripts").join(script),
+        );
+    }
+    let trust = env.run_amplihack(&["hooks", "trust"]);
+    assert!(trust.status.success(), "{}", stderr(&trust));
+
+    let api = FakeAnthropic::start(vec![
+        Turn::ToolUse {
+            name: "bash".into(),
+            input: json!({"command": "rm -rf build"}),
+        },
+        Turn::ToolUse {
+            name: "write_file".into(),
+            input: json!({"file_path": env.project.join(".env"), "content": "TOKEN=1"}),
+        },
+        Turn::ToolUse {
+            name: "bash".into(),
+            input: json!({"command": "echo allowed-command"}),
+        },
+        Turn::text("done"),
+    ]);
+    let out = app_turn(&env, &kit, &venv, &api, "tidy up");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let requests = api.main_requests();
+    assert_eq!(requests.len(), 4, "{}", stderr(&out));
+    let after_rm = tool_results(&requests[1]);
+    assert!(
+        after_rm.contains("Destructive rm commands require confirmation"),
+        "{after_rm}"
+    );
+    let after_write = tool_results(&requests[2]);
+    assert!(
+        after_write.contains("is blocked for security"),
+        "{after_write}"
+    );
+    assert!(!env.project.join(".env").exists());
+    assert!(tool_results(&requests[3]).contains("allowed-command"));
+    let started = std::fs::read_to_string(marks.join("pre_tool")).unwrap_or_default();
+    assert!(
+        !started.contains("rm -rf"),
+        "the rule started no process: {started}"
+    );
+    assert!(started.contains("echo allowed-command"), "{started}");
+}
