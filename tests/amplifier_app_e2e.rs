@@ -423,6 +423,59 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
 const BUNDLE_SUFFIX: &str = "/amplihack/amplifier-bundle.yaml";
 
 /// amplihack's `bundle.app` URI in a settings file.
+/// A plugin's `prompt` handler in the real app: the session's own provider is asked (the fake
+/// Messages API answers the question, marked), its refusal denies the tool call, and the reason
+/// reaches the model; no key of amplihack's is involved.
+#[test]
+fn a_prompt_handler_is_answered_by_the_sessions_own_model_in_the_app() {
+    let kit = match kit() {
+        Ok(kit) => kit,
+        Err(reason) => {
+            println!("SKIPPED {reason}");
+            return;
+        }
+    };
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let venv = app_venv(&kit);
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    support::copy_dir(
+        &repo_root().join("tests/fixtures/plugins/prompt-guard"),
+        &env.user_hooks_dir().join("prompt-guard"),
+    );
+    let api = FakeAnthropic::start_with(
+        vec![bash("echo guarded-ran > guarded.txt"), Turn::text("done")],
+        vec![(
+            "PROMPT-GUARD-QUESTION",
+            r#"{"ok": false, "reason": "PROMPT-GUARD: the model says this call may not run"}"#,
+        )],
+    );
+    let output = app_turn(&env, &kit, &venv, &api, "loop-streaming", "run it");
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    let asked = api.canned_requests();
+    assert_eq!(asked.len(), 1, "the session's provider was asked once");
+    assert!(
+        asked[0].to_string().contains("echo guarded-ran"),
+        "the question carries the event: {}",
+        asked[0]
+    );
+    assert!(!env.project.join("guarded.txt").exists(), "the tool ran");
+    let next = api.main_requests();
+    assert!(
+        next.last().is_some_and(
+            |r| tool_results(r).contains("PROMPT-GUARD: the model says this call may not run")
+        ),
+        "the reason reached the model: {:?}",
+        next.last().map(tool_results)
+    );
+}
+
 fn amplifier_yaml_uri(text: &str) -> String {
     text.lines()
         .find(|l| l.contains(BUNDLE_SUFFIX))

@@ -1263,3 +1263,52 @@ fn a_stop_signal_takes_every_handler_group_with_it() {
         assert!(orphans.is_empty(), "signal {signal}: orphans {orphans:?}");
     }
 }
+
+/// A `prompt` handler is answered by the host's own model: under Amplifier the binary hands it,
+/// `$ARGUMENTS` filled in with the event, to amplihack's module (`modelHandlers`), which asks the
+/// session's provider; under Claude Code, which runs its own copy of the handler, nothing of it
+/// is in amplihack's answer.
+#[test]
+fn prompt_handlers_go_to_the_hosts_model() {
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "guard",
+        &one_group(
+            "PreToolUse",
+            Some("Bash"),
+            vec![
+                json!({"type": "prompt", "prompt": "Is this safe? $ARGUMENTS", "model": "claude-haiku", "timeout": 12}),
+                json!({"type": "prompt", "prompt": "No placeholder here."}),
+            ],
+        ),
+    );
+    let event = bash_event(&env, "rm -rf build");
+    let (amplifier, _) = env.run_hooks(&["--host", "amplifier", "pre-tool-use"], &event, &[]);
+    let questions = reply_of(&amplifier)["modelHandlers"].clone();
+    assert_eq!(questions.as_array().map(Vec::len), Some(2), "{questions}");
+    let first = questions[0]["prompt"].as_str().unwrap_or_default();
+    assert!(first.starts_with("Is this safe? {"), "{first}");
+    assert!(
+        first.contains("rm -rf build") && !first.contains("$ARGUMENTS"),
+        "{first}"
+    );
+    assert_eq!(questions[0]["model"], "claude-haiku");
+    assert_eq!(questions[0]["timeout"], 12.0);
+    let second = questions[1]["prompt"].as_str().unwrap_or_default();
+    assert!(
+        second.starts_with("No placeholder here.\n\n{"),
+        "the event is appended: {second}"
+    );
+    assert_eq!(
+        questions[1]["timeout"], 30.0,
+        "Claude Code's default for prompt hooks"
+    );
+
+    let (claude, _) = env.run_hooks(&["--host", "claude", "pre-tool-use"], &event, &[]);
+    assert!(
+        !String::from_utf8_lossy(&claude.stdout).contains("Is this safe"),
+        "{}",
+        stdout(&claude)
+    );
+}

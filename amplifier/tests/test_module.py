@@ -5,7 +5,9 @@ tests/amplifier_app_e2e.rs; these only pin the translation.)"""
 import unittest
 from typing import Any
 
-from amplifier_module_hooks_amplihack import EVENTS, payload_for, stop_failure_kind, to_hook_result
+import asyncio
+
+from amplifier_module_hooks_amplihack import EVENTS, ask_models, model_verdict, payload_for, stop_failure_kind, to_hook_result
 
 
 class Payloads(unittest.TestCase):
@@ -75,6 +77,63 @@ class Results(unittest.TestCase):
                 result = to_hook_result(answer, "tool:pre", data)
                 for key, value in expected.items():
                     self.assertEqual(getattr(result, key), value, key)
+
+
+class ModelHandlers(unittest.TestCase):
+    def test_a_prompt_handlers_answer_is_read_as_claude_code_reads_it(self) -> None:
+        cases: list[tuple[str, str | None]] = [
+            ('{"ok": true}', None),
+            ('{"ok": false, "reason": "no deleting"}', "no deleting"),
+            ('```json\n{"ok": false, "reason": "fenced"}\n```', "fenced"),
+            ('Sure. {"ok": false, "reason": "with prose"}', "with prose"),
+            ('{"decision": "block", "reason": "older form"}', "older form"),
+            ('{"decision": "approve"}', None),
+            ('{"ok": false}', "refused by a prompt hook"),
+            ("not json at all", None),
+            ("[1, 2]", None),
+        ]
+        for text, refusal in cases:
+            with self.subTest(text=text):
+                self.assertEqual(model_verdict(text), refusal)
+
+    def test_the_sessions_provider_is_asked_and_failures_let_the_event_go_on(self) -> None:
+        class Block:
+            def __init__(self, text: str) -> None:
+                self.text = text
+
+        class Response:
+            def __init__(self, text: str) -> None:
+                self.content = [Block(text)]
+
+        class Provider:
+            def __init__(self, answers: list[str | Exception]) -> None:
+                self.answers = answers
+                self.asked: list[Any] = []
+
+            async def complete(self, request: Any) -> Response:
+                self.asked.append(request)
+                answer = self.answers.pop(0)
+                if isinstance(answer, Exception):
+                    raise answer
+                return Response(answer)
+
+        class Coordinator:
+            def __init__(self, providers: dict[str, Any]) -> None:
+                self.providers = providers
+
+            def get(self, name: str) -> Any:
+                return self.providers if name == "providers" else None
+
+        question = {"prompt": "is `rm -rf build` safe? {...}", "model": None, "timeout": 5}
+        refusing = Provider(['{"ok": true}', '{"ok": false, "reason": "deletes the build"}'])
+        verdict = asyncio.run(ask_models(Coordinator({"anthropic": refusing}), [question, question]))
+        self.assertEqual(verdict, "deletes the build")
+        self.assertEqual(len(refusing.asked), 2)
+        self.assertEqual(refusing.asked[0].messages[0].content, question["prompt"])
+        failing = Provider([RuntimeError("provider down")])
+        self.assertIsNone(asyncio.run(ask_models(Coordinator({"anthropic": failing}), [question])))
+        self.assertIsNone(asyncio.run(ask_models(Coordinator({}), [question])))
+        self.assertIsNone(asyncio.run(ask_models(Coordinator({"anthropic": refusing}), None)))
 
 
 if __name__ == "__main__":
