@@ -75,6 +75,21 @@ impl std::fmt::Display for ConfigError {
     }
 }
 
+/// A field's place in a hooks file, `<at>.<name>`, spelled out only for an error: a valid file
+/// (every plugin's, on every hook call) formats nothing.
+#[derive(Clone, Copy)]
+struct Field<'a>(&'a str, &'a str);
+
+impl Field<'_> {
+    fn path(self) -> String {
+        if self.0.is_empty() {
+            self.1.to_string()
+        } else {
+            format!("{}.{}", self.0, self.1)
+        }
+    }
+}
+
 struct Checker<'a> {
     file: &'a Path,
 }
@@ -108,14 +123,14 @@ impl Checker<'_> {
     fn bool_field(
         &self,
         value: Option<&Value>,
-        field: &str,
+        field: Field<'_>,
         default: bool,
     ) -> Result<bool, ConfigError> {
         match value {
             None => Ok(default),
             Some(Value::Bool(b)) => Ok(*b),
             Some(other) => Err(self.error(
-                field,
+                &field.path(),
                 format!("is {}, not a boolean", kind(other)),
                 "use true or false",
             )),
@@ -125,13 +140,13 @@ impl Checker<'_> {
     fn string_field(
         &self,
         value: Option<&Value>,
-        field: &str,
+        field: Field<'_>,
     ) -> Result<Option<String>, ConfigError> {
         match value {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(other) => Err(self.error(
-                field,
+                &field.path(),
                 format!("is {}, not a string", kind(other)),
                 "make it a string",
             )),
@@ -185,8 +200,8 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
             "write {\"hooks\": {\"PreToolUse\": [...]}}",
         ));
     };
-    let description = checker.string_field(root.get("description"), "description")?;
-    let enabled = checker.bool_field(root.get("enabled"), "enabled", true)?;
+    let description = checker.string_field(root.get("description"), Field("", "description"))?;
+    let enabled = checker.bool_field(root.get("enabled"), Field("", "enabled"), true)?;
     let plugin_priority = match root.get("priority") {
         None => 0,
         Some(v) => v.as_i64().ok_or_else(|| {
@@ -221,7 +236,7 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                     "write {\"matcher\": \"...\", \"hooks\": [...]}",
                 ));
             };
-            let matcher = checker.string_field(group.get("matcher"), &format!("{at}.matcher"))?;
+            let matcher = checker.string_field(group.get("matcher"), Field(&at, "matcher"))?;
             let Some(Value::Array(handlers)) = group.get("hooks") else {
                 return Err(checker.error(
                     format!("{at}.hooks"),
@@ -292,32 +307,28 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                     timeout_secs,
                     is_async: checker.bool_field(
                         handler.get("async"),
-                        &format!("{at}.async"),
+                        Field(&at, "async"),
                         false,
                     )?,
                     rewake: checker
-                        .bool_field(
-                            handler.get("asyncRewake"),
-                            &format!("{at}.asyncRewake"),
-                            false,
-                        )?
+                        .bool_field(handler.get("asyncRewake"), Field(&at, "asyncRewake"), false)?
                         .then(|| {
                             checker.string_field(
                                 handler.get("rewakeMessage"),
-                                &format!("{at}.rewakeMessage"),
+                                Field(&at, "rewakeMessage"),
                             )
                         })
                         .transpose()?
                         .map(|message| crate::background::Rewake { message }),
-                    condition: checker.string_field(handler.get("if"), &format!("{at}.if"))?,
+                    condition: checker.string_field(handler.get("if"), Field(&at, "if"))?,
                     priority,
                     enabled: checker.bool_field(
                         handler.get("enabled"),
-                        &format!("{at}.enabled"),
+                        Field(&at, "enabled"),
                         true,
                     )?,
                     description: checker
-                        .string_field(handler.get("description"), &format!("{at}.description"))?,
+                        .string_field(handler.get("description"), Field(&at, "description"))?,
                     protocol: crate::dialects::Protocol::Claude,
                     on_failure: crate::dialects::OnFailure::Warn,
                 });
