@@ -130,7 +130,7 @@ impl Checker<'_> {
             None => Ok(default),
             Some(Value::Bool(b)) => Ok(*b),
             Some(other) => Err(self.error(
-                &field.path(),
+                field.path(),
                 format!("is {}, not a boolean", kind(other)),
                 "use true or false",
             )),
@@ -146,7 +146,7 @@ impl Checker<'_> {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(other) => Err(self.error(
-                &field.path(),
+                field.path(),
                 format!("is {}, not a string", kind(other)),
                 "make it a string",
             )),
