@@ -11,94 +11,17 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
+use support::amplifier_app::{app_turn, app_venv, bash, kit, tool_results};
 use support::fake_anthropic::{FakeAnthropic, Turn};
 use support::{TestEnv, command, one_group, repo_root, run_with_timeout, stderr, stdout};
-
-/// The offline app kit, or why there is none.
-fn kit() -> Result<PathBuf, String> {
-    let kit = std::env::var_os("AMPLIHACK_AMPLIFIER_APP_KIT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("../shared/amplifier-app"));
-    if kit.join("run.sh").is_file() && kit.join("install.sh").is_file() {
-        Ok(kit)
-    } else {
-        Err(format!(
-            "no Amplifier app kit at {} (set AMPLIHACK_AMPLIFIER_APP_KIT)",
-            kit.display()
-        ))
-    }
-}
 
 /// One app test at a time: they share the app's virtualenv (which the app installs modules into)
 /// and the speed comparison wants the machine to itself.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The app's virtualenv, installed by the kit (idempotent).
-fn app_venv(kit: &Path) -> PathBuf {
-    let venv = repo_root().join("tests/amplifier/app-venv");
-    let mut install = Command::new(kit.join("install.sh"));
-    install.arg(&venv);
-    let (output, _) = run_with_timeout(install, b"", Duration::from_secs(900));
-    assert!(
-        output.status.success(),
-        "install.sh: {}{}",
-        stdout(&output),
-        stderr(&output)
-    );
-    venv
-}
-
-/// One turn of the real app in the test's project and home.
-fn app_turn(
-    env: &TestEnv,
-    kit: &Path,
-    venv: &Path,
-    api: &FakeAnthropic,
-    orchestrator: &str,
-    prompt: &str,
-) -> Output {
-    let mut run = env.command(&kit.join("run.sh"));
-    run.arg(venv)
-        .arg(&env.project)
-        .arg(&env.home)
-        .arg(prompt)
-        .env("ANTHROPIC_BASE_URL", &api.url)
-        .env("AMP_ORCHESTRATOR", orchestrator);
-    // The app installs the module with `uv pip install -e`, which fetches its build backend:
-    // the machine's certificate and proxy settings, as a user's shell has them.
-    for name in [
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-        "HTTPS_PROXY",
-        "HTTP_PROXY",
-        "NO_PROXY",
-        "https_proxy",
-        "http_proxy",
-        "no_proxy",
-    ] {
-        if let Some(value) = std::env::var_os(name) {
-            run.env(name, value);
-        }
-    }
-    let (output, took) = run_with_timeout(run, b"", Duration::from_secs(240));
-    eprintln!(
-        "app turn ({orchestrator}) took {:.1} s, exit {:?}",
-        took.as_secs_f64(),
-        output.status.code()
-    );
-    output
-}
-
-fn bash(command: &str) -> Turn {
-    Turn::ToolUse {
-        name: "bash".into(),
-        input: json!({"command": command}),
-    }
-}
 
 #[test]
 fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
@@ -527,20 +450,6 @@ fn bridge_bundle(env: &TestEnv) -> Result<PathBuf, String> {
         ),
     );
     Ok(bundle)
-}
-
-/// The text of every tool result in a request.
-fn tool_results(request: &Value) -> String {
-    let mut found = String::new();
-    for message in request["messages"].as_array().into_iter().flatten() {
-        for block in message["content"].as_array().into_iter().flatten() {
-            if block["type"] == "tool_result" {
-                found.push_str(&block["content"].to_string());
-                found.push('\n');
-            }
-        }
-    }
-    found
 }
 
 /// amplihack's session records, as `amplihack memory list --kind session` shows them.

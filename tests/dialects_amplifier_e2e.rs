@@ -7,75 +7,11 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
+use support::amplifier_app::{app_turn, app_venv, kit, tool_results};
 use support::fake_anthropic::{FakeAnthropic, Turn};
-use support::{TestEnv, repo_root, run_with_timeout, stderr, stdout};
-
-fn kit() -> Result<PathBuf, String> {
-    let kit = std::env::var_os("AMPLIHACK_AMPLIFIER_APP_KIT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("../shared/amplifier-app"));
-    if kit.join("run.sh").is_file() && kit.join("install.sh").is_file() {
-        Ok(kit)
-    } else {
-        Err(format!("no Amplifier app kit at {}", kit.display()))
-    }
-}
-
-fn app_venv(kit: &Path) -> PathBuf {
-    let venv = repo_root().join("tests/amplifier/app-venv");
-    let mut install = Command::new(kit.join("install.sh"));
-    install.arg(&venv);
-    let (output, _) = run_with_timeout(install, b"", Duration::from_secs(900));
-    assert!(
-        output.status.success(),
-        "install.sh: {}{}",
-        stdout(&output),
-        stderr(&output)
-    );
-    venv
-}
-
-fn app_turn(env: &TestEnv, kit: &Path, venv: &Path, api: &FakeAnthropic, prompt: &str) -> Output {
-    let mut run = env.command(&kit.join("run.sh"));
-    run.arg(venv)
-        .arg(&env.project)
-        .arg(&env.home)
-        .arg(prompt)
-        .env("ANTHROPIC_BASE_URL", &api.url)
-        .env("AMP_ORCHESTRATOR", "loop-basic");
-    for name in [
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-        "HTTPS_PROXY",
-        "HTTP_PROXY",
-        "NO_PROXY",
-        "https_proxy",
-        "http_proxy",
-        "no_proxy",
-    ] {
-        if let Some(value) = std::env::var_os(name) {
-            run.env(name, value);
-        }
-    }
-    run_with_timeout(run, b"", Duration::from_secs(240)).0
-}
-
-fn tool_results(request: &Value) -> String {
-    let mut found = String::new();
-    for message in request["messages"].as_array().into_iter().flatten() {
-        for block in message["content"].as_array().into_iter().flatten() {
-            if block["type"] == "tool_result" {
-                found.push_str(&block["content"].to_string());
-                found.push('\n');
-            }
-        }
-    }
-    found
-}
+use support::{TestEnv, repo_root, stderr, stdout};
 
 fn fixture(path: &str) -> PathBuf {
     repo_root().join("tests/fixtures/dialects").join(path)
@@ -150,7 +86,7 @@ fn proposal_yaml_and_amcp_examples_in_the_real_amplifier_app() {
         },
         Turn::text("done"),
     ]);
-    let out = app_turn(&env, &kit, &venv, &api, "tidy up");
+    let out = app_turn(&env, &kit, &venv, &api, "loop-basic", "tidy up");
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let requests = api.main_requests();
     assert_eq!(requests.len(), 4, "{}", stderr(&out));

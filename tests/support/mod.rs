@@ -2,6 +2,7 @@
 //! and the real hosts behind the same helpers (after uv's `TestContext`).
 #![allow(dead_code)]
 
+pub mod amplifier_app;
 pub mod fake_anthropic;
 pub mod releases;
 
