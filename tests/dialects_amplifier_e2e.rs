@@ -109,3 +109,63 @@ fn proposal_yaml_and_amcp_examples_in_the_real_amplifier_app() {
     );
     assert!(started.contains("echo allowed-command"), "{started}");
 }
+
+/// The proposal's `type: llm` hook in the real app: amplihack's module puts its question (the
+/// template filled in, its model and max_tokens) to the session's own provider, no key of
+/// amplihack's; `{"safe": false}` denies the call with the model's reason, and the identical second
+/// call is answered from the session's cache.
+#[test]
+fn llm_hook_asks_the_sessions_provider_in_the_real_amplifier_app() {
+    let kit = match kit() {
+        Ok(kit) => kit,
+        Err(reason) => {
+            println!("SKIPPED {reason}");
+            return;
+        }
+    };
+    let venv = app_venv(&kit);
+    let env = TestEnv::new();
+    let settings = "updates:\n  auto_prompt: false\nconfig:\n  providers:\n    - module: provider-anthropic\n      source: PROVIDER\n      config:\n        default_model: claude-sonnet-4-5\n        priority: 1\n"
+        .replace("PROVIDER", &kit.join("src/amplifier-module-provider-anthropic").display().to_string());
+    env.write(&env.home.join(".amplifier/settings.yaml"), &settings);
+    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    let yaml = std::fs::read_to_string(fixture("proposal/hook-types.yaml")).expect("yaml");
+    let llm_only = format!(
+        "hooks:\n  PreToolUse:\n{}",
+        &yaml[yaml.find("    - type: llm").expect("llm")..]
+    );
+    env.write(&env.user_hooks_dir().join("judge/hooks.yaml"), &llm_only);
+
+    let curl = || Turn::ToolUse {
+        name: "bash".into(),
+        input: json!({"command": "curl x | sh"}),
+    };
+    let api = FakeAnthropic::start_with(
+        vec![curl(), curl(), Turn::text("done")],
+        vec![(
+            "Evaluate if this tool use is safe",
+            r#"{"safe": false, "reason": "LLM-JUDGE: too risky"}"#,
+        )],
+    );
+    let out = app_turn(&env, &kit, &venv, &api, "loop-basic", "install it");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let requests = api.main_requests();
+    assert_eq!(requests.len(), 3, "{}", stderr(&out));
+    for request in &requests[1..] {
+        let results = tool_results(request);
+        assert!(results.contains("LLM-JUDGE: too risky"), "{results}");
+    }
+    let asked = api.canned_requests();
+    assert_eq!(
+        asked.len(),
+        1,
+        "the identical second call came from the cache"
+    );
+    assert_eq!(
+        (&asked[0]["model"], &asked[0]["max_tokens"]),
+        (&json!("claude-3-haiku"), &json!(100))
+    );
+    let question = asked[0]["messages"].to_string();
+    assert!(question.contains("curl x | sh"), "{question}");
+}

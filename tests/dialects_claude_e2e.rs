@@ -181,3 +181,64 @@ fn amcp_examples_in_a_trusted_project_under_the_real_claude_code() {
     );
     let _: Value = run.result;
 }
+
+/// The proposal's `type: llm` hook in the real Claude Code, with no key of amplihack's: the hook
+/// asks the Claude Code that called it (`claude -p`, found from the `CLAUDE_PID` it gives hooks,
+/// with its own credentials, hooks off). The model's `{"safe": false}` denies the first Bash
+/// call and its reason reaches the model; the identical second call is answered from the session's
+/// cache; the side question starts no session of its own (a SessionStart plugin sees one session).
+#[test]
+fn llm_hook_asks_the_calling_claude_code_in_the_real_claude_code() {
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install"]);
+    assert!(install.status.success(), "{}", support::stderr(&install));
+    let hooks = env.user_hooks_dir();
+    let yaml = std::fs::read_to_string(fixture("proposal/hook-types.yaml")).expect("yaml");
+    let llm_only = format!(
+        "hooks:\n  PreToolUse:\n{}",
+        &yaml[yaml.find("    - type: llm").expect("llm")..]
+    );
+    env.write(&hooks.join("judge/hooks.yaml"), &llm_only);
+    let sessions = env.root().join("sessions");
+    env.write(
+        &hooks.join("sessions/hooks.json"),
+        &json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command",
+            "command": format!("grep -o '\"session_id\":\"[^\"]*\"' >> {}", sessions.display())}]}]}})
+        .to_string(),
+    );
+
+    let fake = FakeAnthropic::start_with(
+        vec![
+            Turn::bash("curl x | sh"),
+            Turn::bash("curl x | sh"),
+            Turn::text("done"),
+        ],
+        vec![(
+            "Evaluate if this tool use is safe",
+            r#"{"safe": false, "reason": "LLM-JUDGE: too risky"}"#,
+        )],
+    );
+    let run = env.claude(&fake.url, "install it");
+    assert_eq!(
+        denied_tools(&run),
+        ["curl x | sh".to_string(), "curl x | sh".to_string()],
+        "{}",
+        run.result
+    );
+    let saw = fake.everything_the_model_saw();
+    assert!(saw.contains("LLM-JUDGE: too risky"), "{saw}");
+    let asked = fake.canned_requests();
+    assert_eq!(
+        asked.len(),
+        1,
+        "the second, identical call came from the cache"
+    );
+    assert_eq!(asked[0]["model"], json!("claude-3-haiku"));
+    assert!(
+        asked[0]["tools"].as_array().is_none_or(Vec::is_empty),
+        "{}",
+        asked[0]
+    );
+    let started = std::fs::read_to_string(&sessions).unwrap_or_default();
+    assert_eq!(started.lines().count(), 1, "one session: {started}");
+}

@@ -474,12 +474,13 @@ fn validate_and_list_show_dialect_plugins_and_their_errors() {
     );
 }
 
-/// The proposal's `type: llm` hook, as its section 3 writes it, against the scripted API: the
-/// model's `{"safe": false}` blocks with its reason; `cache: true` answers an identical request from
-/// the session's cache (one API call for two identical tool calls), a different one asks again;
-/// without an API key the hook fails, and fails open.
+/// The proposal's `type: llm` hook, as its section 3 writes it, asked through the real Claude Code
+/// (`claude -p`, hooks off, its own credentials: here a key for the scripted API): the model's
+/// `{"safe": false}` blocks with its reason; `cache: true` answers an identical request from the
+/// session's cache (one model call for two identical tool calls), a different one asks again;
+/// with no Claude Code to ask the hook fails, and fails open (its on_failure is warn).
 #[test]
-fn llm_hooks_ask_the_model_and_cache_identical_requests() {
+fn llm_hooks_ask_claude_code_and_cache_identical_requests() {
     let env = TestEnv::new();
     let yaml = std::fs::read_to_string(fixture_dir("proposal/hook-types.yaml")).expect("yaml");
     // Only the llm hook of the example (its command hook names a placeholder script).
@@ -495,18 +496,23 @@ fn llm_hooks_ask_the_model_and_cache_identical_requests() {
             r#"{"safe": false, "reason": "LLM-JUDGE: too risky"}"#,
         )],
     );
+    let claude = support::claude_bin();
+    let claude = claude.to_string_lossy();
     let extra = [
         ("ANTHROPIC_BASE_URL", fake.url.as_str()),
-        ("ANTHROPIC_API_KEY", "sk-test"),
+        ("ANTHROPIC_API_KEY", "sk-ant-test-fake"),
+        ("AMPLIHACK_CLAUDE", claude.as_ref()),
+        ("DISABLE_TELEMETRY", "1"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
     ];
     for (command, calls) in [("curl x | sh", 1), ("curl x | sh", 1), ("ls", 2)] {
-        let reply = reply_of(
-            &env.run_hooks(&["pre-tool-use"], &bash_event(&env, command), &extra)
-                .0,
-        );
+        let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, command), &extra);
+        let reply = reply_of(&output);
         assert_eq!(
-            reply["hookSpecificOutput"]["permissionDecision"], "deny",
-            "{reply}"
+            reply["hookSpecificOutput"]["permissionDecision"],
+            "deny",
+            "{reply} {}",
+            stderr(&output)
         );
         assert_eq!(
             reply["hookSpecificOutput"]["permissionDecisionReason"],
@@ -515,27 +521,30 @@ fn llm_hooks_ask_the_model_and_cache_identical_requests() {
         assert_eq!(fake.canned_requests().len(), calls, "{command}");
     }
     let asked = &fake.canned_requests()[0];
-    assert_eq!(
-        (&asked["model"], &asked["max_tokens"]),
-        (&json!("claude-3-haiku"), &json!(100))
-    );
-    let prompt = asked["messages"][0]["content"].as_str().unwrap_or_default();
+    assert_eq!(asked["model"], json!("claude-3-haiku"));
+    assert_eq!(asked["max_tokens"], json!(100), "max_tokens is the hook's");
+    let text = asked["messages"].to_string();
     assert!(
-        prompt.contains("Tool: Bash") && prompt.contains(r#"Args: {"command": "curl x | sh"}"#),
-        "{prompt}"
+        text.contains("Tool: Bash") && text.contains(r#"Args: {\"command\": \"curl x | sh\"}"#),
+        "{text}"
+    );
+    // Hooks off and no tools in the side question: nothing of amplihack's or the user's runs there.
+    assert!(
+        asked["tools"].as_array().is_none_or(Vec::is_empty),
+        "{asked}"
     );
 
     let (output, _) = env.run_hooks(
         &["pre-tool-use"],
         &bash_event(&env, "pwd"),
-        &[("ANTHROPIC_BASE_URL", fake.url.as_str())],
+        &[("AMPLIHACK_CLAUDE", "/nonexistent/claude")],
     );
     assert_eq!(
         reply_of(&output)["hookSpecificOutput"]["permissionDecision"],
         Value::Null
     );
     assert!(
-        stderr(&output).contains("ANTHROPIC_API_KEY is not set"),
+        stderr(&output).contains("cannot run /nonexistent/claude"),
         "{}",
         stderr(&output)
     );

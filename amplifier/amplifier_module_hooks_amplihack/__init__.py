@@ -167,54 +167,62 @@ BLOCKING = ("tool:pre", "prompt:submit")
 
 
 def model_verdict(text: str) -> str | None:
-    """A `prompt` handler's answer as Claude Code reads it: `{"ok": false, "reason"}` (or the
-    older `{"decision": "block"|"deny", "reason"}`) refuses, with the reason; anything else
-    (ok, unreadable, not JSON) lets the event go on, as Claude Code fails open."""
+    """A model-backed handler's answer as Claude Code reads it: `{"ok": false, "reason"}` (or the
+    older `{"decision": "block"|"deny", "reason"}`, or the proposal's `{"safe": false, "reason"}`)
+    refuses, with the reason; anything else lets the event go on. Raises ValueError when the
+    answer holds no JSON object (a prompt handler then fails open; an llm hook's `onFailure`
+    decides)."""
     text = text.strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
     start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end < start:
-        return None
-    try:
-        verdict = json.loads(text[start:end + 1])
-    except ValueError:
-        return None
+    verdict = json.loads(text[start:end + 1]) if 0 <= start < end else None
     if not isinstance(verdict, dict):
-        return None
-    refused = verdict.get("ok") is False or verdict.get("decision") in ("block", "deny")
-    return str(verdict.get("reason") or "refused by a prompt hook") if refused else None
+        raise ValueError("the model did not answer with JSON: " + text[:200])
+    refused = verdict.get("ok") is False or verdict.get("safe") is False or verdict.get("decision") in ("block", "deny")
+    return str(verdict.get("reason") or "the model judged it unsafe") if refused else None
 
 
-async def ask_models(coordinator: Any, questions: Any) -> str | None:
+async def ask_models(coordinator: Any, questions: Any, cache: dict[str, str | None] | None = None) -> str | None:
     """Puts each model-backed handler's question to the session's own provider (as the hook-shell
     bridge does for its prompt hooks: no key of amplihack's); returns the first refusal's reason.
-    A missing provider, an error or a timeout lets the event go on, with one log line."""
+    A question with `cache` is answered from `cache` (kept for the session) when it was asked
+    before. A missing provider, an error, a timeout or an unreadable answer lets the event go on
+    with one log line, unless the question's `onFailure` is `block` (refused) or `ignore` (no line)."""
     if not isinstance(questions, list) or not questions:
         return None
     providers = coordinator.get("providers") or {}
     provider = next(iter(providers.values()), None) if isinstance(providers, dict) else None
-    if provider is None:
-        logger.warning("hooks-amplihack: a prompt hook needs a model and the session has no provider; the event goes on")
-        return None
     from amplifier_core.message_models import ChatRequest, Message
 
     for question in questions:
         if not isinstance(question, dict) or not isinstance(question.get("prompt"), str):
             continue
-        request = ChatRequest(
-            messages=[Message(role="user", content=question["prompt"])],
-            model=question.get("model"),
-            metadata={"stream": False},
-            max_output_tokens=1024,
-        )
-        try:
-            response = await asyncio.wait_for(provider.complete(request), timeout=float(question.get("timeout") or 30))
-        except Exception as e:  # noqa: BLE001 - any failure of the model call fails open
-            logger.warning("hooks-amplihack: a prompt hook's model call failed (%s); the event goes on", e)
-            continue
-        text = "".join(getattr(block, "text", "") or "" for block in (getattr(response, "content", None) or []))
-        refusal = model_verdict(text)
+        key = json.dumps([question.get("model"), question.get("maxTokens"), question["prompt"]])
+        if question.get("cache") and cache is not None and key in cache:
+            refusal = cache[key]
+        else:
+            try:
+                if provider is None:
+                    raise RuntimeError("the session has no provider")
+                request = ChatRequest(
+                    messages=[Message(role="user", content=question["prompt"])],
+                    model=question.get("model"),
+                    metadata={"stream": False},
+                    max_output_tokens=int(question.get("maxTokens") or 1024),
+                )
+                # Providers take the model as a keyword (the request's field is not read).
+                model = {"model": question["model"]} if isinstance(question.get("model"), str) else {}
+                response = await asyncio.wait_for(provider.complete(request, **model), timeout=float(question.get("timeout") or 30))
+                text = "".join(getattr(block, "text", "") or "" for block in (getattr(response, "content", None) or []))
+                refusal = model_verdict(text)
+            except Exception as e:  # noqa: BLE001 - any failure of the model call: the handler's policy
+                policy = question.get("onFailure") or "warn"
+                if policy == "block":
+                    return f"a model-backed hook failed ({e}) and its on_failure is block"
+                if policy != "ignore":
+                    logger.warning("hooks-amplihack: a model-backed hook failed (%s); the event goes on", e)
+                continue
+            if question.get("cache") and cache is not None:
+                cache[key] = refusal
         if refusal is not None:
             return refusal
     return None
@@ -266,7 +274,8 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
     timeouts = table_timeouts(binary) if os.path.exists(binary) else {}
     cwd = os.path.abspath(config.get("project") or os.getcwd())
     # stopped: one Stop per turn; session_context: what session-start answered, not yet delivered.
-    state: dict[str, Any] = {"stopped": False, "session_context": None}
+    # model_cache: the session's answers to model-backed handlers with `cache`.
+    state: dict[str, Any] = {"stopped": False, "session_context": None, "model_cache": {}}
     os.environ[ACTIVE_MARKER] = "1"
 
     def bridge_mounted() -> bool:
@@ -328,7 +337,7 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
                 return HookResult(action="continue")
             result = to_hook_result(answer, event, data)
             if result.action != "deny" and event in BLOCKING and isinstance(answer, dict):
-                refusal = await ask_models(coordinator, answer.get("modelHandlers"))
+                refusal = await ask_models(coordinator, answer.get("modelHandlers"), state["model_cache"])
                 if refusal is not None:
                     return HookResult(action="deny", reason=refusal)
             if claude_event == "SessionStart":

@@ -80,21 +80,28 @@ class Results(unittest.TestCase):
 
 
 class ModelHandlers(unittest.TestCase):
-    def test_a_prompt_handlers_answer_is_read_as_claude_code_reads_it(self) -> None:
-        cases: list[tuple[str, str | None]] = [
+    def test_a_model_backed_handlers_answer_is_read_as_claude_code_reads_it(self) -> None:
+        cases: list[tuple[str, str | None | type[Exception]]] = [
             ('{"ok": true}', None),
             ('{"ok": false, "reason": "no deleting"}', "no deleting"),
             ('```json\n{"ok": false, "reason": "fenced"}\n```', "fenced"),
             ('Sure. {"ok": false, "reason": "with prose"}', "with prose"),
             ('{"decision": "block", "reason": "older form"}', "older form"),
             ('{"decision": "approve"}', None),
-            ('{"ok": false}', "refused by a prompt hook"),
-            ("not json at all", None),
-            ("[1, 2]", None),
+            ('{"ok": false}', "the model judged it unsafe"),
+            ('{"safe": false, "reason": "the proposal\'s form"}', "the proposal's form"),
+            ('{"safe": true, "reason": "fine"}', None),
+            ("not json at all", ValueError),
+            ("[1, 2]", ValueError),
+            ("{not json}", ValueError),
         ]
-        for text, refusal in cases:
+        for text, expected in cases:
             with self.subTest(text=text):
-                self.assertEqual(model_verdict(text), refusal)
+                if isinstance(expected, type):
+                    with self.assertRaises(expected):
+                        model_verdict(text)
+                else:
+                    self.assertEqual(model_verdict(text), expected)
 
     def test_the_sessions_provider_is_asked_and_failures_let_the_event_go_on(self) -> None:
         class Block:
@@ -109,9 +116,11 @@ class ModelHandlers(unittest.TestCase):
             def __init__(self, answers: list[str | Exception]) -> None:
                 self.answers = answers
                 self.asked: list[Any] = []
+                self.models: list[str | None] = []
 
-            async def complete(self, request: Any) -> Response:
+            async def complete(self, request: Any, **kwargs: Any) -> Response:
                 self.asked.append(request)
+                self.models.append(kwargs.get("model"))
                 answer = self.answers.pop(0)
                 if isinstance(answer, Exception):
                     raise answer
@@ -134,6 +143,30 @@ class ModelHandlers(unittest.TestCase):
         self.assertIsNone(asyncio.run(ask_models(Coordinator({"anthropic": failing}), [question])))
         self.assertIsNone(asyncio.run(ask_models(Coordinator({}), [question])))
         self.assertIsNone(asyncio.run(ask_models(Coordinator({"anthropic": refusing}), None)))
+
+        # The proposal's llm hooks: its max_tokens, its cache (one call for two identical
+        # questions), and its on_failure when the model call fails or answers no JSON.
+        llm = {"prompt": "Tool: Bash", "model": "claude-3-haiku", "timeout": 5, "maxTokens": 100, "cache": True}
+        judge = Provider(['{"safe": false, "reason": "too risky"}'])
+        cache: dict[str, str | None] = {}
+        for _ in range(2):
+            verdict = asyncio.run(ask_models(Coordinator({"anthropic": judge}), [llm], cache))
+            self.assertEqual(verdict, "too risky")
+        self.assertEqual(len(judge.asked), 1)
+        self.assertEqual((judge.models[0], judge.asked[0].max_output_tokens), ("claude-3-haiku", 100))
+        failures: list[tuple[str, str | Exception, bool]] = [
+            ("block", RuntimeError("down"), True),
+            ("block", "no verdict here", True),
+            ("warn", RuntimeError("down"), False),
+            ("ignore", "no verdict here", False),
+        ]
+        for policy, answer, refused in failures:
+            with self.subTest(policy=policy, answer=answer):
+                strict = dict(llm, onFailure=policy, cache=False)
+                verdict = asyncio.run(ask_models(Coordinator({"anthropic": Provider([answer])}), [strict], {}))
+                self.assertEqual(verdict is not None and "on_failure is block" in verdict, refused, verdict)
+        no_provider = dict(llm, onFailure="block", cache=False)
+        self.assertIsNotNone(asyncio.run(ask_models(Coordinator({}), [no_provider], {})))
 
 
 if __name__ == "__main__":

@@ -251,7 +251,9 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     let (plugins, project_root) = discover(request, &state, &mut outcome);
     let cwd = (!plugins.is_empty()).then(|| handlers_dir(request, project_root));
     let cwd = cwd.unwrap_or_default();
-    let mut candidates = candidates(&plugins, event, &state, &cwd, &mut outcome);
+    // amplihack's module puts model-backed handlers to the session's provider (host_model).
+    let module_asks = request.host == Host::Amplifier && var(VIA_MODULE).is_some();
+    let mut candidates = candidates(&plugins, event, &state, &cwd, module_asks, &mut outcome);
     if outcome.reply.decision == Some(Decision::Deny) {
         candidates.clear(); // a rule denied the call: no process starts (dialects::proposal)
     }
@@ -368,6 +370,7 @@ fn candidates<'p>(
     event: &HookEvent,
     state: &StateDir,
     cwd: &Path,
+    module_asks: bool,
     outcome: &mut Outcome,
 ) -> Vec<Candidate<'p>> {
     let target = event.matcher_target();
@@ -425,6 +428,23 @@ fn candidates<'p>(
                     prompt: prompt.with_arguments(&event.raw),
                     model: prompt.model.clone(),
                     timeout_secs: handler.timeout_secs,
+                    ..ModelQuestion::default()
+                });
+                continue;
+            }
+            if let (Kind::Llm(llm), true) = (&handler.kind, module_asks) {
+                // The session's provider answers it, through amplihack's module; elsewhere
+                // `amplihack-hooks --ask-model` asks Claude Code (below, as a process).
+                outcome.reply.model_questions.push(ModelQuestion {
+                    prompt: llm.render(
+                        tool.map(|t| t.name.as_str()),
+                        &tool.map_or(Value::Null, |t| t.input.clone()),
+                    ),
+                    model: Some(llm.model.clone()),
+                    timeout_secs: handler.timeout_secs,
+                    max_tokens: Some(llm.max_tokens),
+                    cache: llm.cache,
+                    on_failure: handler.on_failure.as_str().into(),
                 });
                 continue;
             }

@@ -11,6 +11,7 @@
 //! * [`background`]: handlers that answer later (`async`, `asyncRewake`, `{"async": true}`);
 //! * [`forward`]: priorities, parallelism, merging, trust, the session env file;
 //! * [`stop_guard`]: no endless Stop blocks;
+//! * [`host_model`]: model-backed handlers asked through the host's own model access;
 //!
 //! Trust, disabled plugins, the audit log and session files are [`amplihack_state`]'s.
 
@@ -22,6 +23,7 @@ pub mod discovery;
 pub mod execute;
 pub mod forward;
 pub mod handlers;
+pub mod host_model;
 pub mod matcher;
 pub mod spawn;
 pub mod stop_guard;

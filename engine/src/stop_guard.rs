@@ -46,7 +46,7 @@ pub fn host_caps_stops(var: &dyn Fn(&str) -> Option<String>) -> bool {
 }
 
 /// `claude-code_2-1-328_harness` → (2, 1, 328).
-fn claude_code_version(agent: &str) -> Option<(u32, u32, u32)> {
+pub(crate) fn claude_code_version(agent: &str) -> Option<(u32, u32, u32)> {
     let rest = agent.strip_prefix("claude-code_")?;
     let mut parts = rest.split(['-', '_', '.']).map(|p| p.parse::<u32>().ok());
     Some((parts.next()??, parts.next()??, parts.next()??))

@@ -64,7 +64,13 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
         let questions: Vec<Value> = reply
             .model_questions
             .iter()
-            .map(|q| json!({"prompt": q.prompt, "model": q.model, "timeout": q.timeout_secs}))
+            .map(|q| {
+                json!({
+                    "prompt": q.prompt, "model": q.model, "timeout": q.timeout_secs,
+                    "maxTokens": q.max_tokens, "cache": q.cache,
+                    "onFailure": if q.on_failure.is_empty() { "warn" } else { q.on_failure.as_str() },
+                })
+            })
             .collect();
         out.insert("modelHandlers".into(), Value::Array(questions));
     }

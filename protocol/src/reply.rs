@@ -59,12 +59,20 @@ pub struct Reply {
     pub model_questions: Vec<ModelQuestion>,
 }
 
-/// A `prompt` handler, ready for a model: its text with `$ARGUMENTS` (the event's JSON) filled in.
-#[derive(Debug, Clone, PartialEq)]
+/// A model-backed handler (`prompt`, the proposal's `llm`), ready for a model: its question filled
+/// in (`$ARGUMENTS`, or `{{tool}}`/`{{args}}`).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelQuestion {
     pub prompt: String,
     pub model: Option<String>,
     pub timeout_secs: f64,
+    /// The answer's limit; the host's default when `None`.
+    pub max_tokens: Option<u64>,
+    /// An identical question is answered again from the session's cache.
+    pub cache: bool,
+    /// What a failed model call does: `warn` (the default: the event goes on, with a line in the
+    /// log), `ignore`, or `block` (the event is refused).
+    pub on_failure: String,
 }
 
 impl Reply {

@@ -137,6 +137,12 @@ pub fn main(args: Vec<OsString>) -> i32 {
         on_stop_signals();
         return amplihack_engine::background::collect(&spec.to_string_lossy());
     }
+    if let [flag, spec] = args.as_slice()
+        && flag == amplihack_engine::host_model::ASK_FLAG
+    {
+        // One `llm` hook's question for the host's model (started by a forward, never by a host).
+        return amplihack_engine::host_model::ask_main(&spec.to_string_lossy());
+    }
     if let [flag, row, ms] = args.as_slice()
         && flag == DEADLINE_FLAG
     {

@@ -18,7 +18,6 @@ use crate::config::ConfigError;
 use crate::execute::Finished;
 
 pub mod amcp;
-pub mod llm;
 pub mod proposal;
 
 /// What a handler reads on stdin and prints on stdout.
@@ -45,6 +44,17 @@ pub enum OnFailure {
     Ignore,
     /// The tool call is denied, with the reason (fail-closed, where the user asked for it).
     Block,
+}
+
+impl OnFailure {
+    /// Its name in the proposal's YAML.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnFailure::Warn => "warn",
+            OnFailure::Ignore => "ignore",
+            OnFailure::Block => "block",
+        }
+    }
 }
 
 /// Where each field of a parsed TOML or YAML file starts: `hooks.PreToolUse.handlers[0].timeout`

@@ -15,8 +15,8 @@
 //!
 //! Its events map to the host's ([`EVENTS`]); `Checkpoint`, `ModelSwitch` and `MemoryUpdate` have
 //! no counterpart in Claude Code 2.1.328 or Amplifier: such hooks are listed as not run. `type:
-//! llm` runs through a spawned helper ([`super::llm`]); where it cannot run (no python3), `validate`
-//! and `list` say so.
+//! llm` is a model-backed handler ([`crate::handlers::llm`]), asked through the host's own model
+//! access.
 
 use std::path::Path;
 
@@ -24,8 +24,8 @@ use serde_json::{Map, Value, json};
 
 use super::{Lines, OnFailure, Protocol, located};
 use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, Group, Handler, PluginConfig};
-use crate::handlers::Kind;
 use crate::handlers::rule::{Action, Rule};
+use crate::handlers::{Kind, llm};
 
 /// The proposal's events and the host's names for them.
 pub const EVENTS: &[(&str, &str)] = &[
@@ -114,13 +114,7 @@ fn parse_with(file: &Path, text: &str, with_lines: bool) -> Result<PluginConfig,
                     "write `- type: command` and its fields",
                 ));
             };
-            match read_hook(hook, &at, &lines, file)? {
-                Read::Handler(handler) => handlers.push(*handler),
-                Read::NotRun(why) => skipped.push(format!(
-                    "{at} (line {}): {why}",
-                    lines.get(&at).copied().unwrap_or(0)
-                )),
-            }
+            handlers.push(read_hook(hook, &at, &lines, file)?);
         }
         groups.push(Group {
             event: host_event.to_string(),
@@ -136,17 +130,12 @@ fn parse_with(file: &Path, text: &str, with_lines: bool) -> Result<PluginConfig,
     })
 }
 
-enum Read {
-    Handler(Box<Handler>),
-    NotRun(String),
-}
-
 fn read_hook(
     hook: &Map<String, Value>,
     at: &str,
     lines: &Lines,
     file: &Path,
-) -> Result<Read, ConfigError> {
+) -> Result<Handler, ConfigError> {
     let error = |field: &str, problem: String, fix: &str| {
         located(file, lines, &format!("{at}.{field}"), problem, fix)
     };
@@ -228,7 +217,7 @@ fn read_hook(
             (Kind::Rule(rule), label)
         }
         "llm" => {
-            let model = string("model")?.unwrap_or_else(|| "claude-3-haiku".into());
+            let model = string("model")?.unwrap_or_else(|| llm::DEFAULT_MODEL.into());
             let prompt = string("prompt")?
                 .filter(|p| !p.trim().is_empty())
                 .ok_or_else(|| {
@@ -239,7 +228,7 @@ fn read_hook(
                     )
                 })?;
             let max_tokens = match hook.get("max_tokens").filter(|v| !v.is_null()) {
-                None => 100,
+                None => llm::DEFAULT_MAX_TOKENS,
                 Some(v) => match v.as_u64().filter(|n| *n > 0) {
                     Some(n) => n,
                     None => {
@@ -251,16 +240,9 @@ fn read_hook(
                     }
                 },
             };
-            if let Some(why) = super::llm::cannot_run() {
-                return Ok(Read::NotRun(why));
-            }
-            let map = super::llm::handler(&model, max_tokens, boolean("cache")?, &prompt);
-            let kind = Kind::parse(&map, at)
-                .map_err(|(field, problem, fix)| located(file, lines, &field, problem, fix))?;
-            (
-                kind,
-                format!("llm {model}: {}", prompt.lines().next().unwrap_or("")),
-            )
+            let llm = llm::Llm::new(model, prompt, max_tokens, boolean("cache")?);
+            let label = crate::handlers::HandlerKind::label(&llm).to_string();
+            (Kind::Llm(llm), label)
         }
         other => {
             return Err(error(
@@ -270,7 +252,7 @@ fn read_hook(
             ));
         }
     };
-    Ok(Read::Handler(Box::new(Handler {
+    Ok(Handler {
         kind,
         command,
         timeout_secs,
@@ -282,7 +264,7 @@ fn read_hook(
         description: None,
         protocol: Protocol::Proposal,
         on_failure,
-    })))
+    })
 }
 
 fn read_rule(

@@ -6,7 +6,8 @@
 //! * [`exec`]: exec form (`command` plus `args`: no shell);
 //! * [`prompt`], [`agent`]: evaluated by a model;
 //! * [`http`]: a POST to a URL;
-//! * [`mcp_tool`]: a call to an MCP server's tool.
+//! * [`mcp_tool`]: a call to an MCP server's tool;
+//! * [`llm`]: the proposal's model-judged hook; [`rule`]: its in-process rule.
 
 use std::path::Path;
 
@@ -16,6 +17,7 @@ pub mod agent;
 pub mod command;
 pub mod exec;
 pub mod http;
+pub mod llm;
 pub mod mcp_tool;
 pub mod prompt;
 pub mod rule;
@@ -64,6 +66,8 @@ pub enum Kind {
     Agent(agent::Agent),
     Http(http::Http),
     McpTool(mcp_tool::McpTool),
+    /// The proposal's `type: llm`; never read from `hooks.json`.
+    Llm(llm::Llm),
     /// Evaluated in-process (the proposal's `type: matcher`); never read from `hooks.json`.
     Rule(rule::Rule),
 }
@@ -112,6 +116,7 @@ impl Kind {
             Kind::Agent(k) => k,
             Kind::Http(k) => k,
             Kind::McpTool(k) => k,
+            Kind::Llm(k) => k,
             Kind::Rule(k) => k,
         }
     }
