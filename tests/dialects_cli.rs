@@ -481,14 +481,46 @@ fn validate_and_list_show_dialect_plugins_and_their_errors() {
 /// with no Claude Code to ask the hook fails, and fails open (its on_failure is warn).
 #[test]
 fn llm_hooks_ask_claude_code_and_cache_identical_requests() {
+    // The pinned Claude Code and the oldest amplihack supports (no --tools there).
+    for claude in [support::claude_bin(), support::oldest_claude_bin()] {
+        llm_hook_through(&claude);
+    }
     let env = TestEnv::new();
+    env.write(
+        &env.user_hooks_dir().join("judge/hooks.yaml"),
+        &llm_only_yaml(),
+    );
+    let (output, _) = env.run_hooks(
+        &["pre-tool-use"],
+        &bash_event(&env, "pwd"),
+        &[("AMPLIHACK_CLAUDE", "/nonexistent/claude")],
+    );
+    assert_eq!(
+        reply_of(&output)["hookSpecificOutput"]["permissionDecision"],
+        Value::Null
+    );
+    assert!(
+        stderr(&output).contains("cannot run /nonexistent/claude"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// Only the llm hook of the proposal's example (its command hook names a placeholder script).
+fn llm_only_yaml() -> String {
     let yaml = std::fs::read_to_string(fixture_dir("proposal/hook-types.yaml")).expect("yaml");
-    // Only the llm hook of the example (its command hook names a placeholder script).
-    let llm_only = format!(
+    format!(
         "hooks:\n  PreToolUse:\n{}",
         &yaml[yaml.find("    - type: llm").expect("llm")..]
+    )
+}
+
+fn llm_hook_through(claude: &Path) {
+    let env = TestEnv::new();
+    env.write(
+        &env.user_hooks_dir().join("judge/hooks.yaml"),
+        &llm_only_yaml(),
     );
-    env.write(&env.user_hooks_dir().join("judge/hooks.yaml"), &llm_only);
     let fake = FakeAnthropic::start_with(
         Vec::new(),
         vec![(
@@ -496,7 +528,6 @@ fn llm_hooks_ask_claude_code_and_cache_identical_requests() {
             r#"{"safe": false, "reason": "LLM-JUDGE: too risky"}"#,
         )],
     );
-    let claude = support::claude_bin();
     let claude = claude.to_string_lossy();
     let extra = [
         ("ANTHROPIC_BASE_URL", fake.url.as_str()),
@@ -528,26 +559,14 @@ fn llm_hooks_ask_claude_code_and_cache_identical_requests() {
         text.contains("Tool: Bash") && text.contains(r#"Args: {\"command\": \"curl x | sh\"}"#),
         "{text}"
     );
-    // Hooks off and no tools in the side question: nothing of amplihack's or the user's runs there.
-    assert!(
-        asked["tools"].as_array().is_none_or(Vec::is_empty),
-        "{asked}"
-    );
-
-    let (output, _) = env.run_hooks(
-        &["pre-tool-use"],
-        &bash_event(&env, "pwd"),
-        &[("AMPLIHACK_CLAUDE", "/nonexistent/claude")],
-    );
-    assert_eq!(
-        reply_of(&output)["hookSpecificOutput"]["permissionDecision"],
-        Value::Null
-    );
-    assert!(
-        stderr(&output).contains("cannot run /nonexistent/claude"),
-        "{}",
-        stderr(&output)
-    );
+    // No tools in the side question where Claude Code has `--tools` (2.1); 2.0.30 offers its
+    // tools, and `--max-turns 1` ends the question should the model reach for one.
+    if *claude == support::claude_bin() {
+        assert!(
+            asked["tools"].as_array().is_none_or(Vec::is_empty),
+            "{asked}"
+        );
+    }
 }
 
 /// AMCP's exit codes: 0 reads stdout (JSON or nothing), 2 denies with stderr as the reason, any

@@ -139,6 +139,8 @@ fn ask_claude(
     command
         .args(base_args)
         .args(["-p", "--output-format", "json", "--model", &llm.model])
+        // One answer: a model that reaches for a tool ends the question (a failure, for on_failure).
+        .args(["--max-turns", "1"])
         .args(["--settings", r#"{"disableAllHooks": true}"#]);
     if version.is_some_and(|v| v >= QUIET_SINCE) {
         command.args(["--tools", "", "--no-session-persistence"]);
