@@ -6,9 +6,10 @@
 //! and the run's result (where a blocked prompt's reason goes).
 //!
 //! What Claude Code 2.1.328 sends, found by running it (and read in its bundle):
-//! * plain stdout on SessionStart / UserPromptSubmit: `SessionStart:startup hook success: <text>`,
-//!   `UserPromptSubmit hook success: <text>`; `additionalContext`: `SessionStart hook additional
-//!   context: <text>`, `PreToolUse:Bash hook additional context: <text>`;
+//! * plain stdout on SessionStart / UserPromptSubmit / UserPromptExpansion: `SessionStart:startup
+//!   hook success: <text>`, `UserPromptSubmit hook success: <text>`, `UserPromptExpansion hook
+//!   success: <text>`; `additionalContext`: `SessionStart hook additional context: <text>`,
+//!   `PreToolUse:Bash hook additional context: <text>`, one paragraph per handler;
 //! * an exit-2 block: `[<command, ${CLAUDE_PLUGIN_ROOT} filled in>]: <stderr as it came>` then
 //!   `\nThis hook comes from the <name>@inline plugin.`; as a tool result behind `PreToolUse:Bash
 //!   hook error: `, as a user text behind `Stop hook feedback:\n`, and for a prompt in the result,
@@ -135,6 +136,8 @@ fn seen(fake: &FakeAnthropic, run: &support::ClaudeRun, root: &Path) -> Vec<Vec<
 
 struct Case {
     name: &'static str,
+    /// What the user types: `go`, or their own slash command `/greet`.
+    prompt: &'static str,
     hooks: Value,
     turns: Vec<Turn>,
     /// Texts the native run must show (`<ROOT>` for the plugin's directory): the comparison
@@ -153,6 +156,7 @@ fn cases() -> Vec<Case> {
     let nonl = |script: &str| json!({"type": "command", "command": format!("NONL=1 \"${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}")});
     vec![
         Case {
+            prompt: "go",
             name: "plain stdout and additionalContext",
             hooks: json!({"hooks": {
                 "SessionStart": [{"hooks": [run("say\" PROBE-SS-PLAIN"), run("context\" SessionStart PROBE-SS-JSON")]}],
@@ -170,6 +174,7 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
+            prompt: "go",
             name: "PreToolUse, one exit-2 blocker",
             hooks: json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [run("block\" 0 pre PROBE-PRE")]}]}}),
             turns: bash_then_done(),
@@ -179,6 +184,7 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
+            prompt: "go",
             name: "PreToolUse, two exit-2 blockers, the first slower",
             hooks: json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [run("block\" 0.4 preA PROBE-PRE-SLOW"), nonl("block\" 0 preB PROBE-PRE-FAST")]}]}}),
             turns: bash_then_done(),
@@ -187,6 +193,7 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
+            prompt: "go",
             name: "Stop, one exit-2 blocker without a final newline",
             hooks: json!({"hooks": {"Stop": [{"hooks": [nonl("block\" 0 stop PROBE-STOP")]}]}}),
             turns: vec![Turn::text("done"), Turn::text("done2")],
@@ -196,6 +203,7 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
+            prompt: "go",
             name: "Stop, two exit-2 blockers, the first slower",
             hooks: json!({"hooks": {"Stop": [{"hooks": [run("block\" 0.4 stopA PROBE-STOP-SLOW"), nonl("block\" 0 stopB PROBE-STOP-FAST")]}]}}),
             turns: vec![Turn::text("done"), Turn::text("done2")],
@@ -205,6 +213,7 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
+            prompt: "go",
             name: "UserPromptSubmit, one exit-2 blocker",
             hooks: json!({"hooks": {"UserPromptSubmit": [{"hooks": [run("block\" 0 ups PROBE-UPS")]}]}}),
             turns: vec![Turn::text("done")],
@@ -213,6 +222,7 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
+            prompt: "go",
             name: "UserPromptSubmit, two exit-2 blockers, the first slower",
             hooks: json!({"hooks": {"UserPromptSubmit": [{"hooks": [run("block\" 0.4 upsA PROBE-UPS-SLOW"), run("block\" 0 upsB PROBE-UPS-FAST")]}]}}),
             turns: vec![Turn::text("done")],
@@ -220,7 +230,53 @@ fn cases() -> Vec<Case> {
                 "UserPromptSubmit operation blocked by hook:\n[\"<ROOT>/hooks/block\" 0 upsB PROBE-UPS-FAST]: upsB PROBE-UPS-FAST\n\nThis hook comes from the texts-probe@inline plugin.\n\nOriginal prompt: go",
             ],
         },
+        Case {
+            prompt: "/greet",
+            name: "UserPromptExpansion, plain stdout and additionalContext",
+            hooks: json!({"hooks": {
+                "UserPromptExpansion": [{"hooks": [run("say\" PROBE-UPE-PLAIN"), run("context\" UserPromptExpansion PROBE-UPE-JSON")]}],
+            }}),
+            turns: vec![Turn::text("hello")],
+            native_shows: vec!["PROBE-UPE-PLAIN", "PROBE-UPE-JSON"],
+        },
     ]
+}
+
+/// The user's own slash command `/greet`, whose expansion fires UserPromptExpansion.
+fn greet_command(env: &TestEnv) {
+    env.write(
+        &env.home.join(".claude/commands/greet.md"),
+        "Say hello to the team.\n",
+    );
+}
+
+/// Through amplihack: installed as a user installs a plugin (which registers the events it needs
+/// with Claude Code), from a copy of the same files. Returns where it went.
+fn install_through_amplihack(env: &TestEnv, hooks: &Value) -> std::path::PathBuf {
+    let source = env.root().join("download").join(NAME);
+    write_plugin(&source, hooks);
+    let source = source.to_string_lossy().into_owned();
+    for args in [
+        vec!["install", "--host", "claude"],
+        vec!["hooks", "install", source.as_str()],
+    ] {
+        let mut command = env.amplihack(&args);
+        command.env("AMPLIHACK_CLAUDE_BIN", support::claude_bin());
+        let (output, _) =
+            support::run_with_timeout(command, b"", std::time::Duration::from_secs(120));
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            support::stderr(&output)
+        );
+    }
+    let dir = env.user_hooks_dir().join(NAME);
+    assert!(
+        dir.join("hooks/hooks.json").is_file(),
+        "not installed in {}",
+        dir.display()
+    );
+    dir
 }
 
 #[test]
@@ -228,12 +284,13 @@ fn the_model_reads_the_same_texts_through_amplihack_as_natively() {
     let mut failures = Vec::new();
     for case in cases() {
         let env = TestEnv::new();
+        greet_command(&env);
         let dir = env.root().join("plugins").join(NAME);
         write_plugin(&dir, &case.hooks);
         let fake = FakeAnthropic::start(case.turns.clone());
         let native_run = env.claude_with(
             &fake.url,
-            &["-p", "go", "--plugin-dir", &dir.to_string_lossy()],
+            &["-p", case.prompt, "--plugin-dir", &dir.to_string_lossy()],
             &[],
         );
         let native = seen(&fake, &native_run, &dir);
@@ -252,16 +309,10 @@ fn the_model_reads_the_same_texts_through_amplihack_as_natively() {
         }
 
         let env = TestEnv::new();
-        let installed = env.run_amplihack(&["install", "--host", "claude"]);
-        assert!(
-            installed.status.success(),
-            "{}",
-            support::stderr(&installed)
-        );
-        let dir = env.user_hooks_dir().join(NAME);
-        write_plugin(&dir, &case.hooks);
+        greet_command(&env);
+        let dir = install_through_amplihack(&env, &case.hooks);
         let fake = FakeAnthropic::start(case.turns);
-        let run = env.claude_with(&fake.url, &["-p", "go"], &[]);
+        let run = env.claude_with(&fake.url, &["-p", case.prompt], &[]);
         let forwarded = seen(&fake, &run, &dir);
         if forwarded != native {
             failures.push(format!(

@@ -83,14 +83,8 @@ pub fn interpret(
         (Some(0), None)
             if takes_plain_text_context(event) && !finished.stdout.trim().is_empty() =>
         {
-            let text = finished.stdout.trim();
-            // Labelled `hook success` where Claude Code 2.1.328 was seen to (SessionStart,
-            // UserPromptSubmit); UserPromptExpansion's label is unobserved, so it stays context.
-            if *event == EventName::UserPromptExpansion {
-                (Reply::context(text), None)
-            } else {
-                (Reply::plain_context(text), None)
-            }
+            // Claude Code 2.1.328 labels it `hook success`, not `additional context`.
+            (Reply::plain_context(finished.stdout.trim()), None)
         }
         (Some(0), None) => (Reply::default(), None),
         // Exit 2 blocks whatever the JSON says; its `reason`, if any, is the message.
@@ -325,7 +319,7 @@ mod tests {
             (E::PreToolUse, finished(Some(0), "just text", ""), Reply::default(), false),
             (E::UserPromptSubmit, finished(Some(0), "remember X\n", ""), Reply::plain_context("remember X"), false),
             (E::SessionStart, finished(Some(0), "ctx", ""), Reply::plain_context("ctx"), false),
-            (E::UserPromptExpansion, finished(Some(0), "ctx", ""), Reply::context("ctx"), false),
+            (E::UserPromptExpansion, finished(Some(0), "ctx", ""), Reply::plain_context("ctx"), false),
             (E::PreToolUse, finished(Some(2), "", "no way\n"), deny(&ORIGIN.blocking_error("no way\n")), false),
             (E::PreToolUse, finished(Some(2), "{\"decision\":\"approve\"}", ""), deny(&ORIGIN.blocking_error("")), false),
             (E::PreToolUse, finished(Some(1), "", "oops\nmore"), Reply::default(), true),

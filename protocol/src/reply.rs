@@ -43,7 +43,8 @@ pub struct Reply {
     /// `<event> hook additional context: `).
     pub context: Vec<String>,
     /// Context for the model that handlers printed as plain text (exit 0, not JSON) on the events
-    /// where Claude Code hands that to the model (SessionStart, UserPromptSubmit): Claude Code
+    /// where Claude Code hands that to the model (SessionStart, UserPromptSubmit,
+    /// UserPromptExpansion): Claude Code
     /// labels it `<event>[:<source>] hook success: `, so it is kept apart to be labelled alike.
     pub plain_context: Vec<String>,
     /// Context Claude Code hands the model with no label: what background (`async`) handlers
