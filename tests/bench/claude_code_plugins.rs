@@ -141,7 +141,7 @@ fn session(calls: usize, through_amplihack: bool) -> Option<f64> {
         per_call(&env.claude_with(&fake.url, &args, &[]).debug_log, HANDLERS)
     };
     // Too few measured calls is a broken run, not a fast one.
-    (samples.len() * 2 >= calls).then(|| interquartile_mean(samples))
+    (!samples.is_empty() && samples.len() * 2 >= calls).then(|| interquartile_mean(samples))
 }
 
 /// One attempt: `rounds` interleaved pairs of sessions (which goes first alternates), each
