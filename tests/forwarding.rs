@@ -145,8 +145,12 @@ fn answers_merge_deny_over_ask_over_allow_with_contexts_named() {
     let context = reply["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .expect("context");
-    // In order, and undecorated: the model reads what the plugins wrote, as it would natively.
-    assert_eq!(context, "ctx from a\n\nctx from c");
+    // In order, each with the label Claude Code gives a hook's context (it adds the first
+    // itself): the model reads what it would natively, where each handler answers alone.
+    assert_eq!(
+        context,
+        "ctx from a\n\nPreToolUse:Bash hook additional context: ctx from c"
+    );
 
     env.plugin(
         &dir,
@@ -162,7 +166,7 @@ fn answers_merge_deny_over_ask_over_allow_with_contexts_named() {
     assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny");
     assert_eq!(
         reply["hookSpecificOutput"]["permissionDecisionReason"],
-        "not today"
+        "[echo 'not today' >&2; exit 2]: not today\n\nThis hook comes from the d-deny@inline plugin."
     );
 
     // Under Amplifier the same merge is rendered in the bridge's forms.
@@ -223,11 +227,9 @@ fn answers_merge_deny_over_ask_over_allow_with_contexts_named() {
         &json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "hi"}),
         &[],
     );
-    assert!(
-        reply_of(&output)["hookSpecificOutput"]["additionalContext"]
-            .as_str()
-            .is_some_and(|c| c.contains("remember the milk"))
-    );
+    // As plain text, which Claude Code labels `UserPromptSubmit hook success: `, as it does the
+    // plugin's own output natively.
+    assert_eq!(stdout(&output), "remember the milk\n");
     let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
     assert!(output.stdout.is_empty());
 
@@ -251,7 +253,8 @@ fn answers_merge_deny_over_ask_over_allow_with_contexts_named() {
 /// Several handlers blocking one call: the model gets one reason, that of the handler that
 /// finished last, whether it blocked by exit 2 or by JSON (Claude Code 2.1.328, observed with the
 /// same handlers under --plugin-dir: ONE/TWO gave TWO, SLOW/FAST gave SLOW, SLOW2/FASTJSON gave
-/// SLOW2).
+/// SLOW2). An exit-2 reason reads as Claude Code frames it: `[<command>]: <stderr>` and the
+/// plugin it comes from (tests/hook_texts_e2e.rs compares it with the real Claude Code).
 #[test]
 fn several_blockers_give_the_reason_of_the_last_to_finish() {
     let deny = |reason: &str| {
@@ -266,7 +269,7 @@ fn several_blockers_give_the_reason_of_the_last_to_finish() {
                 "echo ONE >&2; exit 2".to_string(),
                 "sleep 0.2; echo TWO >&2; exit 2".to_string(),
             ],
-            "TWO",
+            "[sleep 0.2; echo TWO >&2; exit 2]: TWO\n\nThis hook comes from the blockers@inline plugin.",
         ),
         (
             vec![format!("sleep 0.2; {}", deny("SLOW")), deny("FAST")],
@@ -277,7 +280,7 @@ fn several_blockers_give_the_reason_of_the_last_to_finish() {
                 "sleep 0.2; echo SLOW2 >&2; exit 2".to_string(),
                 deny("FASTJSON"),
             ],
-            "SLOW2",
+            "[sleep 0.2; echo SLOW2 >&2; exit 2]: SLOW2\n\nThis hook comes from the blockers@inline plugin.",
         ),
     ];
     for (handlers, expected) in cases {

@@ -11,8 +11,52 @@ use serde_json::Value;
 
 use crate::execute::Finished;
 
+/// Who answered: what a warning names, and what Claude Code 2.1.328 tells the model about a
+/// handler that blocked with exit 2 (`[<command>]: <stderr>` and, for a plugin's handler,
+/// `This hook comes from the <name>@inline plugin.`).
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    /// The plugin's directory name, as warnings name it.
+    pub plugin: &'a str,
+    /// The command as Claude Code shows it: `${CLAUDE_PLUGIN_ROOT}` filled in, nothing quoted.
+    /// `None` for another dialect's handler (AMCP, the proposal's), which Claude Code never
+    /// runs: its block's reason is its stderr alone.
+    pub command: Option<&'a str>,
+    /// The plugin's id (`<name>@inline`, the id Claude Code gives a plugin directory it loads
+    /// with `--plugin-dir`); `None` for a level's own hooks file, which is no plugin.
+    pub plugin_id: Option<&'a str>,
+}
+
+impl Origin<'_> {
+    /// Claude Code's text for an exit-2 block: stderr as it came (untrimmed), else
+    /// `No stderr output`, then the attribution on its own line.
+    pub fn blocking_error(&self, stderr: &str) -> String {
+        let Some(command) = self.command else {
+            return Some(stderr.trim()).filter(|s| !s.is_empty()).map_or_else(
+                || format!("blocked by hook from {}", self.plugin),
+                str::to_string,
+            );
+        };
+        let stderr = if stderr.is_empty() {
+            "No stderr output"
+        } else {
+            stderr
+        };
+        let attribution = self
+            .plugin_id
+            .map(|id| format!("\nThis hook comes from the {id} plugin."))
+            .unwrap_or_default();
+        format!("[{command}]: {stderr}{attribution}")
+    }
+}
+
 /// The reply and, separately, a warning for the user (non-blocking failures).
-pub fn interpret(event: &EventName, plugin: &str, finished: &Finished) -> (Reply, Option<String>) {
+pub fn interpret(
+    event: &EventName,
+    origin: &Origin<'_>,
+    finished: &Finished,
+) -> (Reply, Option<String>) {
+    let plugin = origin.plugin;
     if let Some(error) = &finished.spawn_error {
         return (
             Reply::default(),
@@ -39,7 +83,8 @@ pub fn interpret(event: &EventName, plugin: &str, finished: &Finished) -> (Reply
         (Some(0), None)
             if takes_plain_text_context(event) && !finished.stdout.trim().is_empty() =>
         {
-            (Reply::context(finished.stdout.trim()), None)
+            // Claude Code 2.1.328 labels it `hook success`, not `additional context`.
+            (Reply::plain_context(finished.stdout.trim()), None)
         }
         (Some(0), None) => (Reply::default(), None),
         // Exit 2 blocks whatever the JSON says; its `reason`, if any, is the message.
@@ -48,11 +93,10 @@ pub fn interpret(event: &EventName, plugin: &str, finished: &Finished) -> (Reply
                 Some(Ok(answer)) => (from_json(event, &answer), text(answer.get("reason"))),
                 _ => (Reply::default(), None),
             };
-            let stderr = finished.stderr.trim();
+            // A JSON reason is the model's text as it is; stderr comes as Claude Code frames it.
             let reason = json_reason
                 .or(reply.reason.take())
-                .or_else(|| (!stderr.is_empty()).then(|| stderr.to_string()))
-                .unwrap_or_else(|| format!("blocked by hook from {plugin}"));
+                .unwrap_or_else(|| origin.blocking_error(&finished.stderr));
             reply.decision = Some(Decision::Deny);
             reply.reason = Some(reason);
             (reply, None)
@@ -224,6 +268,48 @@ mod tests {
         }
     }
 
+    const ORIGIN: Origin<'static> = Origin {
+        plugin: "p",
+        command: Some("/plugins/p/check"),
+        plugin_id: Some("p@inline"),
+    };
+
+    #[test]
+    fn an_exit_2_block_reads_as_claude_code_frames_it() {
+        let own_file = Origin {
+            plugin_id: None,
+            ..ORIGIN
+        };
+        let dialect = Origin {
+            command: None,
+            ..ORIGIN
+        };
+        let cases = [
+            (
+                ORIGIN,
+                "no way\n",
+                "[/plugins/p/check]: no way\n\nThis hook comes from the p@inline plugin.",
+            ),
+            (
+                ORIGIN,
+                "no way",
+                "[/plugins/p/check]: no way\nThis hook comes from the p@inline plugin.",
+            ),
+            (
+                ORIGIN,
+                "",
+                "[/plugins/p/check]: No stderr output\nThis hook comes from the p@inline plugin.",
+            ),
+            (own_file, "  spaced\n", "[/plugins/p/check]:   spaced\n"),
+            (dialect, "  spaced\n", "spaced"),
+            (dialect, "", "blocked by hook from p"),
+        ];
+        for (origin, stderr, want) in cases {
+            let (reply, _) = interpret(&EventName::Stop, &origin, &finished(Some(2), "", stderr));
+            assert_eq!(reply, Reply::deny(want), "{stderr:?}");
+        }
+    }
+
     #[test]
     fn every_output_form() {
         use EventName as E;
@@ -231,10 +317,11 @@ mod tests {
         let cases: Vec<(E, Finished, Reply, bool)> = vec![
             (E::PreToolUse, finished(Some(0), "", ""), Reply::default(), false),
             (E::PreToolUse, finished(Some(0), "just text", ""), Reply::default(), false),
-            (E::UserPromptSubmit, finished(Some(0), "remember X\n", ""), Reply::context("remember X"), false),
-            (E::SessionStart, finished(Some(0), "ctx", ""), Reply::context("ctx"), false),
-            (E::PreToolUse, finished(Some(2), "", "no way\n"), deny("no way"), false),
-            (E::PreToolUse, finished(Some(2), "{\"decision\":\"approve\"}", ""), deny("blocked by hook from p"), false),
+            (E::UserPromptSubmit, finished(Some(0), "remember X\n", ""), Reply::plain_context("remember X"), false),
+            (E::SessionStart, finished(Some(0), "ctx", ""), Reply::plain_context("ctx"), false),
+            (E::UserPromptExpansion, finished(Some(0), "ctx", ""), Reply::plain_context("ctx"), false),
+            (E::PreToolUse, finished(Some(2), "", "no way\n"), deny(&ORIGIN.blocking_error("no way\n")), false),
+            (E::PreToolUse, finished(Some(2), "{\"decision\":\"approve\"}", ""), deny(&ORIGIN.blocking_error("")), false),
             (E::PreToolUse, finished(Some(1), "", "oops\nmore"), Reply::default(), true),
             (E::PreToolUse, Finished { timed_out: true, ..finished(None, "", "") }, Reply::default(), true),
             (E::Stop, finished(Some(0), &json!({"decision": "block", "reason": "again"}).to_string(), ""), deny("again"), false),
@@ -288,10 +375,10 @@ mod tests {
             (E::Stop, finished(Some(1), &json!({"decision": "block", "reason": "r1"}).to_string(), "noise"), deny("r1"), false),
             // ... exit 2 blocks whatever the JSON says, with its reason when it has one ...
             (E::PreToolUse, finished(Some(2), &json!({"permissionDecision": "allow", "reason": "json says"}).to_string(), "stderr says"), deny("json says"), false),
-            (E::PostToolUse, finished(Some(2), "not json", "stderr says\n"), deny("stderr says"), false),
+            (E::PostToolUse, finished(Some(2), "not json", "stderr says\n"), deny(&ORIGIN.blocking_error("stderr says\n")), false),
             // ... and output that starts with { but is not JSON is an error, never context.
             (E::UserPromptSubmit, finished(Some(0), "{oops", ""), Reply::default(), true),
-            (E::UserPromptSubmit, finished(Some(0), "[1, 2]", ""), Reply::context("[1, 2]"), false),
+            (E::UserPromptSubmit, finished(Some(0), "[1, 2]", ""), Reply::plain_context("[1, 2]"), false),
             // Fields amplihack does not read itself reach Claude Code unchanged, for their event.
             (
                 E::UserPromptSubmit,
@@ -307,7 +394,7 @@ mod tests {
             ),
         ]);
         for (event, output, want, warns) in cases {
-            let (reply, warning) = interpret(&event, "p", &output);
+            let (reply, warning) = interpret(&event, &ORIGIN, &output);
             assert_eq!(reply, want, "{event} {output:?}");
             assert_eq!(warning.is_some(), warns, "{event} {output:?}: {warning:?}");
         }

@@ -256,15 +256,18 @@ fn answer_of(result: &Value) -> Reply {
         let body = Some(text("stderr").trim())
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| text("stdout").trim());
-        return Reply::context(format!("{message} {body}"));
+        return Reply {
+            unlabelled_context: vec![format!("{message} {body}")],
+            ..Reply::default()
+        };
     }
     let Some(answer) = answer::async_answer(&event, text("stdout")) else {
         return Reply::default();
     };
     // Claude Code hands both texts to the model as they are: the message first.
     let mut reply = Reply::default();
-    reply.context.extend(answer.system_message);
-    reply.context.extend(answer.context);
+    reply.unlabelled_context.extend(answer.system_message);
+    reply.unlabelled_context.extend(answer.context);
     reply
 }
 

@@ -123,6 +123,8 @@ struct Candidate<'p> {
     plugin: &'p Plugin,
     /// Its label: what the audit log names, and what identical handlers share.
     command: String,
+    /// The command as Claude Code names it to the model when the handler blocks.
+    shown: String,
     /// What runs: the program and its arguments.
     argv: Vec<String>,
     timeout: Duration,
@@ -460,9 +462,12 @@ fn candidates<'p>(
             let Ok(argv) = handler.kind.program(&context) else {
                 continue;
             };
-            let command = match &handler.kind {
-                Kind::Command(shell) => shell.shown(&context),
-                _ => handler.command.clone(),
+            let (command, shown) = match &handler.kind {
+                Kind::Command(shell) => (
+                    shell.shown(&context),
+                    shell.as_claude_code_shows(&plugin.root.to_string_lossy()),
+                ),
+                _ => (handler.command.clone(), handler.command.clone()),
             };
             if candidates.iter().any(|c| c.command == command) {
                 continue; // identical commands run once
@@ -470,6 +475,7 @@ fn candidates<'p>(
             candidates.push(Candidate {
                 plugin,
                 command,
+                shown,
                 argv,
                 // Seconds, as Claude Code reads them (thousands are common); any size is safe.
                 timeout: Duration::try_from_secs_f64(handler.timeout_secs).unwrap_or(Duration::MAX),
@@ -662,8 +668,16 @@ fn run_in_order(
             };
             // Another dialect's answer in Claude Code's words; its failure policy (dialects).
             let (finished, unreadable) = dialects::output(candidate.protocol, event, finished);
-            let (reply, warning) =
-                answer::interpret(&event.name, &candidate.plugin.name, &finished);
+            // The plugin's id is read only for a block, the one answer that names it.
+            let plugin_id = (finished.exit == Some(2))
+                .then(|| plugin_id(candidate.plugin))
+                .flatten();
+            let origin = answer::Origin {
+                plugin: &candidate.plugin.name,
+                command: (candidate.protocol == Protocol::Claude).then_some(&*candidate.shown),
+                plugin_id: plugin_id.as_deref(),
+            };
+            let (reply, warning) = answer::interpret(&event.name, &origin, &finished);
             let failed =
                 unreadable.map(|why| format!("hook from {}: {why}", candidate.plugin.name));
             let (reply, warning) = dialects::on_failure(
@@ -687,7 +701,7 @@ fn run_in_order(
                 .runs
                 .push(candidate.run(false, Some(finished), reply, warning));
         }
-        let merged_here = merge_batch(answers);
+        let merged_here = merge_batch(&event.name, answers);
         let denied = merged_here.decision == Some(Decision::Deny);
         if let Some(input) = &merged_here.updated_input {
             stdin = with_tool_input(&event.raw, input);
@@ -699,22 +713,51 @@ fn run_in_order(
     }
 }
 
+/// The id Claude Code gives a plugin directory it loads with `--plugin-dir`: its manifest's
+/// name (else the directory's), `@inline`. A level's own hooks file is no plugin: `None`.
+fn plugin_id(plugin: &Plugin) -> Option<String> {
+    if plugin.root == plugin.hooks_dir {
+        return None;
+    }
+    let manifest = std::fs::read(plugin.root.join(crate::discovery::MANIFEST)).ok();
+    let name = manifest
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .and_then(|m| m.get("name").and_then(Value::as_str).map(str::to_string))
+        .filter(|name| !name.trim().is_empty())
+        .unwrap_or_else(|| plugin.name.clone());
+    Some(format!("{name}@inline"))
+}
+
 /// One batch's answers merged, in plugin order, as Claude Code 2.1.328 merges parallel handlers
-/// (observed with --plugin-dir): when several block the call, the model gets one reason, that of
-/// the handler that finished last (exit 2 or JSON alike); contexts and messages are all kept.
-fn merge_batch(answers: Vec<(Duration, Reply)>) -> Reply {
-    let last_blocker = answers
+/// (observed with --plugin-dir): contexts and messages are all kept; when several block, what the
+/// model (or the user) is told depends on the event. PreToolUse and the others: the reason of the
+/// handler that finished last. UserPromptSubmit: that of the first to finish (it ends the prompt).
+/// Stop: every reason, in the order they finished, each its own `Stop hook feedback:` (Claude
+/// Code adds that label to the first; the others carry it in the text).
+fn merge_batch(event: &EventName, mut answers: Vec<(Duration, Reply)>) -> Reply {
+    let mut blockers: Vec<(Duration, Option<String>)> = answers
         .iter()
         .filter(|(_, reply)| reply.decision == Some(Decision::Deny))
-        .max_by_key(|(took, _)| *took)
-        .map(|(_, reply)| reply.reason.clone());
+        .map(|(took, reply)| (*took, reply.reason.clone()))
+        .collect();
+    blockers.sort_by_key(|(took, _)| *took); // stable: ties keep plugin order
+    let reason = match event {
+        EventName::Stop => Some(
+            blockers
+                .iter()
+                .filter_map(|(_, reason)| reason.as_deref())
+                .collect::<Vec<_>>()
+                .join("\nStop hook feedback:\n"),
+        )
+        .filter(|joined| !joined.is_empty()),
+        EventName::UserPromptSubmit => blockers.first().and_then(|(_, r)| r.clone()),
+        _ => blockers.last().and_then(|(_, r)| r.clone()),
+    };
     let mut merged = Reply::default();
-    for (_, reply) in answers {
+    for (_, reply) in answers.drain(..) {
         merged.merge(reply);
     }
-    if let Some(reason) = last_blocker
-        && merged.decision == Some(Decision::Deny)
-    {
+    if !blockers.is_empty() && merged.decision == Some(Decision::Deny) {
         merged.reason = reason;
     }
     merged
@@ -899,16 +942,17 @@ fn unix_time_millis() -> String {
 /// Caps the total context at [`CONTEXT_CAP`] characters: past it, the whole text goes to a file
 /// under `<state>/context/` and the reply carries its start and the file's path instead.
 pub fn cap_context(reply: &mut Reply, state: Option<&StateDir>, session: Option<&str>) {
-    let total: usize = reply
-        .context
-        .iter()
-        .map(|c| c.chars().count())
-        .sum::<usize>()
-        + reply.context.len().saturating_sub(1) * 2;
+    let texts = (reply.plain_context.iter())
+        .chain(&reply.context)
+        .chain(&reply.unlabelled_context);
+    let total: usize = texts.clone().map(|c| c.chars().count()).sum::<usize>()
+        + texts.count().saturating_sub(1) * 2;
     if total <= CONTEXT_CAP {
         return;
     }
-    let full = reply.context.join("\n\n");
+    let full = reply.all_context().join("\n\n");
+    reply.plain_context.clear();
+    reply.unlabelled_context.clear();
     let saved = state.and_then(|state| {
         let stamp = amplihack_state::time::now_unix().as_nanos();
         let path = state

@@ -32,7 +32,7 @@ fn can_block(event: &EventName) -> bool {
 
 pub fn render(event: &EventName, reply: &Reply) -> Rendered {
     let mut out = Map::new();
-    let mut context = reply.context.clone();
+    let mut context = reply.all_context();
     let restrictive = matches!(reply.decision, Some(Decision::Deny | Decision::Ask));
 
     if restrictive && can_block(event) {
@@ -85,7 +85,7 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
 /// say. One action, by the registry's own precedence: deny, then ask_user, then modify (a new
 /// `tool_input` on `tool:pre`), then inject_context.
 pub fn hook_result(event: &EventName, reply: &Reply) -> Option<Value> {
-    let mut context = reply.context.clone();
+    let mut context = reply.all_context();
     let mut result = Map::new();
     let blocks = matches!(
         event,

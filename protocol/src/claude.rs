@@ -7,8 +7,86 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::event::EventName;
+use crate::event::{EventName, HookEvent};
 use crate::reply::{Decision, Rendered, Reply};
+
+/// How Claude Code 2.1.328 names one hook's output to the model (observed with --plugin-dir):
+/// plain stdout as `<success> hook success: <text>`, `additionalContext` as `<additional> hook
+/// additional context: <text>`, each handler's text its own paragraph. amplihack answers once for
+/// all its handlers, so Claude Code labels only the first text; the others carry their labels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Labels {
+    /// `SessionStart:startup`, `UserPromptSubmit`.
+    pub success: String,
+    /// `SessionStart`, `PreToolUse:Bash`, `Stop`.
+    pub additional: String,
+}
+
+impl Labels {
+    /// The names Claude Code gives hooks of this event: the tool on tool events, the source on
+    /// SessionStart's plain output.
+    pub fn of(event: &HookEvent) -> Labels {
+        let name = event.name.as_str();
+        let field = |key: &str| event.raw.get(key).and_then(Value::as_str);
+        let additional = match (event.tool(), field("tool_name")) {
+            (Some(_), Some(tool)) => format!("{name}:{tool}"),
+            (Some(call), None) => format!("{name}:{}", call.name),
+            (None, _) => name.to_string(),
+        };
+        let success = match event.name {
+            EventName::SessionStart => format!("{name}:{}", field("source").unwrap_or("startup")),
+            _ => additional.clone(),
+        };
+        Labels {
+            success,
+            additional,
+        }
+    }
+
+    /// Labels from the event's name alone.
+    pub fn named(event: &EventName) -> Labels {
+        Labels {
+            success: event.as_str().to_string(),
+            additional: event.as_str().to_string(),
+        }
+    }
+}
+
+/// The model's context as one text, and whether it goes out as plain stdout (which Claude Code
+/// labels `hook success`) rather than `additionalContext`. Plain stdout only when the first text is
+/// one and nothing else needs JSON; then plain texts first, else `additionalContext` texts first.
+fn context_text(labels: &Labels, reply: &Reply, plain_allowed: bool) -> Option<(bool, String)> {
+    // Claude Code would read stdout that starts with `{` as JSON.
+    let plain = plain_allowed
+        && reply
+            .plain_context
+            .first()
+            .is_some_and(|t| !t.trim_start().starts_with('{'));
+    let success = reply
+        .plain_context
+        .iter()
+        .map(|t| (format!("{} hook success: ", labels.success), t));
+    let additional = reply.context.iter().map(|t| {
+        (
+            format!("{} hook additional context: ", labels.additional),
+            t,
+        )
+    });
+    let unlabelled = reply.unlabelled_context.iter().map(|t| (String::new(), t));
+    let ordered: Vec<(String, &String)> = if plain {
+        success.chain(additional).chain(unlabelled).collect()
+    } else {
+        additional.chain(unlabelled).chain(success).collect()
+    };
+    let (_, first) = ordered.first()?;
+    let mut text = (*first).clone();
+    for (label, t) in &ordered[1..] {
+        text.push_str("\n\n");
+        text.push_str(label);
+        text.push_str(t);
+    }
+    Some((plain, text))
+}
 
 /// Events where a top-level `decision: "block"` with a `reason` is honoured.
 fn takes_top_level_block(event: &EventName) -> bool {
@@ -47,7 +125,12 @@ fn takes_additional_context(event: &EventName) -> bool {
     )
 }
 
+/// [`render_labelled`] with labels from the event's name alone.
 pub fn render(event: &EventName, reply: &Reply) -> Rendered {
+    render_labelled(event, &Labels::named(event), reply)
+}
+
+pub fn render_labelled(event: &EventName, labels: &Labels, reply: &Reply) -> Rendered {
     let mut out = Map::new();
     let mut specific = Map::new();
 
@@ -105,12 +188,6 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
         (_, _, message) => message.clone(),
     };
 
-    if !reply.context.is_empty() && takes_additional_context(event) {
-        specific.insert(
-            "additionalContext".into(),
-            json!(reply.context.join("\n\n")),
-        );
-    }
     if let Some(message) = system_message {
         out.insert("systemMessage".into(), json!(message));
     }
@@ -123,6 +200,20 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
     if let Some(reason) = &reply.halt {
         out.insert("continue".into(), json!(false));
         out.insert("stopReason".into(), json!(reason));
+    }
+    let needs_json = !out.is_empty() || !specific.is_empty();
+    let context = takes_additional_context(event)
+        .then(|| context_text(labels, reply, !needs_json))
+        .flatten();
+    if let Some((true, text)) = context {
+        return Rendered {
+            stdout: Some(text),
+            stderr: None,
+            exit_code: 0,
+        };
+    }
+    if let Some((_, text)) = context {
+        specific.insert("additionalContext".into(), json!(text));
     }
     if !specific.is_empty() {
         let mut with_name = Map::new();

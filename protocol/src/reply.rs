@@ -39,8 +39,17 @@ pub struct Reply {
     pub reason: Option<String>,
     /// Replaces the tool input (PreToolUse, PermissionRequest allow).
     pub updated_input: Option<Value>,
-    /// Context for the model, in order.
+    /// Context for the model, in order: answered as `additionalContext` (Claude Code labels it
+    /// `<event> hook additional context: `).
     pub context: Vec<String>,
+    /// Context for the model that handlers printed as plain text (exit 0, not JSON) on the events
+    /// where Claude Code hands that to the model (SessionStart, UserPromptSubmit,
+    /// UserPromptExpansion): Claude Code
+    /// labels it `<event>[:<source>] hook success: `, so it is kept apart to be labelled alike.
+    pub plain_context: Vec<String>,
+    /// Context Claude Code hands the model with no label: what background (`async`) handlers
+    /// answered, delivered at a later event.
+    pub unlabelled_context: Vec<String>,
     /// A warning for the user.
     pub system_message: Option<String>,
     /// `continue: false`: stop the agent altogether, with this reason for the user.
@@ -95,6 +104,24 @@ impl Reply {
         }
     }
 
+    /// A handler's plain stdout handed to the model (see [`Reply::plain_context`]).
+    pub fn plain_context(text: impl Into<String>) -> Reply {
+        Reply {
+            plain_context: vec![text.into()],
+            ..Reply::default()
+        }
+    }
+
+    /// Every context text, plain stdout first, for a host that does not label them.
+    pub fn all_context(&self) -> Vec<String> {
+        self.plain_context
+            .iter()
+            .chain(&self.context)
+            .chain(&self.unlabelled_context)
+            .cloned()
+            .collect()
+    }
+
     /// Folds another hook's answer into this one, the way Claude Code merges parallel hooks:
     /// the most restrictive decision wins (deny over ask over allow) and keeps its reason, any
     /// halt wins, contexts and messages accumulate in order, a later updated input replaces an
@@ -119,6 +146,8 @@ impl Reply {
             self.updated_input = other.updated_input;
         }
         self.context.extend(other.context);
+        self.plain_context.extend(other.plain_context);
+        self.unlabelled_context.extend(other.unlabelled_context);
         self.system_message = join(self.system_message.take(), other.system_message, "\n");
         if self.halt.is_none() {
             self.halt = other.halt;

@@ -73,7 +73,8 @@ fn claude_code_dialect() {
                 context: vec!["a".into(), "b".into()],
                 ..Reply::default()
             },
-            json!({"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"a\n\nb"}}),
+            // Each text its own paragraph with Claude Code's label, as when each handler answers.
+            json!({"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"a\n\nUserPromptSubmit hook additional context: b"}}),
         ),
         // Events that cannot take context or a block get nothing rather than something invalid.
         (E::SessionEnd, Reply::context("ctx"), Value::Null),
@@ -263,4 +264,112 @@ fn amplifier_hook_result_maps_every_action() {
             .stdout
             .is_none()
     );
+}
+
+/// Plain stdout and `additionalContext` reach the model under Claude Code's own labels (2.1.328,
+/// observed natively): `SessionStart:startup hook success: `, `SessionStart hook additional
+/// context: `. Claude Code labels the first text of amplihack's one answer by the form amplihack
+/// picks, so amplihack picks the form of its first text and labels the others itself.
+#[test]
+fn claude_code_labels_each_context_as_natively() {
+    use EventName as E;
+    use amplihack_protocol::claude::Labels;
+    let session = Labels {
+        success: "SessionStart:startup".into(),
+        additional: "SessionStart".into(),
+    };
+    let reply = |plain: &[&str], context: &[&str]| Reply {
+        plain_context: plain.iter().map(|s| s.to_string()).collect(),
+        context: context.iter().map(|s| s.to_string()).collect(),
+        ..Reply::default()
+    };
+    let cases: Vec<(E, Reply, Option<&str>)> = vec![
+        // Plain stdout alone: printed as plain stdout, which Claude Code labels itself.
+        (E::SessionStart, reply(&["P1"], &[]), Some("P1")),
+        (
+            E::SessionStart,
+            reply(&["P1", "P2"], &["C1"]),
+            Some(
+                "P1\n\nSessionStart:startup hook success: P2\n\nSessionStart hook additional context: C1",
+            ),
+        ),
+        // additionalContext alone, or first: JSON.
+        (E::SessionStart, reply(&[], &["C1", "C2"]), None),
+        // Plain text that Claude Code would read as JSON goes out as JSON.
+        (E::SessionStart, reply(&["{not json"], &[]), None),
+    ];
+    for (event, reply, plain) in cases {
+        let rendered = claude::render_labelled(&event, &session, &reply);
+        match plain {
+            Some(text) => assert_eq!(rendered.stdout.as_deref(), Some(text), "{reply:?}"),
+            None => {
+                let json = stdout_json(rendered.stdout);
+                let text = json["hookSpecificOutput"]["additionalContext"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let mut want: Vec<String> = reply.context.clone();
+                want.extend(reply.plain_context.iter().cloned());
+                assert!(text.starts_with(&want[0]), "{text}");
+                for (i, t) in want.iter().enumerate().skip(1) {
+                    let label = if i < reply.context.len() {
+                        "SessionStart hook additional context: "
+                    } else {
+                        "SessionStart:startup hook success: "
+                    };
+                    assert!(text.contains(&format!("\n\n{label}{t}")), "{text}");
+                }
+            }
+        }
+    }
+    // Anything else that needs JSON (a message for the user) takes the context along in it.
+    let mut with_message = reply(&["P1"], &["C1"]);
+    with_message.system_message = Some("hi".into());
+    let json =
+        stdout_json(claude::render_labelled(&E::SessionStart, &session, &with_message).stdout);
+    assert_eq!(
+        json["hookSpecificOutput"]["additionalContext"],
+        "C1\n\nSessionStart:startup hook success: P1"
+    );
+    assert_eq!(json["systemMessage"], "hi");
+}
+
+#[test]
+fn labels_name_the_tool_and_the_source_as_claude_code_does() {
+    use amplihack_protocol::claude::Labels;
+    let cases = [
+        (
+            json!({"hook_event_name": "SessionStart", "source": "resume"}),
+            "SessionStart:resume",
+            "SessionStart",
+        ),
+        (
+            json!({"hook_event_name": "SessionStart"}),
+            "SessionStart:startup",
+            "SessionStart",
+        ),
+        (
+            json!({"hook_event_name": "UserPromptSubmit", "prompt": "hi"}),
+            "UserPromptSubmit",
+            "UserPromptSubmit",
+        ),
+        (
+            json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}),
+            "PostToolUse:Bash",
+            "PostToolUse:Bash",
+        ),
+        (json!({"hook_event_name": "Stop"}), "Stop", "Stop"),
+    ];
+    for (payload, success, additional) in cases {
+        let event = amplihack_protocol::HookEvent::parse(payload.to_string().as_bytes(), None)
+            .unwrap_or_else(|e| panic!("{payload}: {e:?}"));
+        assert_eq!(
+            Labels::of(&event),
+            Labels {
+                success: success.into(),
+                additional: additional.into()
+            },
+            "{payload}"
+        );
+    }
 }

@@ -100,7 +100,7 @@ pub fn run(call: &Call<'_>) -> Outcome {
 /// The reply in the dialect of the host that called.
 pub fn render(host: Host, event: &HookEvent, reply: &Reply) -> Rendered {
     match host {
-        Host::ClaudeCode => claude::render(&event.name, reply),
+        Host::ClaudeCode => claude::render_labelled(&event.name, &claude::Labels::of(event), reply),
         Host::Amplifier => amplifier::render(&event.name, reply),
     }
 }

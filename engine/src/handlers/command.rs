@@ -41,6 +41,28 @@ impl Command {
         let pairs: Vec<(&str, &str)> = values.iter().map(|(p, v)| (*p, v.as_str())).collect();
         substitute_quoted(&self.command, &pairs)
     }
+
+    /// The command as Claude Code 2.1.328 names it to the model when it blocks (exit 2):
+    /// `${CLAUDE_PLUGIN_ROOT}` and `$CLAUDE_PLUGIN_ROOT` (a whole word) replaced by the plugin's
+    /// directory as they are, nothing quoted, nothing else substituted.
+    pub fn as_claude_code_shows(&self, plugin_root: &str) -> String {
+        let braced = self.command.replace("${CLAUDE_PLUGIN_ROOT}", plugin_root);
+        let bare = "$CLAUDE_PLUGIN_ROOT";
+        let mut out = String::with_capacity(braced.len());
+        let mut rest = braced.as_str();
+        while let Some(at) = rest.find(bare) {
+            let after = &rest[at + bare.len()..];
+            let word_goes_on = after
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            out.push_str(&rest[..at]);
+            out.push_str(if word_goes_on { bare } else { plugin_root });
+            rest = after;
+        }
+        out.push_str(rest);
+        out
+    }
 }
 
 impl HandlerKind for Command {
@@ -211,7 +233,7 @@ pub fn substitute_quoted(command: &str, placeholders: &[(&str, &str)]) -> String
 
 #[cfg(test)]
 mod tests {
-    use super::{simple_words, substitute_quoted};
+    use super::{Command, simple_words, substitute_quoted};
 
     /// Only commands that are words run without the shell, and then exactly as the shell would
     /// run them.
@@ -265,6 +287,32 @@ mod tests {
 
     /// Run by `sh` with `CLAUDE_PLUGIN_ROOT` exported too: every quoting form prints the path, and
     /// the single-quoted one reaches an inner shell literally and is expanded there.
+    #[test]
+    fn claude_code_shows_the_root_filled_in_and_nothing_else() {
+        let cases = [
+            (
+                "\"${CLAUDE_PLUGIN_ROOT}/hooks/check\" pre",
+                "\"/p r/hooks/check\" pre",
+            ),
+            (
+                "$CLAUDE_PLUGIN_ROOT/run.sh $CLAUDE_PLUGIN_ROOTS",
+                "/p r/run.sh $CLAUDE_PLUGIN_ROOTS",
+            ),
+            (
+                "python3 ${CLAUDE_PLUGIN_DATA}/x.py",
+                "python3 ${CLAUDE_PLUGIN_DATA}/x.py",
+            ),
+            ("'${CLAUDE_PLUGIN_ROOT}' $CLAUDE_PLUGIN_ROOT", "'/p r' /p r"),
+        ];
+        for (command, want) in cases {
+            let shown = Command {
+                command: command.into(),
+            }
+            .as_claude_code_shows("/p r");
+            assert_eq!(shown, want, "{command}");
+        }
+    }
+
     #[test]
     fn placeholders_survive_every_quoting_context() {
         let path = "/home/a user/it's \"here\"/$x";
