@@ -32,6 +32,7 @@ import logging
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -96,12 +97,51 @@ def table_timeouts(binary: str) -> dict[str, float]:
 
 
 def app_transcript(session_id: str) -> str | None:
-    """The Amplifier app's saved transcript of a session (it saves one after each tool call):
-    ``$AMPLIFIER_HOME`` (else ``~/.amplifier``) ``/projects/*/sessions/<id>/transcript.jsonl``."""
+    """The Amplifier app's saved transcript of a session (it saves one after each tool call in a
+    chat), for a session whose context module gives no messages: ``$AMPLIFIER_HOME`` (else ``~/.amplifier``) ``/projects/*/sessions/<id>/transcript.jsonl``."""
     home = os.environ.get("AMPLIFIER_HOME") or os.path.expanduser("~/.amplifier")
     pattern = os.path.join(glob.escape(home), "projects", "*", "sessions", glob.escape(session_id), "transcript.jsonl")
     found = sorted(glob.glob(pattern))
     return found[0] if found else None
+
+
+async def context_transcript(coordinator: Any) -> str | None:
+    """The session's whole conversation, as the app saves a transcript (one message a line, system
+    and developer messages left out), in a private temporary file the caller removes; None when the
+    session has no context module that gives its messages, or no message yet. The context module keeps every message
+    (context-simple compacts only the view a request sends), and it is current: the app saves its
+    own transcript only after a tool call in a chat, and only at the end of `amplifier run`."""
+    context = coordinator.get("context") if hasattr(coordinator, "get") else None
+    if context is None or not hasattr(context, "get_messages"):
+        return None
+    try:
+        messages = await context.get_messages()
+    except Exception as e:  # noqa: BLE001 - no transcript is no export, never a failed event
+        logger.warning("hooks-amplihack: cannot read the session's messages (%s)", e)
+        return None
+    if not isinstance(messages, list):
+        return None
+    try:
+        lines = []
+        for message in messages:
+            if hasattr(message, "model_dump"):
+                message = message.model_dump()
+            if isinstance(message, dict) and message.get("role") not in ("system", "developer"):
+                lines.append(json.dumps(message, default=str, ensure_ascii=False) + "\n")
+    except (TypeError, ValueError) as e:
+        logger.warning("hooks-amplihack: cannot write the session's transcript (%s)", e)
+        return None
+    if not lines:
+        return None
+    fd, path = tempfile.mkstemp(prefix="amplihack-transcript-", suffix=".jsonl")  # 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.writelines(lines)
+    except OSError as e:
+        logger.warning("hooks-amplihack: cannot write the session's transcript (%s)", e)
+        os.unlink(path)
+        return None
+    return path
 
 
 def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: str) -> dict[str, Any]:
@@ -155,7 +195,7 @@ def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: 
     if data.get("transcript_path"):
         payload["transcript_path"] = data["transcript_path"]
     elif event.startswith("context:"):
-        # What PreCompact's transcript export copies: the app's transcript, before compaction.
+        # Where the session has no context module to read: the app's saved transcript.
         transcript = app_transcript(str(payload["session_id"]))
         if transcript:
             payload["transcript_path"] = transcript
@@ -287,58 +327,74 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
                 state["stopped"] = True
             session_id = getattr(coordinator, "session_id", None) or "unknown"
             payload = payload_for(event, claude_event, data, session_id, cwd)
-            env = dict(os.environ)
-            env[VIA_MODULE] = "1"
-            env["AMPLIFIER_SESSION_ID"] = str(payload["session_id"])
-            env.setdefault("CLAUDE_PROJECT_DIR", cwd)
-            env.setdefault("AMPLIFIER_PROJECT_DIR", cwd)
-            if bridge_mounted():
-                env[BRIDGE_PRESENT] = "1"
-            else:
-                env.pop(BRIDGE_PRESENT, None)
-            timeout = float(config.get("timeout") or timeouts.get(subcommand) or DEFAULT_TIMEOUT)
+            transcript = None
+            if event.startswith("context:") and not (data or {}).get("transcript_path"):
+                # What PreCompact's transcript export copies: the conversation as it is now.
+                transcript = await context_transcript(coordinator)
+                if transcript:
+                    payload["transcript_path"] = transcript
             try:
-                process = await asyncio.create_subprocess_exec(
-                    binary, "--host", "amplifier", subcommand,
-                    cwd=cwd if os.path.isdir(cwd) else None, env=env,
-                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                    start_new_session=True)
-            except OSError as e:
-                logger.warning("hooks-amplihack: cannot run %s (%s); %s continues", binary, e, event)
-                return HookResult(action="continue")
-            try:
-                out, err = await asyncio.wait_for(process.communicate(json.dumps(payload).encode()), timeout=timeout)
-            except asyncio.TimeoutError:
-                try:
-                    os.killpg(process.pid, 9)
-                except OSError:
-                    pass
-                await process.wait()
-                logger.warning("hooks-amplihack: %s %s gave no answer in %.0f s; %s continues", binary, subcommand, timeout, event)
-                return HookResult(action="continue")
-            if err.strip():
-                for line in err.decode(errors="replace").strip().splitlines():
-                    logger.warning("%s", line)
-            if process.returncode != 0 or not out.strip():
-                return HookResult(action="continue")
-            try:
-                answer = json.loads(out)
-            except ValueError:
-                logger.warning("hooks-amplihack: %s %s answered something that is not JSON; %s continues", binary, subcommand, event)
-                return HookResult(action="continue")
-            result = to_hook_result(answer, event, data)
-            if result.action != "deny" and event in BLOCKING and isinstance(answer, dict):
-                refusal = await ask_models(coordinator, answer.get("modelHandlers"))
-                if refusal is not None:
-                    return HookResult(action="deny", reason=refusal)
-            if claude_event == "SessionStart":
-                # The kernel drops session:start results: deliver at the first provider:request.
-                if result.action == "inject_context" and result.context_injection:
-                    state["session_context"] = result.context_injection
-                return HookResult(action="continue")
-            return result
+                return await run_event(event, subcommand, claude_event, payload, data)
+            finally:
+                if transcript:
+                    try:
+                        os.unlink(transcript)
+                    except OSError:
+                        pass
 
         return handler
+
+    async def run_event(event: str, subcommand: str, claude_event: str, payload: dict[str, Any], data: Any) -> HookResult:
+        env = dict(os.environ)
+        env[VIA_MODULE] = "1"
+        env["AMPLIFIER_SESSION_ID"] = str(payload["session_id"])
+        env.setdefault("CLAUDE_PROJECT_DIR", cwd)
+        env.setdefault("AMPLIFIER_PROJECT_DIR", cwd)
+        if bridge_mounted():
+            env[BRIDGE_PRESENT] = "1"
+        else:
+            env.pop(BRIDGE_PRESENT, None)
+        timeout = float(config.get("timeout") or timeouts.get(subcommand) or DEFAULT_TIMEOUT)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                binary, "--host", "amplifier", subcommand,
+                cwd=cwd if os.path.isdir(cwd) else None, env=env,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                start_new_session=True)
+        except OSError as e:
+            logger.warning("hooks-amplihack: cannot run %s (%s); %s continues", binary, e, event)
+            return HookResult(action="continue")
+        try:
+            out, err = await asyncio.wait_for(process.communicate(json.dumps(payload).encode()), timeout=timeout)
+        except asyncio.TimeoutError:
+            try:
+                os.killpg(process.pid, 9)
+            except OSError:
+                pass
+            await process.wait()
+            logger.warning("hooks-amplihack: %s %s gave no answer in %.0f s; %s continues", binary, subcommand, timeout, event)
+            return HookResult(action="continue")
+        if err.strip():
+            for line in err.decode(errors="replace").strip().splitlines():
+                logger.warning("%s", line)
+        if process.returncode != 0 or not out.strip():
+            return HookResult(action="continue")
+        try:
+            answer = json.loads(out)
+        except ValueError:
+            logger.warning("hooks-amplihack: %s %s answered something that is not JSON; %s continues", binary, subcommand, event)
+            return HookResult(action="continue")
+        result = to_hook_result(answer, event, data)
+        if result.action != "deny" and event in BLOCKING and isinstance(answer, dict):
+            refusal = await ask_models(coordinator, answer.get("modelHandlers"))
+            if refusal is not None:
+                return HookResult(action="deny", reason=refusal)
+        if claude_event == "SessionStart":
+            # The kernel drops session:start results: deliver at the first provider:request.
+            if result.action == "inject_context" and result.context_injection:
+                state["session_context"] = result.context_injection
+            return HookResult(action="continue")
+        return result
 
     async def deliver_session_context(_event: str, _data: Any) -> HookResult:
         context = state["session_context"]

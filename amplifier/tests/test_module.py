@@ -7,7 +7,19 @@ from typing import Any
 
 import asyncio
 
-from amplifier_module_hooks_amplihack import EVENTS, ask_models, model_verdict, payload_for, stop_failure_kind, to_hook_result
+import json
+import os
+import stat
+
+from amplifier_module_hooks_amplihack import (
+    EVENTS,
+    ask_models,
+    context_transcript,
+    model_verdict,
+    payload_for,
+    stop_failure_kind,
+    to_hook_result,
+)
 
 
 class Payloads(unittest.TestCase):
@@ -134,6 +146,46 @@ class ModelHandlers(unittest.TestCase):
         self.assertIsNone(asyncio.run(ask_models(Coordinator({"anthropic": failing}), [question])))
         self.assertIsNone(asyncio.run(ask_models(Coordinator({}), [question])))
         self.assertIsNone(asyncio.run(ask_models(Coordinator({"anthropic": refusing}), None)))
+
+
+class Transcript(unittest.TestCase):
+    def test_the_sessions_messages_are_written_as_the_app_saves_a_transcript(self) -> None:
+        class Context:
+            def __init__(self, messages: Any) -> None:
+                self.messages = messages
+
+            async def get_messages(self) -> Any:
+                if isinstance(self.messages, Exception):
+                    raise self.messages
+                return self.messages
+
+        class Coordinator:
+            def __init__(self, context: Any) -> None:
+                self.context = context
+
+            def get(self, name: str) -> Any:
+                return self.context if name == "context" else None
+
+        messages = [
+            {"role": "system", "content": "instructions"},
+            {"role": "user", "content": "h\u00e9llo"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "t1", "arguments": {"command": "ls"}}]},
+            {"role": "developer", "content": "context files"},
+            {"role": "tool", "content": "a.txt", "tool_call_id": "t1"},
+        ]
+        path = asyncio.run(context_transcript(Coordinator(Context(messages))))
+        assert path is not None
+        try:
+            self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
+            with open(path, encoding="utf-8") as f:
+                lines = [json.loads(line) for line in f]
+            self.assertEqual(lines, [messages[1], messages[2], messages[4]])
+        finally:
+            os.unlink(path)
+        self.assertIsNone(asyncio.run(context_transcript(Coordinator(None))))
+        self.assertIsNone(asyncio.run(context_transcript(Coordinator(Context(RuntimeError("gone"))))))
+        self.assertIsNone(asyncio.run(context_transcript(Coordinator(Context("not a list")))))
+        self.assertIsNone(asyncio.run(context_transcript(Coordinator(Context(messages[:1])))), "nothing to keep")
 
 
 if __name__ == "__main__":
