@@ -144,6 +144,99 @@ async def context_transcript(coordinator: Any) -> str | None:
     return path
 
 
+async def run_binary(argv: list[str], data: bytes, cwd: str | None, env: dict[str, str],
+                     timeout: float) -> tuple[int, bytes, bytes] | None:
+    """Runs `argv` in a session of its own with `data` on its stdin: its exit code, stdout and
+    stderr, or None when it has not finished within `timeout` (its process group is then killed).
+    Raises OSError when it cannot start.
+
+    The pipes and the exit (a pidfd, else a short poll) are watched on the event loop's own
+    selector: asyncio's subprocess transports add protocols, a socket pair and, on Python 3.11, a
+    thread per process that waits for it, which on a busy 2-core machine cost as much again as
+    the binary's own start."""
+    loop = asyncio.get_running_loop()
+    process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, start_new_session=True)
+    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+    if stdin is None or stdout is None or stderr is None:  # never: all three are pipes
+        raise OSError("no pipes to the process")
+    try:
+        pidfd: int | None = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):  # not Linux, or an old kernel: the exit is polled for
+        pidfd = None
+    output = {stdout.fileno(): bytearray(), stderr.fileno(): bytearray()}
+    waiting = set(output) | ({pidfd} if pidfd is not None else set())
+    finished: asyncio.Future[None] = loop.create_future()
+
+    def ended(fd: int) -> None:
+        loop.remove_reader(fd)
+        waiting.discard(fd)
+        if not waiting and not finished.done():
+            finished.set_result(None)
+
+    def readable(fd: int) -> None:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if chunk:
+            output[fd] += chunk
+        else:
+            ended(fd)
+
+    rest = memoryview(data)
+    feeding = [stdin.fileno()]
+
+    def feed() -> None:
+        nonlocal rest
+        try:
+            while rest:
+                rest = rest[os.write(feeding[0], rest):]
+        except BlockingIOError:
+            return
+        except OSError:  # EPIPE: it stopped reading, as it may
+            pass
+        loop.remove_writer(feeding[0])
+        feeding.clear()
+        stdin.close()
+
+    try:
+        for fd in output:
+            os.set_blocking(fd, False)
+            loop.add_reader(fd, readable, fd)
+        if pidfd is not None:
+            loop.add_reader(pidfd, ended, pidfd)
+        os.set_blocking(feeding[0], False)
+        feed()
+        if feeding:
+            loop.add_writer(feeding[0], feed)
+        try:
+            await asyncio.wait_for(finished, timeout=timeout)
+        except asyncio.TimeoutError:
+            return None
+        while process.poll() is None:  # without a pidfd: ended pipes come just before the exit
+            await asyncio.sleep(0.0005)
+        return process.returncode, bytes(output[stdout.fileno()]), bytes(output[stderr.fileno()])
+    finally:
+        for fd in waiting:
+            loop.remove_reader(fd)
+        if feeding:
+            loop.remove_writer(feeding[0])
+            stdin.close()
+        stdout.close()
+        stderr.close()
+        if pidfd is not None:
+            os.close(pidfd)
+        if process.poll() is None:  # timed out or cancelled: nothing of it is left running
+            try:
+                os.killpg(process.pid, 9)
+            except OSError:
+                pass
+            process.wait()
+
+
 def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: str) -> dict[str, Any]:
     """The kernel payload in Claude Code's shape (the binary and user plugins read this)."""
     data = data or {}
@@ -356,28 +449,19 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
             env.pop(BRIDGE_PRESENT, None)
         timeout = float(config.get("timeout") or timeouts.get(subcommand) or DEFAULT_TIMEOUT)
         try:
-            process = await asyncio.create_subprocess_exec(
-                binary, "--host", "amplifier", subcommand,
-                cwd=cwd if os.path.isdir(cwd) else None, env=env,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                start_new_session=True)
+            ran = await run_binary([binary, "--host", "amplifier", subcommand], json.dumps(payload).encode(),
+                                   cwd if os.path.isdir(cwd) else None, env, timeout)
         except OSError as e:
             logger.warning("hooks-amplihack: cannot run %s (%s); %s continues", binary, e, event)
             return HookResult(action="continue")
-        try:
-            out, err = await asyncio.wait_for(process.communicate(json.dumps(payload).encode()), timeout=timeout)
-        except asyncio.TimeoutError:
-            try:
-                os.killpg(process.pid, 9)
-            except OSError:
-                pass
-            await process.wait()
+        if ran is None:
             logger.warning("hooks-amplihack: %s %s gave no answer in %.0f s; %s continues", binary, subcommand, timeout, event)
             return HookResult(action="continue")
+        returncode, out, err = ran
         if err.strip():
             for line in err.decode(errors="replace").strip().splitlines():
                 logger.warning("%s", line)
-        if process.returncode != 0 or not out.strip():
+        if returncode != 0 or not out.strip():
             return HookResult(action="continue")
         try:
             answer = json.loads(out)

@@ -10,6 +10,8 @@ import asyncio
 import json
 import os
 import stat
+import tempfile
+import time
 
 from amplifier_module_hooks_amplihack import (
     EVENTS,
@@ -17,6 +19,7 @@ from amplifier_module_hooks_amplihack import (
     context_transcript,
     model_verdict,
     payload_for,
+    run_binary,
     stop_failure_kind,
     to_hook_result,
 )
@@ -186,6 +189,44 @@ class Transcript(unittest.TestCase):
         self.assertIsNone(asyncio.run(context_transcript(Coordinator(Context(RuntimeError("gone"))))))
         self.assertIsNone(asyncio.run(context_transcript(Coordinator(Context("not a list")))))
         self.assertIsNone(asyncio.run(context_transcript(Coordinator(Context(messages[:1])))), "nothing to keep")
+
+
+class Running(unittest.TestCase):
+    def run_sh(self, script: str, data: bytes, timeout: float = 10) -> tuple[int, bytes, bytes] | None:
+        return asyncio.run(run_binary(["sh", "-c", script], data, None, dict(os.environ), timeout))
+
+    def test_the_answer_its_errors_and_exit_code_come_back(self) -> None:
+        self.assertEqual(self.run_sh("cat; echo oops >&2; exit 3", b'{"a": 1}'), (3, b'{"a": 1}', b"oops\n"))
+
+    def test_an_input_larger_than_a_pipe_is_fed_whole(self) -> None:
+        data = b"x" * (4 << 20)
+        ran = self.run_sh("wc -c", data)
+        assert ran is not None
+        self.assertEqual((ran[0], int(ran[1])), (0, len(data)))
+
+    def test_a_process_that_does_not_read_its_input_still_answers(self) -> None:
+        self.assertEqual(self.run_sh("echo early", b"y" * (4 << 20)), (0, b"early\n", b""))
+
+    def test_past_its_timeout_its_whole_process_group_is_killed(self) -> None:
+        with tempfile.TemporaryDirectory() as scratch:
+            pid_file = os.path.join(scratch, "pid")
+            started = time.monotonic()
+            ran = self.run_sh(f"sleep 30 & echo $! > {pid_file}; wait", b"", timeout=0.5)
+            self.assertIsNone(ran)
+            self.assertLess(time.monotonic() - started, 5)
+            with open(pid_file) as f:
+                child = int(f.read())
+            time.sleep(0.1)
+            try:
+                with open(f"/proc/{child}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except FileNotFoundError:
+                state = "gone"
+            self.assertIn(state, ("gone", "Z"), "the handler's own child is killed too")
+
+    def test_a_binary_that_cannot_start_raises(self) -> None:
+        with self.assertRaises(OSError):
+            asyncio.run(run_binary(["/nonexistent/amplihack-hooks"], b"", None, dict(os.environ), 5))
 
 
 if __name__ == "__main__":
