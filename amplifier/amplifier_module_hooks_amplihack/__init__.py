@@ -144,19 +144,37 @@ async def context_transcript(coordinator: Any) -> str | None:
     return path
 
 
+def start_binary(argv: list[str], cwd: str | None, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Starts `argv` in a session of its own, its stdin, stdout and stderr pipes to us. Raises
+    OSError when it cannot start."""
+    return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+
+
+def discard(process: subprocess.Popen[bytes]) -> None:
+    """Stops a started process that will not be used, and closes our ends of its pipes."""
+    try:
+        os.killpg(process.pid, 9)
+    except OSError:
+        pass
+    process.wait()
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
 async def run_binary(argv: list[str], data: bytes, cwd: str | None, env: dict[str, str],
-                     timeout: float) -> tuple[int, bytes, bytes] | None:
-    """Runs `argv` in a session of its own with `data` on its stdin: its exit code, stdout and
-    stderr, or None when it has not finished within `timeout` (its process group is then killed).
-    Raises OSError when it cannot start.
+                     timeout: float, started: subprocess.Popen[bytes] | None = None) -> tuple[int, bytes, bytes] | None:
+    """Runs `argv` (or `started`, a process already started with them) with `data` on its stdin:
+    its exit code, stdout and stderr, or None when it has not finished within `timeout` (its
+    process group is then killed). Raises OSError when it cannot start.
 
     The pipes and the exit (a pidfd, else a short poll) are watched on the event loop's own
     selector: asyncio's subprocess transports add protocols, a socket pair and, on Python 3.11, a
     thread per process that waits for it, which on a busy 2-core machine cost as much again as
     the binary's own start."""
     loop = asyncio.get_running_loop()
-    process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, start_new_session=True)
+    process = started if started is not None else start_binary(argv, cwd, env)
     stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
     if stdin is None or stdout is None or stderr is None:  # never: all three are pipes
         raise OSError("no pipes to the process")
@@ -295,6 +313,9 @@ def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: 
     return payload
 
 
+# The subcommands of every tool call: a process is kept started ahead for each (`--standby`).
+STANDBY = ("pre-tool-use", "post-tool-use")
+
 # The kernel events whose `deny` the orchestrators honour: where a model-backed handler can refuse.
 BLOCKING = ("tool:pre", "prompt:submit")
 
@@ -409,6 +430,39 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
             return False
         return any(str(name).startswith("shell-") for names in handlers.values() for name in names)
 
+    # One process started ahead per tool subcommand (`--standby`): the next tool call writes its
+    # event to it instead of waiting for a process to start. Keyed by subcommand, with the
+    # working directory and environment it was started with (a different one is not used).
+    spares: dict[str, tuple[subprocess.Popen[bytes], str | None, dict[str, str]]] = {}
+    standby = {"on": True}
+
+    def take_spare(subcommand: str, workdir: str | None, env: dict[str, str]) -> subprocess.Popen[bytes] | None:
+        spare = spares.pop(subcommand, None)
+        if spare is None:
+            return None
+        process, spare_workdir, spare_env = spare
+        if process.poll() is None and (spare_workdir, spare_env) == (workdir, env):
+            return process
+        if process.returncode not in (None, 0):
+            standby["on"] = False  # a binary without --standby: start each process when needed
+        discard(process)
+        return None
+
+    def replenish(argv: list[str], workdir: str | None, env: dict[str, str]) -> None:
+        subcommand = argv[-1]
+        if not standby["on"] or subcommand in spares:
+            return
+        try:
+            spares[subcommand] = (start_binary(argv[:-1] + ["--standby", subcommand], workdir, env), workdir, env)
+        except OSError:
+            pass
+
+    def stop_spares() -> None:
+        standby["on"] = False
+        for process, _, _ in spares.values():
+            discard(process)
+        spares.clear()
+
     def make_handler(event: str, subcommand: str, claude_event: str) -> Handler:
         async def handler(_event: str, data: Any) -> HookResult:
             if event == "prompt:submit":
@@ -448,12 +502,18 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
         else:
             env.pop(BRIDGE_PRESENT, None)
         timeout = float(config.get("timeout") or timeouts.get(subcommand) or DEFAULT_TIMEOUT)
+        argv = [binary, "--host", "amplifier", subcommand]
+        workdir = cwd if os.path.isdir(cwd) else None
+        spare = take_spare(subcommand, workdir, env)
         try:
-            ran = await run_binary([binary, "--host", "amplifier", subcommand], json.dumps(payload).encode(),
-                                   cwd if os.path.isdir(cwd) else None, env, timeout)
+            ran = await run_binary(argv, json.dumps(payload).encode(), workdir, env, timeout, spare)
         except OSError as e:
             logger.warning("hooks-amplihack: cannot run %s (%s); %s continues", binary, e, event)
             return HookResult(action="continue")
+        finally:
+            if subcommand in STANDBY:
+                # The next tool call's process starts once this one has answered, off its path.
+                asyncio.get_running_loop().call_soon(replenish, argv, workdir, env)
         if ran is None:
             logger.warning("hooks-amplihack: %s %s gave no answer in %.0f s; %s continues", binary, subcommand, timeout, event)
             return HookResult(action="continue")
@@ -493,6 +553,7 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
         unregister.append(handle)
     unregister.append(coordinator.hooks.register(
         "provider:request", deliver_session_context, priority, "amplihack-session-context"))
+    unregister.append(stop_spares)
     return unregister
 
 

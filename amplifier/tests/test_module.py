@@ -18,6 +18,7 @@ from amplifier_module_hooks_amplihack import (
     ask_models,
     context_transcript,
     model_verdict,
+    mount_handlers,
     payload_for,
     run_binary,
     stop_failure_kind,
@@ -227,6 +228,77 @@ class Running(unittest.TestCase):
     def test_a_binary_that_cannot_start_raises(self) -> None:
         with self.assertRaises(OSError):
             asyncio.run(run_binary(["/nonexistent/amplihack-hooks"], b"", None, dict(os.environ), 5))
+
+
+class Standby(unittest.TestCase):
+    def test_the_next_tool_event_is_written_to_a_process_started_ahead(self) -> None:
+        class Hooks:
+            def __init__(self) -> None:
+                self.handlers: dict[str, Any] = {}
+
+            def register(self, event: str, handler: Any, priority: int, name: str) -> Any:
+                self.handlers[event] = handler
+                return lambda: None
+
+            def list_handlers(self) -> dict[str, list[str]]:
+                return {}
+
+        class Coordinator:
+            session_id = "S"
+
+            def __init__(self) -> None:
+                self.hooks = Hooks()
+
+            def get(self, name: str) -> Any:
+                return None
+
+        with tempfile.TemporaryDirectory() as scratch:
+            log = os.path.join(scratch, "log")
+            binary = os.path.join(scratch, "amplihack-hooks")
+            with open(binary, "w") as f:
+                f.write(f'#!/bin/sh\n[ "$1" = --table ] && {{ echo "[]"; exit 0; }}\n'
+                        f'echo "$$ started $*" >> {log}\ncat > /dev/null\necho "$$ answered" >> {log}\n')
+            os.chmod(binary, 0o755)
+
+            def lines() -> list[list[str]]:
+                with open(log) as f:
+                    return [line.split() for line in f]
+
+            async def scenario() -> None:
+                coordinator = Coordinator()
+                unregister = mount_handlers(coordinator, {"binary": binary, "project": scratch})
+                tool_pre = coordinator.hooks.handlers["tool:pre"]
+                data = {"tool_name": "bash", "tool_input": {"command": "ls"}}
+                await tool_pre("tool:pre", data)
+                await asyncio.sleep(0.3)
+                first, answered, spare = lines()
+                self.assertEqual(first[2:], ["--host", "amplifier", "pre-tool-use"])
+                self.assertEqual(answered, [first[0], "answered"])
+                self.assertEqual(spare[2:], ["--host", "amplifier", "--standby", "pre-tool-use"], "started ahead")
+                await tool_pre("tool:pre", data)
+                await asyncio.sleep(0.3)
+                self.assertEqual(lines()[3], [spare[0], "answered"], "the next event went to it")
+                self.assertEqual(lines()[4][2:], ["--host", "amplifier", "--standby", "pre-tool-use"])
+                # An environment changed since: that spare is not used, and is stopped.
+                os.environ["AMPLIHACK_TEST_CHANGED"] = "1"
+                try:
+                    await tool_pre("tool:pre", data)
+                finally:
+                    del os.environ["AMPLIHACK_TEST_CHANGED"]
+                await asyncio.sleep(0.3)
+                stale, fresh, fresh_answered, last = lines()[4:]
+                self.assertEqual(fresh[2:], ["--host", "amplifier", "pre-tool-use"])
+                self.assertEqual(fresh_answered, [fresh[0], "answered"])
+                self.assertFalse(os.path.exists(f"/proc/{stale[0]}"), "the stale spare was stopped")
+                for handle in unregister:
+                    handle()
+                self.assertFalse(os.path.exists(f"/proc/{last[0]}"), "cleanup stops the spare")
+                self.assertNotIn([last[0], "answered"], lines())
+
+            try:
+                asyncio.run(scenario())
+            finally:
+                os.environ.pop("AMPLIHACK_AMPLIFIER_MODULE_ACTIVE", None)
 
 
 if __name__ == "__main__":
