@@ -430,9 +430,10 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
             return False
         return any(str(name).startswith("shell-") for names in handlers.values() for name in names)
 
-    # One process started ahead per tool subcommand (`--standby`): the next tool call writes its
-    # event to it instead of waiting for a process to start. Keyed by subcommand, with the
-    # working directory and environment it was started with (a different one is not used).
+    # One process started ahead per tool subcommand (`--standby`), at each provider:request (the
+    # session then waits for the model): the next tool call writes its event to it instead of
+    # waiting for a process to start. Keyed by subcommand, with the working directory and
+    # environment it was started with (a different one is not used).
     spares: dict[str, tuple[subprocess.Popen[bytes], str | None, dict[str, str]]] = {}
     standby = {"on": True}
 
@@ -448,14 +449,18 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
         discard(process)
         return None
 
-    def replenish(argv: list[str], workdir: str | None, env: dict[str, str]) -> None:
-        subcommand = argv[-1]
-        if not standby["on"] or subcommand in spares:
+    def start_spares() -> None:
+        """While the session waits for the model: a spare for each tool subcommand it lacks."""
+        if not standby["on"]:
             return
-        try:
-            spares[subcommand] = (start_binary(argv[:-1] + ["--standby", subcommand], workdir, env), workdir, env)
-        except OSError:
-            pass
+        workdir, env = binary_workdir(), binary_env(str(getattr(coordinator, "session_id", None) or "unknown"))
+        for subcommand in STANDBY:
+            if subcommand not in spares:
+                try:
+                    argv = [binary, "--host", "amplifier", "--standby", subcommand]
+                    spares[subcommand] = (start_binary(argv, workdir, env), workdir, env)
+                except OSError:
+                    return
 
     def stop_spares() -> None:
         standby["on"] = False
@@ -491,29 +496,32 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
 
         return handler
 
-    async def run_event(event: str, subcommand: str, claude_event: str, payload: dict[str, Any], data: Any) -> HookResult:
+    def binary_env(session_id: str) -> dict[str, str]:
         env = dict(os.environ)
         env[VIA_MODULE] = "1"
-        env["AMPLIFIER_SESSION_ID"] = str(payload["session_id"])
+        env["AMPLIFIER_SESSION_ID"] = session_id
         env.setdefault("CLAUDE_PROJECT_DIR", cwd)
         env.setdefault("AMPLIFIER_PROJECT_DIR", cwd)
         if bridge_mounted():
             env[BRIDGE_PRESENT] = "1"
         else:
             env.pop(BRIDGE_PRESENT, None)
+        return env
+
+    def binary_workdir() -> str | None:
+        return cwd if os.path.isdir(cwd) else None
+
+    async def run_event(event: str, subcommand: str, claude_event: str, payload: dict[str, Any], data: Any) -> HookResult:
+        env = binary_env(str(payload["session_id"]))
         timeout = float(config.get("timeout") or timeouts.get(subcommand) or DEFAULT_TIMEOUT)
         argv = [binary, "--host", "amplifier", subcommand]
-        workdir = cwd if os.path.isdir(cwd) else None
+        workdir = binary_workdir()
         spare = take_spare(subcommand, workdir, env)
         try:
             ran = await run_binary(argv, json.dumps(payload).encode(), workdir, env, timeout, spare)
         except OSError as e:
             logger.warning("hooks-amplihack: cannot run %s (%s); %s continues", binary, e, event)
             return HookResult(action="continue")
-        finally:
-            if subcommand in STANDBY:
-                # The next tool call's process starts once this one has answered, off its path.
-                asyncio.get_running_loop().call_soon(replenish, argv, workdir, env)
         if ran is None:
             logger.warning("hooks-amplihack: %s %s gave no answer in %.0f s; %s continues", binary, subcommand, timeout, event)
             return HookResult(action="continue")
@@ -541,6 +549,9 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
         return result
 
     async def deliver_session_context(_event: str, _data: Any) -> HookResult:
+        # The model is about to be asked: the processes for the tool calls it may answer with
+        # start now, while the session waits for it, not when a tool call is waiting for them.
+        start_spares()
         context = state["session_context"]
         if not context:
             return HookResult(action="continue")

@@ -231,7 +231,7 @@ class Running(unittest.TestCase):
 
 
 class Standby(unittest.TestCase):
-    def test_the_next_tool_event_is_written_to_a_process_started_ahead(self) -> None:
+    def test_tool_events_are_written_to_processes_started_while_the_model_is_asked(self) -> None:
         class Hooks:
             def __init__(self) -> None:
                 self.handlers: dict[str, Any] = {}
@@ -267,33 +267,41 @@ class Standby(unittest.TestCase):
             async def scenario() -> None:
                 coordinator = Coordinator()
                 unregister = mount_handlers(coordinator, {"binary": binary, "project": scratch})
-                tool_pre = coordinator.hooks.handlers["tool:pre"]
+                handlers = coordinator.hooks.handlers
                 data = {"tool_name": "bash", "tool_input": {"command": "ls"}}
-                await tool_pre("tool:pre", data)
-                await asyncio.sleep(0.3)
-                first, answered, spare = lines()
+                standby = ["--host", "amplifier", "--standby"]
+                # Before any model request: no spare, the process starts with the event.
+                await handlers["tool:pre"]("tool:pre", data)
+                first, answered = lines()
                 self.assertEqual(first[2:], ["--host", "amplifier", "pre-tool-use"])
                 self.assertEqual(answered, [first[0], "answered"])
-                self.assertEqual(spare[2:], ["--host", "amplifier", "--standby", "pre-tool-use"], "started ahead")
-                await tool_pre("tool:pre", data)
+                # The session asks the model: one process per tool subcommand starts, waiting.
+                await handlers["provider:request"]("provider:request", {})
                 await asyncio.sleep(0.3)
-                self.assertEqual(lines()[3], [spare[0], "answered"], "the next event went to it")
-                self.assertEqual(lines()[4][2:], ["--host", "amplifier", "--standby", "pre-tool-use"])
-                # An environment changed since: that spare is not used, and is stopped.
+                spares = {line[-1]: line for line in lines()[2:]}
+                pre, post = spares["pre-tool-use"], spares["post-tool-use"]
+                self.assertEqual((pre[2:], post[2:]), (standby + ["pre-tool-use"], standby + ["post-tool-use"]))
+                await handlers["tool:pre"]("tool:pre", data)
+                await handlers["tool:post"]("tool:post", dict(data, result={"success": True}))
+                self.assertEqual(lines()[4:], [[pre[0], "answered"], [post[0], "answered"]], "each went to its spare")
+                # An environment changed since the spares started: not used, and stopped.
+                await handlers["provider:request"]("provider:request", {})
+                await asyncio.sleep(0.3)
+                spares = {line[-1]: line for line in lines()[6:]}
+                stale, waiting = spares["pre-tool-use"], spares["post-tool-use"]
                 os.environ["AMPLIHACK_TEST_CHANGED"] = "1"
                 try:
-                    await tool_pre("tool:pre", data)
+                    await handlers["tool:pre"]("tool:pre", data)
                 finally:
                     del os.environ["AMPLIHACK_TEST_CHANGED"]
-                await asyncio.sleep(0.3)
-                stale, fresh, fresh_answered, last = lines()[4:]
+                fresh, fresh_answered = lines()[8:]
                 self.assertEqual(fresh[2:], ["--host", "amplifier", "pre-tool-use"])
                 self.assertEqual(fresh_answered, [fresh[0], "answered"])
                 self.assertFalse(os.path.exists(f"/proc/{stale[0]}"), "the stale spare was stopped")
                 for handle in unregister:
                     handle()
-                self.assertFalse(os.path.exists(f"/proc/{last[0]}"), "cleanup stops the spare")
-                self.assertNotIn([last[0], "answered"], lines())
+                self.assertFalse(os.path.exists(f"/proc/{waiting[0]}"), "cleanup stops the spare")
+                self.assertNotIn([waiting[0], "answered"], lines())
 
             try:
                 asyncio.run(scenario())

@@ -85,10 +85,14 @@ def session(name: str) -> AmplifierSession:
 
 async def timed(coordinator: Any, index: int) -> float:
     data = {"tool_name": "bash", "tool_call_id": f"t{index}", "tool_input": {"command": "ls"}}
-    # In a session, one tool:pre comes a model reply after the last, never back to back: what an
-    # emit leaves settling (the bridge's waiter threads, processes exiting) must not be timed as
-    # part of the next one, whichever side that is. Back to back, with the other core busy, each
-    # side's median tripled (the bridge's 4 to 12-15 ms), on leftovers, not on its own work.
+    # As in a session: the model is asked (provider:request), and its reply, a tool call, comes
+    # later, never back to back with the last tool call. Untimed; each side does there what it
+    # does while a session waits for the model (amplihack starts its processes for the coming
+    # tool calls; the bridge has no handler). The pause also keeps what an emit leaves settling
+    # (the bridge's waiter threads, processes exiting) out of the next emit's time, whichever
+    # side that is: back to back, with the other core busy, the bridge's median tripled (4 to
+    # 12-15 ms) on leftovers, not on its own work.
+    await coordinator.hooks.emit("provider:request", {"provider": "anthropic", "iteration": index})
     await asyncio.sleep(PAUSE)
     started = time.perf_counter()
     result = await coordinator.hooks.emit("tool:pre", data)
