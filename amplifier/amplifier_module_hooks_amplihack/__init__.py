@@ -15,6 +15,11 @@ before they build the request. No hook result at the end of a turn (``prompt:com
 ``orchestrator:complete``) is processed either: nothing a hook answers there keeps the agent
 working, so lock mode cannot hold an Amplifier session.
 
+At each ``provider:request`` (the session then waits for the model) one ``amplihack-hooks
+--standby`` process is started for each tool subcommand, so that the tool call the model answers
+with does not wait for a process to start. At a compaction, ``pre-compact`` gets the session's
+whole conversation from its context module.
+
 Fail-open, like the binary itself: a missing binary, a crash, a timeout or an unreadable answer
 lets the operation continue and logs one line.
 
