@@ -424,8 +424,9 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
     priority = int(config.get("priority", 10))
     timeouts = table_timeouts(binary) if os.path.exists(binary) else {}
     cwd = os.path.abspath(config.get("project") or os.getcwd())
-    # stopped: one Stop per turn; session_context: what session-start answered, not yet delivered.
-    state: dict[str, Any] = {"stopped": False, "session_context": None}
+    # stopped: one Stop per turn; compacted: one export per turn of context-simple's compactions;
+    # session_context: what session-start answered, not yet delivered.
+    state: dict[str, Any] = {"stopped": False, "compacted": False, "session_context": None}
     os.environ[ACTIVE_MARKER] = "1"
 
     def bridge_mounted() -> bool:
@@ -477,6 +478,14 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
         async def handler(_event: str, data: Any) -> HookResult:
             if event == "prompt:submit":
                 state["stopped"] = False
+                state["compacted"] = False
+            if event == "context:compaction":
+                # context-simple compacts the view of every request past its threshold, and the
+                # whole conversation stays in the session: one copy per turn keeps it, not one per
+                # request (each a copy of the whole conversation).
+                if state["compacted"]:
+                    return HookResult(action="continue")
+                state["compacted"] = True
             if claude_event == "Stop":
                 # loop-basic emits prompt:complete and orchestrator:complete: one Stop per turn.
                 if state["stopped"]:

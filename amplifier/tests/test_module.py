@@ -230,42 +230,80 @@ class Running(unittest.TestCase):
             asyncio.run(run_binary(["/nonexistent/amplihack-hooks"], b"", None, dict(os.environ), 5))
 
 
-class Standby(unittest.TestCase):
-    def test_tool_events_are_written_to_processes_started_while_the_model_is_asked(self) -> None:
-        class Hooks:
-            def __init__(self) -> None:
-                self.handlers: dict[str, Any] = {}
+class FakeHooks:
+    def __init__(self) -> None:
+        self.handlers: dict[str, Any] = {}
 
-            def register(self, event: str, handler: Any, priority: int, name: str) -> Any:
-                self.handlers[event] = handler
-                return lambda: None
+    def register(self, event: str, handler: Any, priority: int, name: str) -> Any:
+        self.handlers[event] = handler
+        return lambda: None
 
-            def list_handlers(self) -> dict[str, list[str]]:
-                return {}
+    def list_handlers(self) -> dict[str, list[str]]:
+        return {}
 
-        class Coordinator:
-            session_id = "S"
 
-            def __init__(self) -> None:
-                self.hooks = Hooks()
+class FakeCoordinator:
+    session_id = "S"
 
-            def get(self, name: str) -> Any:
-                return None
+    def __init__(self) -> None:
+        self.hooks = FakeHooks()
 
+    def get(self, name: str) -> Any:
+        return None
+
+
+def fake_binary(scratch: str) -> tuple[str, str]:
+    """A stand-in for amplihack-hooks that logs each start (pid, argv) and each answer; its log."""
+    log = os.path.join(scratch, "log")
+    binary = os.path.join(scratch, "amplihack-hooks")
+    with open(binary, "w") as f:
+        f.write(f'#!/bin/sh\n[ "$1" = --table ] && {{ echo "[]"; exit 0; }}\n'
+                f'echo "$$ started $*" >> {log}\ncat > /dev/null\necho "$$ answered" >> {log}\n')
+    os.chmod(binary, 0o755)
+    return binary, log
+
+
+def logged(log: str) -> list[list[str]]:
+    try:
+        with open(log) as f:
+            return [line.split() for line in f]
+    except FileNotFoundError:
+        return []
+
+
+class Compactions(unittest.TestCase):
+    def test_context_simples_compactions_export_once_per_turn(self) -> None:
         with tempfile.TemporaryDirectory() as scratch:
-            log = os.path.join(scratch, "log")
-            binary = os.path.join(scratch, "amplihack-hooks")
-            with open(binary, "w") as f:
-                f.write(f'#!/bin/sh\n[ "$1" = --table ] && {{ echo "[]"; exit 0; }}\n'
-                        f'echo "$$ started $*" >> {log}\ncat > /dev/null\necho "$$ answered" >> {log}\n')
-            os.chmod(binary, 0o755)
-
-            def lines() -> list[list[str]]:
-                with open(log) as f:
-                    return [line.split() for line in f]
+            binary, log = fake_binary(scratch)
 
             async def scenario() -> None:
-                coordinator = Coordinator()
+                coordinator = FakeCoordinator()
+                mount_handlers(coordinator, {"binary": binary, "project": scratch})
+                handlers = coordinator.hooks.handlers
+                for _ in range(3):
+                    await handlers["context:compaction"]("context:compaction", {"before_tokens": 9})
+                self.assertEqual([line[-1] for line in logged(log) if line[1] == "started"], ["pre-compact"])
+                await handlers["prompt:submit"]("prompt:submit", {"prompt": "next"})
+                await handlers["context:compaction"]("context:compaction", {"before_tokens": 9})
+                started = [line[-1] for line in logged(log) if line[1] == "started"]
+                self.assertEqual(started, ["pre-compact", "user-prompt-submit", "pre-compact"])
+
+            try:
+                asyncio.run(scenario())
+            finally:
+                os.environ.pop("AMPLIHACK_AMPLIFIER_MODULE_ACTIVE", None)
+
+
+class Standby(unittest.TestCase):
+    def test_tool_events_are_written_to_processes_started_while_the_model_is_asked(self) -> None:
+        with tempfile.TemporaryDirectory() as scratch:
+            binary, log = fake_binary(scratch)
+
+            def lines() -> list[list[str]]:
+                return logged(log)
+
+            async def scenario() -> None:
+                coordinator = FakeCoordinator()
                 unregister = mount_handlers(coordinator, {"binary": binary, "project": scratch})
                 handlers = coordinator.hooks.handlers
                 data = {"tool_name": "bash", "tool_input": {"command": "ls"}}
