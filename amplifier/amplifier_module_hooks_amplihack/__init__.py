@@ -103,7 +103,8 @@ def table_timeouts(binary: str) -> dict[str, float]:
 
 def app_transcript(session_id: str) -> str | None:
     """The Amplifier app's saved transcript of a session (it saves one after each tool call in a
-    chat), for a session whose context module gives no messages: ``$AMPLIFIER_HOME`` (else ``~/.amplifier``) ``/projects/*/sessions/<id>/transcript.jsonl``."""
+    chat), for a session whose context module gives no messages: ``$AMPLIFIER_HOME`` (else
+    ``~/.amplifier``) ``/projects/*/sessions/<id>/transcript.jsonl``."""
     home = os.environ.get("AMPLIFIER_HOME") or os.path.expanduser("~/.amplifier")
     pattern = os.path.join(glob.escape(home), "projects", "*", "sessions", glob.escape(session_id), "transcript.jsonl")
     found = sorted(glob.glob(pattern))
@@ -113,9 +114,10 @@ def app_transcript(session_id: str) -> str | None:
 async def context_transcript(coordinator: Any) -> str | None:
     """The session's whole conversation, as the app saves a transcript (one message a line, system
     and developer messages left out), in a private temporary file the caller removes; None when the
-    session has no context module that gives its messages, or no message yet. The context module keeps every message
-    (context-simple compacts only the view a request sends), and it is current: the app saves its
-    own transcript only after a tool call in a chat, and only at the end of `amplifier run`."""
+    session has no context module that gives its messages, or no message yet. The context module
+    keeps every message (context-simple compacts only the view a request sends), and it is
+    current: the app saves its own transcript only after a tool call in a chat, and only at the
+    end of `amplifier run`."""
     context = coordinator.get("context") if hasattr(coordinator, "get") else None
     if context is None or not hasattr(context, "get_messages"):
         return None
