@@ -24,11 +24,14 @@ failed=0
 failures=()
 test_log=$(mktemp)
 scratch_home=$(mktemp -d)
+# Speed figures the app test measures (tests/amplifier_app_e2e.rs), shown with the benchmarks.
+export AMPLIHACK_FIGURES
+AMPLIHACK_FIGURES=$(mktemp)
 summary() {
   local p f
   p=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) if ($i ~ /^passed/) s += $(i-1) } END { print s + 0 }' "$test_log")
   f=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) if ($i ~ /^failed/) s += $(i-1) } END { print s + 0 }' "$test_log")
-  rm -rf "$test_log" "$scratch_home"
+  rm -rf "$test_log" "$scratch_home" "$AMPLIHACK_FIGURES"
   if [ "${#failures[@]}" -gt 0 ]; then printf '\nfailed steps: %s\n' "${failures[*]}"; fi
   printf '\namplihack tests: %d passed, %d failed\n' $((passed + p)) $((failed + f))
 }
@@ -140,6 +143,14 @@ amplifier_bench() {
   [ -d "$mirror" ] || mirror=
   tests/amplifier/.venv/bin/python tests/bench/amplifier_tool_pre.py --hooks "$bin/amplihack-hooks" \
     --amplihack "$bin/amplihack" ${mirror:+--bridge-mirror "$mirror"}
+  local status=$?
+  # The same comparison in the real app, gated by its test during `cargo test` above.
+  if [ -s "$AMPLIHACK_FIGURES" ]; then
+    sed 's/^/in the real app (tests\/amplifier_app_e2e.rs): /' "$AMPLIHACK_FIGURES"
+  else
+    echo "in the real app: no figure (tests/amplifier_app_e2e.rs did not run)"
+  fi
+  return $status
 }
 check "Amplifier benchmark: amplihack's module vs the hook-shell bridge (tests/bench/amplifier_tool_pre.py)" amplifier_bench
 [ "$failed" -eq 0 ] && ! grep -q '^test result: FAILED' "$test_log"

@@ -494,3 +494,61 @@ fn damaged_state_is_reported_once_and_replaced() {
     let again = env.run_amplihack(&["doctor"]);
     assert!(!stderr(&again).contains("damaged"), "{}", stderr(&again));
 }
+
+/// `--standby` (how amplihack's Amplifier module keeps a process started ahead of the next tool
+/// event): the deadline counts from the event's arrival, not from the start, and a standby whose
+/// event never comes (stdin closed empty) leaves without a word: no output, no failure logged.
+#[test]
+fn a_standby_waits_for_its_event_and_leaves_quietly_without_one() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let env = TestEnv::new();
+    let start = || {
+        let mut command = env.hooks(&["--host", "amplifier", "--standby", "pre-tool-use"]);
+        command
+            .env("CLAUDE_PROJECT_DIR", &env.project)
+            .env("AMPLIHACK_HOOK_DEADLINE_MS", "300")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command.spawn().expect("spawn")
+    };
+    // Idle three times as long as its deadline, then the event: answered, not timed out.
+    let mut waiting = start();
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    let event = json!({"hook_event_name": "PreToolUse", "session_id": "S", "cwd": env.project,
+        "tool_name": "bash", "tool_input": {"command": "git commit --no-verify -m x"}});
+    let mut stdin = waiting.stdin.take().expect("stdin");
+    stdin
+        .write_all(event.to_string().as_bytes())
+        .expect("write the event");
+    drop(stdin);
+    let output = waiting.wait_with_output().expect("wait");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("--no-verify"),
+        "the guard answered: {}; {}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(!stderr(&output).contains("deadline"), "{}", stderr(&output));
+
+    // Its event never comes: quiet exit 0.
+    let mut unused = start();
+    drop(unused.stdin.take());
+    let output = unused.wait_with_output().expect("wait");
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        (stdout(&output), stderr(&output)),
+        (String::new(), String::new())
+    );
+    assert!(!env.log_file().exists(), "nothing logged");
+
+    // Without --standby, a closed empty stdin is still invalid input (exit 1), as documented.
+    let (output, _) = support::run_with_timeout(
+        env.hooks(&["--host", "amplifier", "pre-tool-use"]),
+        b"",
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+}

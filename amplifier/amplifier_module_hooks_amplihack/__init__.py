@@ -15,6 +15,11 @@ before they build the request. No hook result at the end of a turn (``prompt:com
 ``orchestrator:complete``) is processed either: nothing a hook answers there keeps the agent
 working, so lock mode cannot hold an Amplifier session.
 
+At each ``provider:request`` (the session then waits for the model) one ``amplihack-hooks
+--standby`` process is started for each tool subcommand, so that the tool call the model answers
+with does not wait for a process to start. At a compaction, ``pre-compact`` gets the session's
+whole conversation from its context module.
+
 Fail-open, like the binary itself: a missing binary, a crash, a timeout or an unreadable answer
 lets the operation continue and logs one line.
 
@@ -32,6 +37,7 @@ import logging
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -96,12 +102,164 @@ def table_timeouts(binary: str) -> dict[str, float]:
 
 
 def app_transcript(session_id: str) -> str | None:
-    """The Amplifier app's saved transcript of a session (it saves one after each tool call):
-    ``$AMPLIFIER_HOME`` (else ``~/.amplifier``) ``/projects/*/sessions/<id>/transcript.jsonl``."""
+    """The Amplifier app's saved transcript of a session (it saves one after each tool call in a
+    chat), for a session whose context module gives no messages: ``$AMPLIFIER_HOME`` (else
+    ``~/.amplifier``) ``/projects/*/sessions/<id>/transcript.jsonl``."""
     home = os.environ.get("AMPLIFIER_HOME") or os.path.expanduser("~/.amplifier")
     pattern = os.path.join(glob.escape(home), "projects", "*", "sessions", glob.escape(session_id), "transcript.jsonl")
     found = sorted(glob.glob(pattern))
     return found[0] if found else None
+
+
+async def context_transcript(coordinator: Any) -> str | None:
+    """The session's whole conversation, as the app saves a transcript (one message a line, system
+    and developer messages left out), in a private temporary file the caller removes; None when the
+    session has no context module that gives its messages, or no message yet. The context module
+    keeps every message (context-simple compacts only the view a request sends), and it is
+    current: the app saves its own transcript only after a tool call in a chat, and only at the
+    end of `amplifier run`."""
+    context = coordinator.get("context") if hasattr(coordinator, "get") else None
+    if context is None or not hasattr(context, "get_messages"):
+        return None
+    try:
+        messages = await context.get_messages()
+    except Exception as e:  # noqa: BLE001 - no transcript is no export, never a failed event
+        logger.warning("hooks-amplihack: cannot read the session's messages (%s)", e)
+        return None
+    if not isinstance(messages, list):
+        return None
+    try:
+        lines = []
+        for message in messages:
+            if hasattr(message, "model_dump"):
+                message = message.model_dump()
+            if isinstance(message, dict) and message.get("role") not in ("system", "developer"):
+                lines.append(json.dumps(message, default=str, ensure_ascii=False) + "\n")
+    except (TypeError, ValueError) as e:
+        logger.warning("hooks-amplihack: cannot write the session's transcript (%s)", e)
+        return None
+    if not lines:
+        return None
+    fd, path = tempfile.mkstemp(prefix="amplihack-transcript-", suffix=".jsonl")  # 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.writelines(lines)
+    except OSError as e:
+        logger.warning("hooks-amplihack: cannot write the session's transcript (%s)", e)
+        os.unlink(path)
+        return None
+    return path
+
+
+def start_binary(argv: list[str], cwd: str | None, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Starts `argv` in a session of its own, its stdin, stdout and stderr pipes to us. Raises
+    OSError when it cannot start."""
+    return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+
+
+def discard(process: subprocess.Popen[bytes]) -> None:
+    """Stops a started process that will not be used, and closes our ends of its pipes."""
+    try:
+        os.killpg(process.pid, 9)
+    except OSError:
+        pass
+    process.wait()
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+async def run_binary(argv: list[str], data: bytes, cwd: str | None, env: dict[str, str],
+                     timeout: float, started: subprocess.Popen[bytes] | None = None) -> tuple[int, bytes, bytes] | None:
+    """Runs `argv` (or `started`, a process already started with them) with `data` on its stdin:
+    its exit code, stdout and stderr, or None when it has not finished within `timeout` (its
+    process group is then killed). Raises OSError when it cannot start.
+
+    The pipes and the exit (a pidfd, else a short poll) are watched on the event loop's own
+    selector: asyncio's subprocess transports add protocols, a socket pair and, on Python 3.11, a
+    thread per process that waits for it, which on a busy 2-core machine cost as much again as
+    the binary's own start."""
+    loop = asyncio.get_running_loop()
+    process = started if started is not None else start_binary(argv, cwd, env)
+    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+    if stdin is None or stdout is None or stderr is None:  # never: all three are pipes
+        raise OSError("no pipes to the process")
+    try:
+        pidfd: int | None = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):  # not Linux, or an old kernel: the exit is polled for
+        pidfd = None
+    output = {stdout.fileno(): bytearray(), stderr.fileno(): bytearray()}
+    waiting = set(output) | ({pidfd} if pidfd is not None else set())
+    finished: asyncio.Future[None] = loop.create_future()
+
+    def ended(fd: int) -> None:
+        loop.remove_reader(fd)
+        waiting.discard(fd)
+        if not waiting and not finished.done():
+            finished.set_result(None)
+
+    def readable(fd: int) -> None:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if chunk:
+            output[fd] += chunk
+        else:
+            ended(fd)
+
+    rest = memoryview(data)
+    feeding = [stdin.fileno()]
+
+    def feed() -> None:
+        nonlocal rest
+        try:
+            while rest:
+                rest = rest[os.write(feeding[0], rest):]
+        except BlockingIOError:
+            return
+        except OSError:  # EPIPE: it stopped reading, as it may
+            pass
+        loop.remove_writer(feeding[0])
+        feeding.clear()
+        stdin.close()
+
+    try:
+        for fd in output:
+            os.set_blocking(fd, False)
+            loop.add_reader(fd, readable, fd)
+        if pidfd is not None:
+            loop.add_reader(pidfd, ended, pidfd)
+        os.set_blocking(feeding[0], False)
+        feed()
+        if feeding:
+            loop.add_writer(feeding[0], feed)
+        try:
+            await asyncio.wait_for(finished, timeout=timeout)
+        except asyncio.TimeoutError:
+            return None
+        while process.poll() is None:  # without a pidfd: ended pipes come just before the exit
+            await asyncio.sleep(0.0005)
+        return process.returncode, bytes(output[stdout.fileno()]), bytes(output[stderr.fileno()])
+    finally:
+        for fd in waiting:
+            loop.remove_reader(fd)
+        if feeding:
+            loop.remove_writer(feeding[0])
+            stdin.close()
+        stdout.close()
+        stderr.close()
+        if pidfd is not None:
+            os.close(pidfd)
+        if process.poll() is None:  # timed out or cancelled: nothing of it is left running
+            try:
+                os.killpg(process.pid, 9)
+            except OSError:
+                pass
+            process.wait()
 
 
 def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: str) -> dict[str, Any]:
@@ -155,12 +313,15 @@ def payload_for(event: str, claude_event: str, data: Any, session_id: str, cwd: 
     if data.get("transcript_path"):
         payload["transcript_path"] = data["transcript_path"]
     elif event.startswith("context:"):
-        # What PreCompact's transcript export copies: the app's transcript, before compaction.
+        # Where the session has no context module to read: the app's saved transcript.
         transcript = app_transcript(str(payload["session_id"]))
         if transcript:
             payload["transcript_path"] = transcript
     return payload
 
+
+# The subcommands of every tool call: a process is kept started ahead for each (`--standby`).
+STANDBY = ("pre-tool-use", "post-tool-use")
 
 # The kernel events whose `deny` the orchestrators honour: where a model-backed handler can refuse.
 BLOCKING = ("tool:pre", "prompt:submit")
@@ -273,9 +434,10 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
     priority = int(config.get("priority", 10))
     timeouts = table_timeouts(binary) if os.path.exists(binary) else {}
     cwd = os.path.abspath(config.get("project") or os.getcwd())
-    # stopped: one Stop per turn; session_context: what session-start answered, not yet delivered.
-    # model_cache: the session's answers to model-backed handlers with `cache`.
-    state: dict[str, Any] = {"stopped": False, "session_context": None, "model_cache": {}}
+    # stopped: one Stop per turn; compacted: one export per turn of context-simple's compactions;
+    # session_context: what session-start answered, not yet delivered; model_cache: the session's
+    # answers to model-backed handlers with `cache`.
+    state: dict[str, Any] = {"stopped": False, "compacted": False, "session_context": None, "model_cache": {}}
     os.environ[ACTIVE_MARKER] = "1"
 
     def bridge_mounted() -> bool:
@@ -285,10 +447,56 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
             return False
         return any(str(name).startswith("shell-") for names in handlers.values() for name in names)
 
+    # One process started ahead per tool subcommand (`--standby`), at each provider:request (the
+    # session then waits for the model): the next tool call writes its event to it instead of
+    # waiting for a process to start. Keyed by subcommand, with the working directory and
+    # environment it was started with (a different one is not used).
+    spares: dict[str, tuple[subprocess.Popen[bytes], str | None, dict[str, str]]] = {}
+    standby = {"on": True}
+
+    def take_spare(subcommand: str, workdir: str | None, env: dict[str, str]) -> subprocess.Popen[bytes] | None:
+        spare = spares.pop(subcommand, None)
+        if spare is None:
+            return None
+        process, spare_workdir, spare_env = spare
+        if process.poll() is None and (spare_workdir, spare_env) == (workdir, env):
+            return process
+        if process.returncode not in (None, 0):
+            standby["on"] = False  # a binary without --standby: start each process when needed
+        discard(process)
+        return None
+
+    def start_spares() -> None:
+        """While the session waits for the model: a spare for each tool subcommand it lacks."""
+        if not standby["on"]:
+            return
+        workdir, env = binary_workdir(), binary_env(str(getattr(coordinator, "session_id", None) or "unknown"))
+        for subcommand in STANDBY:
+            if subcommand not in spares:
+                try:
+                    argv = [binary, "--host", "amplifier", "--standby", subcommand]
+                    spares[subcommand] = (start_binary(argv, workdir, env), workdir, env)
+                except OSError:
+                    return
+
+    def stop_spares() -> None:
+        standby["on"] = False
+        for process, _, _ in spares.values():
+            discard(process)
+        spares.clear()
+
     def make_handler(event: str, subcommand: str, claude_event: str) -> Handler:
         async def handler(_event: str, data: Any) -> HookResult:
             if event == "prompt:submit":
                 state["stopped"] = False
+                state["compacted"] = False
+            if event == "context:compaction":
+                # context-simple compacts the view of every request past its threshold, and the
+                # whole conversation stays in the session: one copy per turn keeps it, not one per
+                # request (each a copy of the whole conversation).
+                if state["compacted"]:
+                    return HookResult(action="continue")
+                state["compacted"] = True
             if claude_event == "Stop":
                 # loop-basic emits prompt:complete and orchestrator:complete: one Stop per turn.
                 if state["stopped"]:
@@ -296,60 +504,79 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
                 state["stopped"] = True
             session_id = getattr(coordinator, "session_id", None) or "unknown"
             payload = payload_for(event, claude_event, data, session_id, cwd)
-            env = dict(os.environ)
-            env[VIA_MODULE] = "1"
-            env["AMPLIFIER_SESSION_ID"] = str(payload["session_id"])
-            env.setdefault("CLAUDE_PROJECT_DIR", cwd)
-            env.setdefault("AMPLIFIER_PROJECT_DIR", cwd)
-            if bridge_mounted():
-                env[BRIDGE_PRESENT] = "1"
-            else:
-                env.pop(BRIDGE_PRESENT, None)
-            timeout = float(config.get("timeout") or timeouts.get(subcommand) or DEFAULT_TIMEOUT)
+            transcript = None
+            if event.startswith("context:") and not (data or {}).get("transcript_path"):
+                # What PreCompact's transcript export copies: the conversation as it is now.
+                transcript = await context_transcript(coordinator)
+                if transcript:
+                    payload["transcript_path"] = transcript
             try:
-                process = await asyncio.create_subprocess_exec(
-                    binary, "--host", "amplifier", subcommand,
-                    cwd=cwd if os.path.isdir(cwd) else None, env=env,
-                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                    start_new_session=True)
-            except OSError as e:
-                logger.warning("hooks-amplihack: cannot run %s (%s); %s continues", binary, e, event)
-                return HookResult(action="continue")
-            try:
-                out, err = await asyncio.wait_for(process.communicate(json.dumps(payload).encode()), timeout=timeout)
-            except asyncio.TimeoutError:
-                try:
-                    os.killpg(process.pid, 9)
-                except OSError:
-                    pass
-                await process.wait()
-                logger.warning("hooks-amplihack: %s %s gave no answer in %.0f s; %s continues", binary, subcommand, timeout, event)
-                return HookResult(action="continue")
-            if err.strip():
-                for line in err.decode(errors="replace").strip().splitlines():
-                    logger.warning("%s", line)
-            if process.returncode != 0 or not out.strip():
-                return HookResult(action="continue")
-            try:
-                answer = json.loads(out)
-            except ValueError:
-                logger.warning("hooks-amplihack: %s %s answered something that is not JSON; %s continues", binary, subcommand, event)
-                return HookResult(action="continue")
-            result = to_hook_result(answer, event, data)
-            if result.action != "deny" and event in BLOCKING and isinstance(answer, dict):
-                refusal = await ask_models(coordinator, answer.get("modelHandlers"), state["model_cache"])
-                if refusal is not None:
-                    return HookResult(action="deny", reason=refusal)
-            if claude_event == "SessionStart":
-                # The kernel drops session:start results: deliver at the first provider:request.
-                if result.action == "inject_context" and result.context_injection:
-                    state["session_context"] = result.context_injection
-                return HookResult(action="continue")
-            return result
+                return await run_event(event, subcommand, claude_event, payload, data)
+            finally:
+                if transcript:
+                    try:
+                        os.unlink(transcript)
+                    except OSError:
+                        pass
 
         return handler
 
+    def binary_env(session_id: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env[VIA_MODULE] = "1"
+        env["AMPLIFIER_SESSION_ID"] = session_id
+        env.setdefault("CLAUDE_PROJECT_DIR", cwd)
+        env.setdefault("AMPLIFIER_PROJECT_DIR", cwd)
+        if bridge_mounted():
+            env[BRIDGE_PRESENT] = "1"
+        else:
+            env.pop(BRIDGE_PRESENT, None)
+        return env
+
+    def binary_workdir() -> str | None:
+        return cwd if os.path.isdir(cwd) else None
+
+    async def run_event(event: str, subcommand: str, claude_event: str, payload: dict[str, Any], data: Any) -> HookResult:
+        env = binary_env(str(payload["session_id"]))
+        timeout = float(config.get("timeout") or timeouts.get(subcommand) or DEFAULT_TIMEOUT)
+        argv = [binary, "--host", "amplifier", subcommand]
+        workdir = binary_workdir()
+        spare = take_spare(subcommand, workdir, env)
+        try:
+            ran = await run_binary(argv, json.dumps(payload).encode(), workdir, env, timeout, spare)
+        except OSError as e:
+            logger.warning("hooks-amplihack: cannot run %s (%s); %s continues", binary, e, event)
+            return HookResult(action="continue")
+        if ran is None:
+            logger.warning("hooks-amplihack: %s %s gave no answer in %.0f s; %s continues", binary, subcommand, timeout, event)
+            return HookResult(action="continue")
+        returncode, out, err = ran
+        if err.strip():
+            for line in err.decode(errors="replace").strip().splitlines():
+                logger.warning("%s", line)
+        if returncode != 0 or not out.strip():
+            return HookResult(action="continue")
+        try:
+            answer = json.loads(out)
+        except ValueError:
+            logger.warning("hooks-amplihack: %s %s answered something that is not JSON; %s continues", binary, subcommand, event)
+            return HookResult(action="continue")
+        result = to_hook_result(answer, event, data)
+        if result.action != "deny" and event in BLOCKING and isinstance(answer, dict):
+            refusal = await ask_models(coordinator, answer.get("modelHandlers"), state["model_cache"])
+            if refusal is not None:
+                return HookResult(action="deny", reason=refusal)
+        if claude_event == "SessionStart":
+            # The kernel drops session:start results: deliver at the first provider:request.
+            if result.action == "inject_context" and result.context_injection:
+                state["session_context"] = result.context_injection
+            return HookResult(action="continue")
+        return result
+
     async def deliver_session_context(_event: str, _data: Any) -> HookResult:
+        # The model is about to be asked: the processes for the tool calls it may answer with
+        # start now, while the session waits for it, not when a tool call is waiting for them.
+        start_spares()
         context = state["session_context"]
         if not context:
             return HookResult(action="continue")
@@ -362,6 +589,7 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
         unregister.append(handle)
     unregister.append(coordinator.hooks.register(
         "provider:request", deliver_session_context, priority, "amplihack-session-context"))
+    unregister.append(stop_spares)
     return unregister
 
 

@@ -7,7 +7,23 @@ from typing import Any
 
 import asyncio
 
-from amplifier_module_hooks_amplihack import EVENTS, ask_models, model_verdict, payload_for, stop_failure_kind, to_hook_result
+import json
+import os
+import stat
+import tempfile
+import time
+
+from amplifier_module_hooks_amplihack import (
+    EVENTS,
+    ask_models,
+    context_transcript,
+    model_verdict,
+    mount_handlers,
+    payload_for,
+    run_binary,
+    stop_failure_kind,
+    to_hook_result,
+)
 
 
 class Payloads(unittest.TestCase):
@@ -167,6 +183,201 @@ class ModelHandlers(unittest.TestCase):
                 self.assertEqual(verdict is not None and "on_failure is block" in verdict, refused, verdict)
         no_provider = dict(llm, onFailure="block", cache=False)
         self.assertIsNotNone(asyncio.run(ask_models(Coordinator({}), [no_provider], {})))
+
+
+class Transcript(unittest.TestCase):
+    def test_the_sessions_messages_are_written_as_the_app_saves_a_transcript(self) -> None:
+        class Context:
+            def __init__(self, messages: Any) -> None:
+                self.messages = messages
+
+            async def get_messages(self) -> Any:
+                if isinstance(self.messages, Exception):
+                    raise self.messages
+                return self.messages
+
+        class Coordinator:
+            def __init__(self, context: Any) -> None:
+                self.context = context
+
+            def get(self, name: str) -> Any:
+                return self.context if name == "context" else None
+
+        messages = [
+            {"role": "system", "content": "instructions"},
+            {"role": "user", "content": "h\u00e9llo"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "t1", "arguments": {"command": "ls"}}]},
+            {"role": "developer", "content": "context files"},
+            {"role": "tool", "content": "a.txt", "tool_call_id": "t1"},
+        ]
+        path = asyncio.run(context_transcript(Coordinator(Context(messages))))
+        assert path is not None
+        try:
+            self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
+            with open(path, encoding="utf-8") as f:
+                lines = [json.loads(line) for line in f]
+            self.assertEqual(lines, [messages[1], messages[2], messages[4]])
+        finally:
+            os.unlink(path)
+        self.assertIsNone(asyncio.run(context_transcript(Coordinator(None))))
+        self.assertIsNone(asyncio.run(context_transcript(Coordinator(Context(RuntimeError("gone"))))))
+        self.assertIsNone(asyncio.run(context_transcript(Coordinator(Context("not a list")))))
+        self.assertIsNone(asyncio.run(context_transcript(Coordinator(Context(messages[:1])))), "nothing to keep")
+
+
+class Running(unittest.TestCase):
+    def run_sh(self, script: str, data: bytes, timeout: float = 10) -> tuple[int, bytes, bytes] | None:
+        return asyncio.run(run_binary(["sh", "-c", script], data, None, dict(os.environ), timeout))
+
+    def test_the_answer_its_errors_and_exit_code_come_back(self) -> None:
+        self.assertEqual(self.run_sh("cat; echo oops >&2; exit 3", b'{"a": 1}'), (3, b'{"a": 1}', b"oops\n"))
+
+    def test_an_input_larger_than_a_pipe_is_fed_whole(self) -> None:
+        data = b"x" * (4 << 20)
+        ran = self.run_sh("wc -c", data)
+        assert ran is not None
+        self.assertEqual((ran[0], int(ran[1])), (0, len(data)))
+
+    def test_a_process_that_does_not_read_its_input_still_answers(self) -> None:
+        self.assertEqual(self.run_sh("echo early", b"y" * (4 << 20)), (0, b"early\n", b""))
+
+    def test_past_its_timeout_its_whole_process_group_is_killed(self) -> None:
+        with tempfile.TemporaryDirectory() as scratch:
+            pid_file = os.path.join(scratch, "pid")
+            started = time.monotonic()
+            ran = self.run_sh(f"sleep 30 & echo $! > {pid_file}; wait", b"", timeout=0.5)
+            self.assertIsNone(ran)
+            self.assertLess(time.monotonic() - started, 5)
+            with open(pid_file) as f:
+                child = int(f.read())
+            time.sleep(0.1)
+            try:
+                with open(f"/proc/{child}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except FileNotFoundError:
+                state = "gone"
+            self.assertIn(state, ("gone", "Z"), "the handler's own child is killed too")
+
+    def test_a_binary_that_cannot_start_raises(self) -> None:
+        with self.assertRaises(OSError):
+            asyncio.run(run_binary(["/nonexistent/amplihack-hooks"], b"", None, dict(os.environ), 5))
+
+
+class FakeHooks:
+    def __init__(self) -> None:
+        self.handlers: dict[str, Any] = {}
+
+    def register(self, event: str, handler: Any, priority: int, name: str) -> Any:
+        self.handlers[event] = handler
+        return lambda: None
+
+    def list_handlers(self) -> dict[str, list[str]]:
+        return {}
+
+
+class FakeCoordinator:
+    session_id = "S"
+
+    def __init__(self) -> None:
+        self.hooks = FakeHooks()
+
+    def get(self, name: str) -> Any:
+        return None
+
+
+def fake_binary(scratch: str) -> tuple[str, str]:
+    """A stand-in for amplihack-hooks that logs each start (pid, argv) and each answer; its log."""
+    log = os.path.join(scratch, "log")
+    binary = os.path.join(scratch, "amplihack-hooks")
+    with open(binary, "w") as f:
+        f.write(f'#!/bin/sh\n[ "$1" = --table ] && {{ echo "[]"; exit 0; }}\n'
+                f'echo "$$ started $*" >> {log}\ncat > /dev/null\necho "$$ answered" >> {log}\n')
+    os.chmod(binary, 0o755)
+    return binary, log
+
+
+def logged(log: str) -> list[list[str]]:
+    try:
+        with open(log) as f:
+            return [line.split() for line in f]
+    except FileNotFoundError:
+        return []
+
+
+class Compactions(unittest.TestCase):
+    def test_context_simples_compactions_export_once_per_turn(self) -> None:
+        with tempfile.TemporaryDirectory() as scratch:
+            binary, log = fake_binary(scratch)
+
+            async def scenario() -> None:
+                coordinator = FakeCoordinator()
+                mount_handlers(coordinator, {"binary": binary, "project": scratch})
+                handlers = coordinator.hooks.handlers
+                for _ in range(3):
+                    await handlers["context:compaction"]("context:compaction", {"before_tokens": 9})
+                self.assertEqual([line[-1] for line in logged(log) if line[1] == "started"], ["pre-compact"])
+                await handlers["prompt:submit"]("prompt:submit", {"prompt": "next"})
+                await handlers["context:compaction"]("context:compaction", {"before_tokens": 9})
+                started = [line[-1] for line in logged(log) if line[1] == "started"]
+                self.assertEqual(started, ["pre-compact", "user-prompt-submit", "pre-compact"])
+
+            try:
+                asyncio.run(scenario())
+            finally:
+                os.environ.pop("AMPLIHACK_AMPLIFIER_MODULE_ACTIVE", None)
+
+
+class Standby(unittest.TestCase):
+    def test_tool_events_are_written_to_processes_started_while_the_model_is_asked(self) -> None:
+        with tempfile.TemporaryDirectory() as scratch:
+            binary, log = fake_binary(scratch)
+
+            def lines() -> list[list[str]]:
+                return logged(log)
+
+            async def scenario() -> None:
+                coordinator = FakeCoordinator()
+                unregister = mount_handlers(coordinator, {"binary": binary, "project": scratch})
+                handlers = coordinator.hooks.handlers
+                data = {"tool_name": "bash", "tool_input": {"command": "ls"}}
+                standby = ["--host", "amplifier", "--standby"]
+                # Before any model request: no spare, the process starts with the event.
+                await handlers["tool:pre"]("tool:pre", data)
+                first, answered = lines()
+                self.assertEqual(first[2:], ["--host", "amplifier", "pre-tool-use"])
+                self.assertEqual(answered, [first[0], "answered"])
+                # The session asks the model: one process per tool subcommand starts, waiting.
+                await handlers["provider:request"]("provider:request", {})
+                await asyncio.sleep(0.3)
+                spares = {line[-1]: line for line in lines()[2:]}
+                pre, post = spares["pre-tool-use"], spares["post-tool-use"]
+                self.assertEqual((pre[2:], post[2:]), (standby + ["pre-tool-use"], standby + ["post-tool-use"]))
+                await handlers["tool:pre"]("tool:pre", data)
+                await handlers["tool:post"]("tool:post", dict(data, result={"success": True}))
+                self.assertEqual(lines()[4:], [[pre[0], "answered"], [post[0], "answered"]], "each went to its spare")
+                # An environment changed since the spares started: not used, and stopped.
+                await handlers["provider:request"]("provider:request", {})
+                await asyncio.sleep(0.3)
+                spares = {line[-1]: line for line in lines()[6:]}
+                stale, waiting = spares["pre-tool-use"], spares["post-tool-use"]
+                os.environ["AMPLIHACK_TEST_CHANGED"] = "1"
+                try:
+                    await handlers["tool:pre"]("tool:pre", data)
+                finally:
+                    del os.environ["AMPLIHACK_TEST_CHANGED"]
+                fresh, fresh_answered = lines()[8:]
+                self.assertEqual(fresh[2:], ["--host", "amplifier", "pre-tool-use"])
+                self.assertEqual(fresh_answered, [fresh[0], "answered"])
+                self.assertFalse(os.path.exists(f"/proc/{stale[0]}"), "the stale spare was stopped")
+                for handle in unregister:
+                    handle()
+                self.assertFalse(os.path.exists(f"/proc/{waiting[0]}"), "cleanup stops the spare")
+                self.assertNotIn([waiting[0], "answered"], lines())
+
+            try:
+                asyncio.run(scenario())
+            finally:
+                os.environ.pop("AMPLIHACK_AMPLIFIER_MODULE_ACTIVE", None)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,15 @@ fn hooks_command() -> clap::Command {
                 .long("table")
                 .action(ArgAction::SetTrue)
                 .help("The hook table as JSON (subcommand, event, deadline, registered timeout)"),
+        )
+        .arg(
+            Arg::new("standby")
+                .long("standby")
+                .action(ArgAction::SetTrue)
+                .help(
+                    "Started ahead of its event (amplihack's Amplifier module): waits for stdin, \
+                     the deadline counting from the event's arrival; a stdin closed empty exits 0",
+                ),
         );
     for hook in HOOKS {
         command = command.subcommand(clap::Command::new(hook.subcommand).about(hook.about));

@@ -48,6 +48,8 @@ enum Failure {
 struct Invocation {
     subcommand: &'static Hook,
     host: Option<Host>,
+    /// `--standby`: started ahead of its event (by amplihack's Amplifier module).
+    standby: bool,
 }
 
 enum Command {
@@ -72,7 +74,7 @@ pub fn usage() -> String {
         text.push_str(&format!("  {:<34} {}\n", hook.subcommand, hook.about));
     }
     text.push_str(
-        "\nOptions:\n  --host claude|amplifier   the calling host (default: detected; Claude Code unless AMPLIFIER_* is set)\n  -h, --help                this text\n  -V, --version             the version\n  --table                   the hook table as JSON (subcommand, event, deadline, registered timeout)\n",
+        "\nOptions:\n  --host claude|amplifier   the calling host (default: detected; Claude Code unless AMPLIFIER_* is set)\n  -h, --help                this text\n  -V, --version             the version\n  --table                   the hook table as JSON (subcommand, event, deadline, registered timeout)\n  --standby                 started ahead of the event: wait for it; the deadline counts from its arrival, and a stdin closed empty exits 0 quietly\n",
     );
     text
 }
@@ -80,10 +82,12 @@ pub fn usage() -> String {
 fn parse_args(args: &[OsString]) -> Result<Command, String> {
     let mut host = None;
     let mut subcommand = None;
+    let mut standby = false;
     let mut iter = args.iter().map(|a| a.to_string_lossy());
     while let Some(arg) = iter.next() {
         match arg.as_ref() {
             "-h" | "--help" | "help" => return Ok(Command::Help),
+            "--standby" => standby = true,
             "-V" | "--version" => return Ok(Command::Version),
             "--table" => return Ok(Command::Table),
             "--host" => {
@@ -125,7 +129,11 @@ fn parse_args(args: &[OsString]) -> Result<Command, String> {
     }
     let subcommand =
         subcommand.ok_or("missing subcommand (run `amplihack-hooks --help` for the list)")?;
-    Ok(Command::Run(Invocation { subcommand, host }))
+    Ok(Command::Run(Invocation {
+        subcommand,
+        host,
+        standby,
+    }))
 }
 
 /// The whole program; returns the exit code.
@@ -178,9 +186,13 @@ pub fn main(args: Vec<OsString>) -> i32 {
             *slot = Some(format!("{payload}{location}"));
         }
     }));
+    on_stop_signals();
+    if invocation.standby && !input_arrives() {
+        // A standby whose event never came: its starter closed stdin without writing.
+        return 0;
+    }
     let deadline = deadline(invocation.subcommand);
     let started = Instant::now();
-    on_stop_signals();
     arm_watchdog(invocation.subcommand, deadline);
 
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| handle(&invocation, started + deadline)));
@@ -218,6 +230,31 @@ pub fn main(args: Vec<OsString>) -> i32 {
             0
         }
     }
+}
+
+/// For `--standby`: waits until stdin has something to read; false when it was closed empty. The
+/// process is started ahead of its event, so its start is off the event's path; the deadline
+/// counts from the event's arrival. Anything but a pipe (a file, a terminal) counts as arrived.
+fn input_arrives() -> bool {
+    let mut fd = libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: poll on one pollfd of our own, its length passed with it.
+        let ready = unsafe { libc::poll(&mut fd, 1, -1) };
+        if ready >= 0 {
+            break;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return true;
+        }
+    }
+    let mut waiting: libc::c_int = 0;
+    // SAFETY: FIONREAD stores the byte count into our own integer.
+    let known = unsafe { libc::ioctl(0, libc::FIONREAD, &mut waiting) } == 0;
+    !(known && waiting == 0 && fd.revents & libc::POLLHUP != 0)
 }
 
 /// The hook table as JSON, for tools that run the binary (the Amplifier module reads deadlines).
