@@ -120,10 +120,12 @@ fn amcp_examples_run_unchanged_once_the_project_is_trusted() {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|l| l["session_id"] == session.as_str())
         .collect();
-    assert_eq!(logged.len(), 2, "both calls logged by AMCP's example 2");
-    assert_eq!(logged[1]["tool_name"], "write_file", "AMCP's tool name");
+    // AMCP runs handlers in order and stops at a denial (its `execute_hooks`): the `.env` write,
+    // denied by example 1, never reaches example 2, which logs the allowed one.
+    assert_eq!(logged.len(), 1, "only the allowed call logged: {logged:?}");
+    assert_eq!(logged[0]["tool_name"], "write_file", "AMCP's tool name");
     assert!(
-        logged[1]["tool_input"]["path"]
+        logged[0]["tool_input"]["path"]
             .as_str()
             .is_some_and(|p| p.ends_with("main.py"))
     );
@@ -614,6 +616,44 @@ fn amcp_exit_codes_as_specified() {
             stderr(&output)
         );
     }
+}
+
+/// AMCP runs an event's handlers one after another in the file's order and stops at the first
+/// that denies: a slow first handler finishes before the second starts, and a denial leaves the
+/// third unstarted.
+#[test]
+fn amcp_handlers_run_in_order_and_stop_at_the_first_denial() {
+    let env = TestEnv::new();
+    let order = env.root().join("order");
+    let step = |text: &str| format!("{text}; echo {text:?} >> '{}'", order.display());
+    let toml = [
+        step("sleep 0.3; echo first"),
+        step("echo second"),
+        format!("{}; echo 'second denies' >&2; exit 2", step("echo deny")),
+        step("echo never"),
+    ]
+    .iter()
+    .map(|command| {
+        format!("[[hooks.PreToolUse.handlers]]\nmatcher = \"bash\"\ncommand = {command:?}\n")
+    })
+    .collect::<String>();
+    env.write(&env.home.join(".config/amcp/hooks.toml"), &toml);
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    let reply = reply_of(&output);
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecisionReason"], "second denies",
+        "{reply}"
+    );
+    let ran = std::fs::read_to_string(&order).unwrap_or_default();
+    let ran: Vec<&str> = ran
+        .lines()
+        .map(|l| l.split(';').next().unwrap_or(l))
+        .collect();
+    assert_eq!(
+        ran,
+        ["sleep 0.3", "echo second", "echo deny"],
+        "in order, none after the denial"
+    );
 }
 
 /// Under Amplifier, whose hook-shell bridge runs the project's `hooks.json` plugins itself, the

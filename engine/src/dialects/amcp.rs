@@ -17,9 +17,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::{Lines, OnFailure, Protocol, located};
+use super::{Fields, Lines, OnFailure, Protocol, located};
 use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, Group, Handler, PluginConfig};
-use crate::handlers::Kind;
 
 /// The name AMCP plugins are listed under.
 pub const NAME: &str = "amcp";
@@ -132,7 +131,7 @@ fn parse_with(file: &Path, text: &str, with_lines: bool) -> Result<PluginConfig,
                     "write type = \"command\" and command = \"...\"",
                 ));
             };
-            groups.push(read_handler(event, handler, &at, &lines, file)?);
+            groups.push(read_handler(event, handler, (&at, i), &lines, file)?);
         }
     }
     Ok(PluginConfig {
@@ -146,36 +145,22 @@ fn parse_with(file: &Path, text: &str, with_lines: bool) -> Result<PluginConfig,
 fn read_handler(
     event: &str,
     handler: &Map<String, Value>,
-    at: &str,
+    (at, order): (&str, usize),
     lines: &Lines,
     file: &Path,
 ) -> Result<Group, ConfigError> {
-    let error = |field: &str, problem: String, fix: &str| {
-        located(file, lines, &format!("{at}.{field}"), problem, fix)
+    let fields = Fields {
+        map: handler,
+        at,
+        lines,
+        file,
     };
-    let string = |field: &str| -> Result<Option<String>, ConfigError> {
-        match handler.get(field) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(error(
-                field,
-                format!("is {other}, not a string"),
-                "make it a string",
-            )),
-        }
-    };
+    let error = |field: &str, problem: String, fix: &str| fields.error(field, problem, fix);
+    let string = |field: &str| fields.string(field);
     let type_name = string("type")?.unwrap_or_else(|| "command".into());
     let (kind_json, label) = match type_name.as_str() {
         "command" => {
-            let command = string("command")?
-                .filter(|c| !c.trim().is_empty())
-                .ok_or_else(|| {
-                    error(
-                        "command",
-                        "is missing or empty".into(),
-                        "give the command to run",
-                    )
-                })?;
+            let command = fields.required("command", "give the command to run")?;
             (json!({"type": "command", "command": command}), command)
         }
         "python" => match (string("script")?, string("function")?) {
@@ -237,39 +222,13 @@ fn read_handler(
             ));
         }
     };
-    let Value::Object(kind_map) = kind_json else {
-        return Err(error(
-            "type",
-            "cannot be read".into(),
-            "use \"command\" or \"python\"",
-        ));
-    };
-    let kind = Kind::parse(&kind_map, at)
-        .map_err(|(field, problem, fix)| located(file, lines, &field, problem, fix))?;
-    let timeout_secs = match handler.get("timeout") {
-        None => DEFAULT_TIMEOUT_SECS,
-        Some(v) => match v.as_f64() {
-            Some(t) if t > 0.0 && t.is_finite() => t,
-            _ => {
-                return Err(error(
-                    "timeout",
-                    format!("is {v}"),
-                    "use a positive number of seconds",
-                ));
-            }
-        },
-    };
-    let enabled = match handler.get("enabled") {
-        None => true,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => {
-            return Err(error(
-                "enabled",
-                format!("is {other}, not a boolean"),
-                "use true or false",
-            ));
-        }
-    };
+    let kind = fields.kind(kind_json)?;
+    let timeout_secs = fields.positive(
+        "timeout",
+        DEFAULT_TIMEOUT_SECS,
+        "use a positive number of seconds",
+    )?;
+    let enabled = fields.boolean("enabled", true)?;
     let matcher = string("matcher")?;
     let matcher = match matcher.as_deref().map(str::trim) {
         None | Some("" | "*") => None,
@@ -288,7 +247,9 @@ fn read_handler(
             is_async: false,
             rewake: None,
             condition: None,
-            priority: 0,
+            // AMCP runs an event's handlers one after another, in the file's order, and stops at
+            // the first that denies: each its own priority.
+            priority: i64::try_from(order).unwrap_or(i64::MAX),
             enabled,
             description: None,
             protocol: Protocol::Amcp,

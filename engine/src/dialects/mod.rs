@@ -90,6 +90,80 @@ pub fn located(
     }
 }
 
+/// One hook's table in a dialect's file, its fields read with errors located at their line.
+pub struct Fields<'a> {
+    pub map: &'a Map<String, Value>,
+    /// Its path in the file: `hooks.PreToolUse.handlers[0]`.
+    pub at: &'a str,
+    pub lines: &'a Lines,
+    pub file: &'a Path,
+}
+
+impl Fields<'_> {
+    pub fn error(&self, field: &str, problem: String, fix: &str) -> ConfigError {
+        located(
+            self.file,
+            self.lines,
+            &format!("{}.{field}", self.at),
+            problem,
+            fix,
+        )
+    }
+
+    /// An optional string (absent or null: `None`).
+    pub fn string(&self, field: &str) -> Result<Option<String>, ConfigError> {
+        match self.map.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(self.error(
+                field,
+                format!("is {other}, not a string"),
+                "quote it as a string",
+            )),
+        }
+    }
+
+    /// A required, non-empty string.
+    pub fn required(&self, field: &str, fix: &str) -> Result<String, ConfigError> {
+        self.string(field)?
+            .filter(|s| !s.trim().is_empty())
+            .ok_or_else(|| self.error(field, "is missing or empty".into(), fix))
+    }
+
+    /// An optional boolean.
+    pub fn boolean(&self, field: &str, default: bool) -> Result<bool, ConfigError> {
+        match self.map.get(field) {
+            None | Some(Value::Null) => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(self.error(
+                field,
+                format!("is {other}, not a boolean"),
+                "use true or false",
+            )),
+        }
+    }
+
+    /// An optional positive number (`default` when absent).
+    pub fn positive(&self, field: &str, default: f64, fix: &str) -> Result<f64, ConfigError> {
+        match self.map.get(field) {
+            None | Some(Value::Null) => Ok(default),
+            Some(v) => match v.as_f64() {
+                Some(n) if n > 0.0 && n.is_finite() => Ok(n),
+                _ => Err(self.error(field, format!("is {v}"), fix)),
+            },
+        }
+    }
+
+    /// The handler kind of a Claude Code handler object the dialect's hook amounts to.
+    pub fn kind(&self, handler: Value) -> Result<crate::handlers::Kind, ConfigError> {
+        let Value::Object(handler) = handler else {
+            return Err(self.error("type", "cannot be read".into(), "check the hook's fields"));
+        };
+        crate::handlers::Kind::parse(&handler, self.at)
+            .map_err(|(field, problem, fix)| located(self.file, self.lines, &field, problem, fix))
+    }
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())]
         .iter()

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::{Lines, OnFailure, Protocol, located};
+use super::{Fields, Lines, OnFailure, Protocol, located};
 use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, Group, Handler, PluginConfig};
 use crate::handlers::rule::{Action, Rule};
 use crate::handlers::{Kind, llm};
@@ -136,79 +136,34 @@ fn read_hook(
     lines: &Lines,
     file: &Path,
 ) -> Result<Handler, ConfigError> {
-    let error = |field: &str, problem: String, fix: &str| {
-        located(file, lines, &format!("{at}.{field}"), problem, fix)
+    let fields = Fields {
+        map: hook,
+        at,
+        lines,
+        file,
     };
-    let string = |field: &str| -> Result<Option<String>, ConfigError> {
-        match hook.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(error(
-                field,
-                format!("is {other}, not a string"),
-                "quote it as a string",
-            )),
-        }
-    };
-    let boolean = |field: &str| -> Result<bool, ConfigError> {
-        match hook.get(field) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(other) => Err(error(
-                field,
-                format!("is {other}, not a boolean"),
-                "use true or false",
-            )),
-        }
-    };
-    let type_name = string("type")?
-        .ok_or_else(|| error("type", "is missing".into(), "use command, matcher or llm"))?;
-    let on_failure = match string("on_failure")?.as_deref() {
+    let type_name = fields.required("type", "use command, matcher or llm")?;
+    let on_failure = match fields.string("on_failure")?.as_deref() {
         None | Some("warn") => OnFailure::Warn,
         Some("ignore") => OnFailure::Ignore,
         Some("block") => OnFailure::Block,
         Some(other) => {
-            return Err(error(
+            return Err(fields.error(
                 "on_failure",
                 format!("`{other}` is not a failure policy"),
                 "use warn, block or ignore",
             ));
         }
     };
-    let timeout_secs = match hook.get("timeout_ms") {
-        None | Some(Value::Null) => DEFAULT_TIMEOUT_SECS,
-        Some(v) => match v.as_f64() {
-            Some(ms) if ms > 0.0 && ms.is_finite() => ms / 1000.0,
-            _ => {
-                return Err(error(
-                    "timeout_ms",
-                    format!("is {v}"),
-                    "use a positive number of milliseconds",
-                ));
-            }
-        },
-    };
+    let timeout_secs = fields.positive(
+        "timeout_ms",
+        DEFAULT_TIMEOUT_SECS * 1000.0,
+        "use a positive number of milliseconds",
+    )? / 1000.0;
     let (kind, command) = match type_name.as_str() {
         "command" => {
-            let command = string("command")?
-                .filter(|c| !c.trim().is_empty())
-                .ok_or_else(|| {
-                    error(
-                        "command",
-                        "is missing or empty".into(),
-                        "give the command to run",
-                    )
-                })?;
-            let map = json!({"type": "command", "command": command});
-            let Value::Object(map) = map else {
-                return Err(error(
-                    "command",
-                    "cannot be read".into(),
-                    "give the command to run",
-                ));
-            };
-            let kind = Kind::parse(&map, at)
-                .map_err(|(field, problem, fix)| located(file, lines, &field, problem, fix))?;
+            let command = fields.required("command", "give the command to run")?;
+            let kind = fields.kind(json!({"type": "command", "command": command}))?;
             (kind, command)
         }
         "matcher" => {
@@ -217,35 +172,27 @@ fn read_hook(
             (Kind::Rule(rule), label)
         }
         "llm" => {
-            let model = string("model")?.unwrap_or_else(|| llm::DEFAULT_MODEL.into());
-            let prompt = string("prompt")?
-                .filter(|p| !p.trim().is_empty())
-                .ok_or_else(|| {
-                    error(
-                        "prompt",
-                        "is missing or empty".into(),
-                        "give the prompt, with {{tool}} and {{args}}",
-                    )
-                })?;
+            let model = fields
+                .string("model")?
+                .unwrap_or_else(|| llm::DEFAULT_MODEL.into());
+            let prompt =
+                fields.required("prompt", "give the prompt, with {{tool}} and {{args}}")?;
             let max_tokens = match hook.get("max_tokens").filter(|v| !v.is_null()) {
                 None => llm::DEFAULT_MAX_TOKENS,
-                Some(v) => match v.as_u64().filter(|n| *n > 0) {
-                    Some(n) => n,
-                    None => {
-                        return Err(error(
-                            "max_tokens",
-                            format!("is {v}"),
-                            "use a positive whole number",
-                        ));
-                    }
-                },
+                Some(v) => v.as_u64().filter(|n| *n > 0).ok_or_else(|| {
+                    fields.error(
+                        "max_tokens",
+                        format!("is {v}"),
+                        "use a positive whole number",
+                    )
+                })?,
             };
-            let llm = llm::Llm::new(model, prompt, max_tokens, boolean("cache")?);
+            let llm = llm::Llm::new(model, prompt, max_tokens, fields.boolean("cache", false)?);
             let label = crate::handlers::HandlerKind::label(&llm).to_string();
             (Kind::Llm(llm), label)
         }
         other => {
-            return Err(error(
+            return Err(fields.error(
                 "type",
                 format!("`{other}` is not a hook type of the proposal"),
                 "use command, matcher or llm",
@@ -256,7 +203,7 @@ fn read_hook(
         kind,
         command,
         timeout_secs,
-        is_async: boolean("async")?,
+        is_async: fields.boolean("async", false)?,
         rewake: None,
         condition: None,
         priority: 0,
