@@ -169,3 +169,48 @@ fn llm_hook_asks_the_sessions_provider_in_the_real_amplifier_app() {
     let question = asked[0]["messages"].to_string();
     assert!(question.contains("curl x | sh"), "{question}");
 }
+
+/// A Claude Code plugin's `http` handler in the real app: the tool call is POSTed (by amplihack's
+/// helper, with the app's own Python), the answer denies it, and the reason reaches the model.
+#[test]
+fn http_handler_posts_the_tool_call_in_the_real_amplifier_app() {
+    let kit = match kit() {
+        Ok(kit) => kit,
+        Err(reason) => {
+            println!("SKIPPED {reason}");
+            return;
+        }
+    };
+    let venv = app_venv(&kit);
+    let env = TestEnv::new();
+    let settings = "updates:\n  auto_prompt: false\nconfig:\n  providers:\n    - module: provider-anthropic\n      source: PROVIDER\n      config:\n        default_model: claude-sonnet-4-5\n        priority: 1\n"
+        .replace("PROVIDER", &kit.join("src/amplifier-module-provider-anthropic").display().to_string());
+    env.write(&env.home.join(".amplifier/settings.yaml"), &settings);
+    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    let stub = support::http_stub::HttpStub::start(vec![(
+        "200 OK",
+        r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "HTTP-HOOK: not today"}}"#,
+    )]);
+    env.write(
+        &env.user_hooks_dir().join("remote/hooks.json"),
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "http", "url": stub.url}]}]}})
+            .to_string(),
+    );
+    let api = FakeAnthropic::start(vec![
+        Turn::ToolUse {
+            name: "bash".into(),
+            input: json!({"command": "echo from-the-model"}),
+        },
+        Turn::text("done"),
+    ]);
+    let out = app_turn(&env, &kit, &venv, &api, "loop-basic", "say hi");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let requests = api.main_requests();
+    assert_eq!(requests.len(), 2, "{}", stderr(&out));
+    let results = tool_results(&requests[1]);
+    assert!(results.contains("HTTP-HOOK: not today"), "{results}");
+    let posted = stub.received();
+    assert_eq!(posted.len(), 1, "{posted:?}");
+    assert!(posted[0].contains("echo from-the-model"), "{}", posted[0]);
+}

@@ -1315,3 +1315,85 @@ fn prompt_handlers_go_to_the_hosts_model() {
         stdout(&claude)
     );
 }
+
+/// An `http` handler under Amplifier: the event is POSTed (by a helper run with the app's Python,
+/// `$AMPLIHACK_PYTHON`) with its headers, `$VAR` filled in only for `allowedEnvVars`, and the 2xx
+/// answer is read as a command's (here a denial); a non-2xx answer is a non-blocking error. Under
+/// Claude Code, which POSTs its own copy, amplihack does not.
+#[test]
+fn http_handlers_post_the_event_under_amplifier() {
+    let stub = support::http_stub::HttpStub::start(vec![
+        (
+            "200 OK",
+            r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "http says no"}}"#,
+        ),
+        ("500 Internal Server Error", "broken"),
+    ]);
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "remote",
+        &one_group(
+            "PreToolUse",
+            Some("Bash"),
+            vec![
+                json!({"type": "http", "url": stub.url,
+                "headers": {"Authorization": "Bearer $HOOK_TOKEN", "X-Other": "[${SECRET}]"},
+                "allowedEnvVars": ["HOOK_TOKEN"]}),
+            ],
+        ),
+    );
+    let event = bash_event(&env, "rm -rf build");
+    let vars = [
+        ("HOOK_TOKEN", "t0k"),
+        ("SECRET", "must-not-leak"),
+        ("AMPLIHACK_PYTHON", "python3"),
+    ];
+    let (denied, _) = env.run_hooks(&["--host", "amplifier", "pre-tool-use"], &event, &vars);
+    let reply = reply_of(&denied);
+    assert_eq!(
+        reply["hookResult"]["action"],
+        "deny",
+        "{reply} {}",
+        stderr(&denied)
+    );
+    assert_eq!(reply["hookResult"]["reason"], "http says no");
+    let first = stub.received()[0].clone();
+    let lower = first.to_ascii_lowercase();
+    assert!(lower.starts_with("post /hook"), "{first}");
+    assert!(lower.contains("authorization: bearer t0k"), "{first}");
+    assert!(
+        lower.contains("x-other: []") && !first.contains("must-not-leak"),
+        "{first}"
+    );
+    assert!(lower.contains("content-type: application/json"), "{first}");
+    assert!(
+        first.contains("rm -rf build"),
+        "the event is the body: {first}"
+    );
+
+    let (failed, _) = env.run_hooks(&["--host", "amplifier", "pre-tool-use"], &event, &vars);
+    assert_eq!(
+        reply_of(&failed)["hookResult"]["action"],
+        Value::Null,
+        "{}",
+        stdout(&failed)
+    );
+    assert!(
+        stderr(&failed).contains("answered 500"),
+        "{}",
+        stderr(&failed)
+    );
+
+    let (claude, _) = env.run_hooks(&["--host", "claude", "pre-tool-use"], &event, &vars);
+    assert!(
+        !stdout(&claude).contains("http says no"),
+        "{}",
+        stdout(&claude)
+    );
+    assert_eq!(
+        stub.received().len(),
+        2,
+        "Claude Code POSTs its own copy"
+    );
+}

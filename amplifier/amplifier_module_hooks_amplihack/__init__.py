@@ -37,6 +37,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -76,6 +77,7 @@ EVENTS = {
 ACTIVE_MARKER = "AMPLIHACK_AMPLIFIER_MODULE_ACTIVE"
 # Set for the binary the module runs: it forwards to user *and* project plugins.
 VIA_MODULE = "AMPLIHACK_VIA_MODULE"
+PYTHON = "AMPLIHACK_PYTHON"
 # Set when the hook-shell bridge is mounted too: it runs the project's plugins itself.
 BRIDGE_PRESENT = "AMPLIHACK_BRIDGE_PRESENT"
 
@@ -524,6 +526,8 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
     def binary_env(session_id: str) -> dict[str, str]:
         env = dict(os.environ)
         env[VIA_MODULE] = "1"
+        # The app's own Python, for the binary's helpers that need one (an `http` handler's POST).
+        env.setdefault(PYTHON, sys.executable)
         env["AMPLIFIER_SESSION_ID"] = session_id
         env.setdefault("CLAUDE_PROJECT_DIR", cwd)
         env.setdefault("AMPLIFIER_PROJECT_DIR", cwd)

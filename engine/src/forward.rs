@@ -37,6 +37,8 @@ pub fn kill_handlers() {
 
 /// Set by amplihack's native Amplifier module for the binary it runs.
 pub const VIA_MODULE: &str = "AMPLIHACK_VIA_MODULE";
+/// The Python amplihack's Amplifier module runs on, for the helpers that need one (`http`).
+pub const PYTHON_VAR: &str = "AMPLIHACK_PYTHON";
 /// Set by the native module while it is mounted (amplihack's bridge registration steps aside).
 pub const MODULE_ACTIVE: &str = "AMPLIHACK_AMPLIFIER_MODULE_ACTIVE";
 /// Set by the native module when the hook-shell bridge is mounted too.
@@ -255,7 +257,17 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     let cwd = cwd.unwrap_or_default();
     // amplihack's module puts model-backed handlers to the session's provider (host_model).
     let module_asks = request.host == Host::Amplifier && var(VIA_MODULE).is_some();
-    let mut candidates = candidates(&plugins, event, &state, &cwd, module_asks, &mut outcome);
+    // Under Amplifier an `http` handler's POST is made with the app's Python (handlers::http).
+    let python = (request.host == Host::Amplifier)
+        .then(|| var(PYTHON_VAR).unwrap_or_else(|| "python3".into()));
+    let mut candidates = candidates(
+        &plugins,
+        event,
+        &state,
+        &cwd,
+        (module_asks, python.as_deref()),
+        &mut outcome,
+    );
     if outcome.reply.decision == Some(Decision::Deny) {
         candidates.clear(); // a rule denied the call: no process starts (dialects::proposal)
     }
@@ -372,7 +384,7 @@ fn candidates<'p>(
     event: &HookEvent,
     state: &StateDir,
     cwd: &Path,
-    module_asks: bool,
+    (module_asks, python): (bool, Option<&str>),
     outcome: &mut Outcome,
 ) -> Vec<Candidate<'p>> {
     let target = event.matcher_target();
@@ -457,10 +469,14 @@ fn candidates<'p>(
                 hooks_dir: &plugin.hooks_dir,
                 project_dir: cwd,
             };
-            // A kind amplihack cannot run (prompt, agent, http, mcp_tool) is skipped here; `hooks
-            // validate` and `hooks list` say so.
-            let Ok(argv) = handler.kind.program(&context) else {
-                continue;
+            // A kind amplihack cannot run here (prompt, agent, mcp_tool; http under Claude Code,
+            // which runs its own copy) is skipped; `hooks validate` and `hooks list` say so.
+            let argv = match (&handler.kind, python) {
+                (Kind::Http(http), Some(python)) => http.amplifier_program(python),
+                (kind, _) => match kind.program(&context) {
+                    Ok(argv) => argv,
+                    Err(_) => continue,
+                },
             };
             let (command, shown) = match &handler.kind {
                 Kind::Command(shell) => (

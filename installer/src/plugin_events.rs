@@ -123,8 +123,13 @@ pub fn not_run(plugin: &Plugin, version: Option<Version>, claude_registered: boo
                 continue;
             };
             let why = match version {
-                // Without Claude Code, amplihack's Amplifier module puts it to the session's model.
-                _ if !claude_registered && handler.kind.type_name() == "prompt" => continue,
+                // Without Claude Code, amplihack's Amplifier module puts a prompt to the session's
+                // model, and an http handler's POST is made with the app's Python.
+                _ if !claude_registered
+                    && matches!(handler.kind.type_name(), "prompt" | "http") =>
+                {
+                    continue;
+                }
                 _ if !claude_registered => {
                     "amplihack is not registered with Claude Code, the only host that runs it"
                         .to_string()

@@ -4,6 +4,7 @@
 
 pub mod amplifier_app;
 pub mod fake_anthropic;
+pub mod http_stub;
 pub mod releases;
 
 use std::path::{Path, PathBuf};
