@@ -251,3 +251,61 @@ fn session_start_registers_what_a_hand_copied_plugin_needs() {
         stdout(&output)
     );
 }
+
+/// After an install for Amplifier only, `hooks list` and `doctor` weigh Amplifier's delivery: an
+/// event amplihack's module delivers (a kernel event with a Claude Code counterpart) reaches the
+/// plugin, one with no kernel event never does, and an `agent` handler runs nowhere. With both
+/// hosts installed, only what neither delivers is named, with each host's reason.
+#[test]
+fn under_amplifier_alone_list_and_doctor_name_what_no_kernel_event_delivers() {
+    let env = TestEnv::new();
+    let claude = fake_claude(&env, "2.1.328");
+    amplihack(&env, &claude, &["install", "--host", "amplifier"]);
+    let mut config = plugin_on(&[
+        "PreToolUse",
+        "PostToolUseFailure",
+        "SubagentStart",
+        "PostToolBatch",
+    ]);
+    config["hooks"]["PreToolUse"][0]["hooks"]
+        .as_array_mut()
+        .expect("hooks")
+        .push(json!({"type": "agent", "prompt": "check $ARGUMENTS"}));
+    env.write(
+        &env.user_hooks_dir().join("everything/hooks.json"),
+        &config.to_string(),
+    );
+    let list = amplihack(&env, &claude, &["hooks", "list", "--json"]);
+    let list: Value = serde_json::from_slice(&list.stdout).expect("list json");
+    let plugin = &list["plugins"][0];
+    assert_eq!(plugin["state"], "partial", "{plugin}");
+    assert_eq!(
+        plugin["undelivered"],
+        json!([{"event": "PostToolBatch", "why": "Amplifier has no kernel event for it"}]),
+        "{plugin}"
+    );
+    assert!(
+        plugin["not_run"][0]
+            .as_str()
+            .is_some_and(|n| n.starts_with("agent")),
+        "{plugin}"
+    );
+    let doctor = amplihack(&env, &claude, &["doctor", "--json"]);
+    let doctor: Value = serde_json::from_slice(&doctor.stdout).expect("doctor json");
+    let notes = doctor["plugin_notes"].to_string();
+    assert!(
+        notes.contains("plugin everything: PostToolBatch never reaches it: Amplifier has no kernel event for it"),
+        "{notes}"
+    );
+
+    // Both hosts: Claude Code delivers PostToolBatch, so nothing is left undelivered.
+    amplihack(&env, &claude, &["install", "--host", "claude"]);
+    let list = amplihack(&env, &claude, &["hooks", "list", "--json"]);
+    let list: Value = serde_json::from_slice(&list.stdout).expect("list json");
+    assert_eq!(
+        list["plugins"][0]["undelivered"],
+        json!([]),
+        "{}",
+        list["plugins"][0]
+    );
+}

@@ -89,6 +89,79 @@ pub fn remove_host_groups(
     shared::remove_host_groups(&locations.state(), &options).map_err(CommandError)
 }
 
+/// The Claude Code events amplihack's Amplifier module delivers: the kernel events with a Claude
+/// Code counterpart (the module's `EVENTS`; a test keeps the two in step).
+pub const AMPLIFIER_DELIVERS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "PreCompact",
+    "PostCompact",
+    "SessionEnd",
+    "Notification",
+    "SubagentStart",
+    "PermissionRequest",
+    "StopFailure",
+];
+
+/// Which hosts amplihack is installed for, as [`hosts_delivery`] weighs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hosts {
+    /// amplihack's entries are in some Claude Code settings file.
+    pub claude: bool,
+    /// `amplihack install --host amplifier` was run (the manifest says so).
+    pub amplifier: bool,
+}
+
+/// Whether amplihack was installed for Amplifier (its manifest's hosts).
+pub fn amplifier_installed(ctx: &Context) -> bool {
+    amplihack_state::manifest::load(&ctx.state())
+        .is_ok_and(|m| m.hosts.iter().any(|h| h == "amplifier"))
+}
+
+/// Of a plugin's events, those no installed host delivers, each with why (per host). Nothing
+/// when amplihack is installed for no host.
+pub fn undelivered_anywhere(
+    plugin: &Plugin,
+    hosts: Hosts,
+    version: Option<Version>,
+    registered: &[String],
+) -> Vec<(String, String)> {
+    if !hosts.claude && !hosts.amplifier {
+        return Vec::new();
+    }
+    let by_claude = undelivered(plugin, version, registered);
+    shared::events_of(plugin)
+        .into_iter()
+        .filter_map(|event| {
+            let claude = if hosts.claude {
+                let why = by_claude.iter().find(|(e, _)| *e == event)?;
+                Some(why.1.clone())
+            } else {
+                None
+            };
+            let amplifier = if hosts.amplifier {
+                if AMPLIFIER_DELIVERS.contains(&event.as_str()) {
+                    return None;
+                }
+                Some("Amplifier has no kernel event for it".to_string())
+            } else {
+                None
+            };
+            let why = match (claude, amplifier) {
+                (Some(c), Some(a)) => format!("Claude Code: {c}; {a}"),
+                (Some(c), None) => c,
+                (None, Some(a)) => a,
+                (None, None) => return None,
+            };
+            Some((event, why))
+        })
+        .collect()
+}
+
 /// Of a plugin's events, those that never reach it under Claude Code, each with why.
 pub fn undelivered(
     plugin: &Plugin,
@@ -183,19 +256,52 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
         }
     }
     let (version, registered, claude_registered) = delivery(ctx);
-    if !claude_registered {
-        return notes;
-    }
+    let hosts = Hosts {
+        claude: claude_registered,
+        amplifier: amplifier_installed(ctx),
+    };
     for plugin in ctx.plugins() {
-        for (event, why) in undelivered(&plugin, version, &registered) {
+        for (event, why) in undelivered_anywhere(&plugin, hosts, version, &registered) {
             notes.push(format!(
                 "plugin {}: {event} never reaches it: {why}",
                 plugin.name
             ));
         }
-        for note in not_run(&plugin, version, true) {
+        if !claude_registered && !hosts.amplifier {
+            continue;
+        }
+        for note in not_run(&plugin, version, claude_registered) {
             notes.push(format!("plugin {}: not run: {note}", plugin.name));
         }
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AMPLIFIER_DELIVERS;
+
+    /// [`AMPLIFIER_DELIVERS`] is what amplihack's module maps kernel events to (its `EVENTS`).
+    #[test]
+    fn amplifier_delivery_matches_the_modules_event_table() {
+        let module = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../amplifier/amplifier_module_hooks_amplihack/__init__.py");
+        let text = std::fs::read_to_string(&module).unwrap_or_default();
+        let table = text
+            .split_once("EVENTS = {")
+            .and_then(|(_, rest)| rest.split_once("\n}"))
+            .map(|(table, _)| table)
+            .unwrap_or_default();
+        let mut mapped: Vec<&str> = table
+            .lines()
+            .filter_map(|line| line.trim().strip_suffix("),"))
+            .filter_map(|line| line.rsplit('"').nth(1))
+            .collect();
+        mapped.sort_unstable();
+        mapped.dedup();
+        let mut ours = AMPLIFIER_DELIVERS.to_vec();
+        ours.sort_unstable();
+        assert!(!mapped.is_empty(), "no EVENTS table in {}", module.display());
+        assert_eq!(ours, mapped);
+    }
 }

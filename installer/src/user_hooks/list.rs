@@ -12,6 +12,10 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
     let disabled = plugins::disabled(&ctx.state());
     let trusted = ctx.project_trusted();
     let (version, registered, claude_registered) = crate::plugin_events::delivery(ctx);
+    let hosts = crate::plugin_events::Hosts {
+        claude: claude_registered,
+        amplifier: crate::plugin_events::amplifier_installed(ctx),
+    };
     let mut text = String::new();
     let mut items = Vec::new();
     for (level, dir) in ctx.levels() {
@@ -23,13 +27,10 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
         for plugin in plugins {
             let is_disabled =
                 disabled.contains(&plugin.root) || plugin.config.as_ref().is_ok_and(|c| !c.enabled);
-            // What does not reach the plugin: events no host delivers (under Claude Code, when
-            // amplihack is registered there), and handler kinds amplihack does not run.
-            let undelivered = if claude_registered {
-                crate::plugin_events::undelivered(&plugin, version, &registered)
-            } else {
-                Vec::new()
-            };
+            // What does not reach the plugin: events no installed host delivers, and handler
+            // kinds amplihack does not run.
+            let undelivered =
+                crate::plugin_events::undelivered_anywhere(&plugin, hosts, version, &registered);
             let not_run = crate::plugin_events::not_run(&plugin, version, claude_registered);
             let state = match (&plugin.config, level, trusted, is_disabled) {
                 (Err(_), ..) => "invalid",
