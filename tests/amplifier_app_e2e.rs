@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::amplifier_app::{app_turn, app_venv, bash, kit, tool_results};
 use support::fake_anthropic::{FakeAnthropic, Turn};
 use support::{TestEnv, command, one_group, repo_root, run_with_timeout, stderr, stdout};
@@ -345,7 +345,6 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
 
 const BUNDLE_SUFFIX: &str = "/amplihack/amplifier-bundle.yaml";
 
-/// amplihack's `bundle.app` URI in a settings file.
 /// A plugin's `prompt` handler in the real app: the session's own provider is asked (the fake
 /// Messages API answers the question, marked), its refusal denies the tool call, and the reason
 /// reaches the model; no key of amplihack's is involved.
@@ -394,6 +393,78 @@ fn a_prompt_handler_is_answered_by_the_sessions_own_model_in_the_app() {
         next.last().is_some_and(
             |r| tool_results(r).contains("PROMPT-GUARD: the model says this call may not run")
         ),
+        "the reason reached the model: {:?}",
+        next.last().map(tool_results)
+    );
+}
+
+/// A plugin's `agent` handler in the real app: a subagent on the session's own provider, offered
+/// read-only tools (Read, Grep, Glob), reads a project file the model asks for, and its refusal
+/// (its last answer) denies the tool call; the reason reaches the model.
+#[test]
+fn an_agent_handler_runs_a_read_only_subagent_on_the_sessions_model_in_the_app() {
+    let kit = match kit() {
+        Ok(kit) => kit,
+        Err(reason) => {
+            println!("SKIPPED {reason}");
+            return;
+        }
+    };
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let venv = app_venv(&kit);
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    env.write(
+        &env.project.join("POLICY.md"),
+        "NO-ECHO-POLICY: echo is not allowed here\n",
+    );
+    env.write(
+        &env.user_hooks_dir().join("agent-guard/hooks.json"),
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "agent", "prompt": "AGENT-CHECK: does POLICY.md allow this call? $ARGUMENTS"}
+        ]}]}})
+        .to_string(),
+    );
+    let api = FakeAnthropic::start_with(
+        vec![bash("echo agent-ran > ran.txt"), Turn::text("done")],
+        vec![
+            (
+                "AGENT-CHECK",
+                r#"tool_use {"name": "Read", "input": {"file_path": "POLICY.md"}}"#,
+            ),
+            (
+                "AGENT-CHECK",
+                r#"{"ok": false, "reason": "AGENT-GUARD: POLICY.md forbids echo"}"#,
+            ),
+        ],
+    );
+    let output = app_turn(&env, &kit, &venv, &api, "loop-basic", "run it");
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    let asked = api.canned_requests();
+    assert_eq!(asked.len(), 2, "a tool call, then the verdict: {asked:?}");
+    let offered: Vec<&str> = asked[0]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(offered, ["Read", "Grep", "Glob"], "read-only tools only");
+    assert!(
+        asked[1].to_string().contains("NO-ECHO-POLICY"),
+        "the file it read went back to it: {}",
+        asked[1]
+    );
+    assert!(!env.project.join("ran.txt").exists(), "the tool ran");
+    let next = api.main_requests();
+    assert!(
+        next.last()
+            .is_some_and(|r| tool_results(r).contains("AGENT-GUARD: POLICY.md forbids echo")),
         "the reason reached the model: {:?}",
         next.last().map(tool_results)
     );

@@ -1336,11 +1336,9 @@ fn http_handlers_post_the_event_under_amplifier() {
         &one_group(
             "PreToolUse",
             Some("Bash"),
-            vec![
-                json!({"type": "http", "url": stub.url,
+            vec![json!({"type": "http", "url": stub.url,
                 "headers": {"Authorization": "Bearer $HOOK_TOKEN", "X-Other": "[${SECRET}]"},
-                "allowedEnvVars": ["HOOK_TOKEN"]}),
-            ],
+                "allowedEnvVars": ["HOOK_TOKEN"]})],
         ),
     );
     let event = bash_event(&env, "rm -rf build");
@@ -1391,9 +1389,5 @@ fn http_handlers_post_the_event_under_amplifier() {
         "{}",
         stdout(&claude)
     );
-    assert_eq!(
-        stub.received().len(),
-        2,
-        "Claude Code POSTs its own copy"
-    );
+    assert_eq!(stub.received().len(), 2, "Claude Code POSTs its own copy");
 }

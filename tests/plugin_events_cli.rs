@@ -254,7 +254,7 @@ fn session_start_registers_what_a_hand_copied_plugin_needs() {
 
 /// After an install for Amplifier only, `hooks list` and `doctor` weigh Amplifier's delivery: an
 /// event amplihack's module delivers (a kernel event with a Claude Code counterpart) reaches the
-/// plugin, one with no kernel event never does, and an `agent` handler runs nowhere. With both
+/// plugin, one with no kernel event never does, and an `mcp_tool` handler runs nowhere. With both
 /// hosts installed, only what neither delivers is named, with each host's reason.
 #[test]
 fn under_amplifier_alone_list_and_doctor_name_what_no_kernel_event_delivers() {
@@ -270,7 +270,7 @@ fn under_amplifier_alone_list_and_doctor_name_what_no_kernel_event_delivers() {
     config["hooks"]["PreToolUse"][0]["hooks"]
         .as_array_mut()
         .expect("hooks")
-        .push(json!({"type": "agent", "prompt": "check $ARGUMENTS"}));
+        .push(json!({"type": "mcp_tool", "server": "s", "tool": "t"}));
     env.write(
         &env.user_hooks_dir().join("everything/hooks.json"),
         &config.to_string(),
@@ -287,7 +287,7 @@ fn under_amplifier_alone_list_and_doctor_name_what_no_kernel_event_delivers() {
     assert!(
         plugin["not_run"][0]
             .as_str()
-            .is_some_and(|n| n.starts_with("agent")),
+            .is_some_and(|n| n.starts_with("mcp_tool")),
         "{plugin}"
     );
     let doctor = amplihack(&env, &claude, &["doctor", "--json"]);

@@ -44,6 +44,8 @@ from typing import Any
 
 from amplifier_core import HookResult
 
+from .agent import run_agent
+
 Handler = Callable[[str, Any], Awaitable[HookResult]]
 
 logger = logging.getLogger(__name__)
@@ -344,18 +346,35 @@ def model_verdict(text: str) -> str | None:
     return str(verdict.get("reason") or "the model judged it unsafe") if refused else None
 
 
-async def ask_models(coordinator: Any, questions: Any, cache: dict[str, str | None] | None = None) -> str | None:
+async def ask_once(provider: Any, question: dict[str, Any]) -> str:
+    """One model call for a `prompt` (or `llm`) handler: the text of the answer."""
+    from amplifier_core.message_models import ChatRequest, Message
+
+    request = ChatRequest(
+        messages=[Message(role="user", content=question["prompt"])],
+        model=question.get("model"),
+        metadata={"stream": False},
+        max_output_tokens=int(question.get("maxTokens") or 1024),
+    )
+    # Providers take the model as a keyword (the request's field is not read).
+    model = {"model": question["model"]} if isinstance(question.get("model"), str) else {}
+    response = await provider.complete(request, **model)
+    return "".join(getattr(block, "text", "") or "" for block in (getattr(response, "content", None) or []))
+
+
+async def ask_models(
+    coordinator: Any, questions: Any, cache: dict[str, str | None] | None = None, cwd: str = "."
+) -> str | None:
     """Puts each model-backed handler's question to the session's own provider (as the hook-shell
     bridge does for its prompt hooks: no key of amplihack's); returns the first refusal's reason.
     A question with `cache` is answered from `cache` (kept for the session) when it was asked
-    before. A missing provider, an error, a timeout or an unreadable answer lets the event go on
-    with one log line, unless the question's `onFailure` is `block` (refused) or `ignore` (no line)."""
+    before; one with `agent` is answered by a subagent with read-only tools in `cwd` (agent.py).
+    A missing provider, an error, a timeout or an unreadable answer lets the event go on with one
+    log line, unless the question's `onFailure` is `block` (refused) or `ignore` (no line)."""
     if not isinstance(questions, list) or not questions:
         return None
     providers = coordinator.get("providers") or {}
     provider = next(iter(providers.values()), None) if isinstance(providers, dict) else None
-    from amplifier_core.message_models import ChatRequest, Message
-
     for question in questions:
         if not isinstance(question, dict) or not isinstance(question.get("prompt"), str):
             continue
@@ -366,16 +385,8 @@ async def ask_models(coordinator: Any, questions: Any, cache: dict[str, str | No
             try:
                 if provider is None:
                     raise RuntimeError("the session has no provider")
-                request = ChatRequest(
-                    messages=[Message(role="user", content=question["prompt"])],
-                    model=question.get("model"),
-                    metadata={"stream": False},
-                    max_output_tokens=int(question.get("maxTokens") or 1024),
-                )
-                # Providers take the model as a keyword (the request's field is not read).
-                model = {"model": question["model"]} if isinstance(question.get("model"), str) else {}
-                response = await asyncio.wait_for(provider.complete(request, **model), timeout=float(question.get("timeout") or 30))
-                text = "".join(getattr(block, "text", "") or "" for block in (getattr(response, "content", None) or []))
+                answering = run_agent(provider, question, cwd) if question.get("agent") else ask_once(provider, question)
+                text = await asyncio.wait_for(answering, timeout=float(question.get("timeout") or 30))
                 refusal = model_verdict(text)
             except Exception as e:  # noqa: BLE001 - any failure of the model call: the handler's policy
                 policy = question.get("onFailure") or "warn"
@@ -567,7 +578,7 @@ def mount_handlers(coordinator: Any, config: dict[str, Any] | None = None) -> li
             return HookResult(action="continue")
         result = to_hook_result(answer, event, data)
         if result.action != "deny" and event in BLOCKING and isinstance(answer, dict):
-            refusal = await ask_models(coordinator, answer.get("modelHandlers"), state["model_cache"])
+            refusal = await ask_models(coordinator, answer.get("modelHandlers"), state["model_cache"], cwd)
             if refusal is not None:
                 return HookResult(action="deny", reason=refusal)
         if claude_event == "SessionStart":

@@ -13,6 +13,7 @@ import stat
 import tempfile
 import time
 
+from amplifier_module_hooks_amplihack.agent import TURNS, run_agent, run_tool
 from amplifier_module_hooks_amplihack import (
     EVENTS,
     ask_models,
@@ -378,6 +379,60 @@ class Standby(unittest.TestCase):
                 asyncio.run(scenario())
             finally:
                 os.environ.pop("AMPLIHACK_AMPLIFIER_MODULE_ACTIVE", None)
+
+
+class AgentHandlers(unittest.TestCase):
+    def test_read_only_tools_answer_from_the_project(self) -> None:
+        with tempfile.TemporaryDirectory() as project:
+            os.makedirs(os.path.join(project, "src"))
+            with open(os.path.join(project, "src", "a.py"), "w") as f:
+                f.write("import os\nSECRET = 1\n")
+            cases: list[tuple[str, dict[str, Any], str]] = [
+                ("Read", {"file_path": "src/a.py"}, "import os\nSECRET = 1\n"),
+                ("Read", {"file_path": "missing.txt"}, "error: "),
+                ("Grep", {"pattern": "SECRET"}, "src/a.py:2:SECRET = 1"),
+                ("Grep", {"pattern": "nothing-here"}, "no matches"),
+                ("Grep", {"pattern": "("}, "error: "),
+                ("Glob", {"pattern": "**/*.py"}, "src/a.py"),
+                ("Glob", {"pattern": "*.md"}, "no files"),
+                ("Bash", {"command": "rm -rf /"}, "unknown tool Bash"),
+            ]
+            for name, arguments, expected in cases:
+                with self.subTest(name=name, arguments=arguments):
+                    self.assertTrue(run_tool(name, arguments, project).startswith(expected), run_tool(name, arguments, project))
+
+    def test_the_subagent_calls_tools_until_it_answers(self) -> None:
+        class Call:
+            def __init__(self, name: str, arguments: dict[str, Any]) -> None:
+                self.id, self.name, self.arguments = "call-1", name, arguments
+
+        class Response:
+            def __init__(self, text: str, calls: list[Call]) -> None:
+                self.content = [type("Block", (), {"text": text})()]
+                self.tool_calls = calls
+
+        class Provider:
+            def __init__(self, answers: list[Response]) -> None:
+                self.answers: list[Response] = answers
+                self.asked: list[Any] = []
+
+            async def complete(self, request: Any, **_: Any) -> Response:
+                self.asked.append(request)
+                return self.answers.pop(0) if self.answers else Response("", [Call("Glob", {"pattern": "*"})])
+
+        with tempfile.TemporaryDirectory() as project:
+            with open(os.path.join(project, "POLICY.md"), "w") as f:
+                f.write("no echo")
+            provider = Provider([Response("", [Call("Read", {"file_path": "POLICY.md"})]), Response('{"ok": false}', [])])
+            answer = asyncio.run(run_agent(provider, {"prompt": "may it?"}, project))
+            self.assertEqual(answer, '{"ok": false}')
+            self.assertEqual([t.name for t in provider.asked[0].tools], ["Read", "Grep", "Glob"])
+            last = provider.asked[1].messages
+            self.assertEqual((last[-1].role, last[-1].content), ("tool", "no echo"))
+            endless = Provider([])
+            with self.assertRaises(RuntimeError):
+                asyncio.run(run_agent(endless, {"prompt": "may it?"}, project))
+            self.assertEqual(len(endless.asked), TURNS)
 
 
 if __name__ == "__main__":

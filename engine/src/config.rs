@@ -272,7 +272,7 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                 }
                 let command = handler_kind.label().to_string();
                 let timeout_secs = match handler.get("timeout") {
-                    None => DEFAULT_TIMEOUT_SECS,
+                    None => handler_kind.default_timeout_secs(),
                     Some(v) => match v.as_f64() {
                         Some(t) if t > 0.0 && t.is_finite() => t,
                         Some(t) => {

@@ -446,6 +446,18 @@ fn candidates<'p>(
                 });
                 continue;
             }
+            if let (Kind::Agent(agent), true) = (&handler.kind, module_asks) {
+                // A subagent the module runs with the session's provider (Claude Code runs its
+                // own copy of the handler).
+                outcome.reply.model_questions.push(ModelQuestion {
+                    prompt: agent.with_arguments(&event.raw),
+                    model: agent.model.clone(),
+                    timeout_secs: handler.timeout_secs,
+                    agent: true,
+                    ..ModelQuestion::default()
+                });
+                continue;
+            }
             if let (Kind::Llm(llm), true) = (&handler.kind, module_asks) {
                 // The session's provider answers it, through amplihack's module; elsewhere
                 // `amplihack-hooks --ask-model` asks Claude Code (below, as a process).
@@ -459,6 +471,7 @@ fn candidates<'p>(
                     max_tokens: Some(llm.max_tokens),
                     cache: llm.cache,
                     on_failure: handler.on_failure.as_str().into(),
+                    agent: false,
                 });
                 continue;
             }

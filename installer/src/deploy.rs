@@ -181,7 +181,7 @@ pub fn is_executable(path: &Path) -> bool {
 }
 
 /// The native Amplifier module's files, embedded so `install` can deploy them without the source.
-const MODULE_FILES: [(&str, &str); 3] = [
+const MODULE_FILES: [(&str, &str); 4] = [
     (
         "pyproject.toml",
         include_str!("../../amplifier/pyproject.toml"),
@@ -190,6 +190,10 @@ const MODULE_FILES: [(&str, &str); 3] = [
     (
         "amplifier_module_hooks_amplihack/__init__.py",
         include_str!("../../amplifier/amplifier_module_hooks_amplihack/__init__.py"),
+    ),
+    (
+        "amplifier_module_hooks_amplihack/agent.py",
+        include_str!("../../amplifier/amplifier_module_hooks_amplihack/agent.py"),
     ),
 ];
 

@@ -196,10 +196,11 @@ pub fn not_run(plugin: &Plugin, version: Option<Version>, claude_registered: boo
                 continue;
             };
             let why = match version {
-                // Without Claude Code, amplihack's Amplifier module puts a prompt to the session's
-                // model, and an http handler's POST is made with the app's Python.
+                // Without Claude Code, amplihack's Amplifier module puts a prompt (or an agent's
+                // task) to the session's model, and an http handler's POST is made with the app's
+                // Python.
                 _ if !claude_registered
-                    && matches!(handler.kind.type_name(), "prompt" | "http") =>
+                    && matches!(handler.kind.type_name(), "prompt" | "http" | "agent") =>
                 {
                     continue;
                 }
@@ -301,7 +302,11 @@ mod tests {
         mapped.dedup();
         let mut ours = AMPLIFIER_DELIVERS.to_vec();
         ours.sort_unstable();
-        assert!(!mapped.is_empty(), "no EVENTS table in {}", module.display());
+        assert!(
+            !mapped.is_empty(),
+            "no EVENTS table in {}",
+            module.display()
+        );
         assert_eq!(ours, mapped);
     }
 }

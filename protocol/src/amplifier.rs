@@ -67,7 +67,7 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
             .map(|q| {
                 json!({
                     "prompt": q.prompt, "model": q.model, "timeout": q.timeout_secs,
-                    "maxTokens": q.max_tokens, "cache": q.cache,
+                    "maxTokens": q.max_tokens, "cache": q.cache, "agent": q.agent,
                     "onFailure": if q.on_failure.is_empty() { "warn" } else { q.on_failure.as_str() },
                 })
             })

@@ -82,6 +82,8 @@ pub struct ModelQuestion {
     /// What a failed model call does: `warn` (the default: the event goes on, with a line in the
     /// log), `ignore`, or `block` (the event is refused).
     pub on_failure: String,
+    /// An `agent` handler: a subagent with read-only tools answers, not one model call.
+    pub agent: bool,
 }
 
 impl Reply {

@@ -73,6 +73,8 @@ impl FakeAnthropic {
 
     /// Like [`FakeAnthropic::start`], and any request (main loop or not) whose body contains a
     /// marker is answered with that marker's text instead (a headless `claude -p` child, say).
+    /// Several answers under one marker are given in turn; `tool_use {"name", "input"}` asks for
+    /// a tool.
     pub fn start_with(script: Vec<Turn>, canned: Vec<(&str, &str)>) -> FakeAnthropic {
         let fake = FakeAnthropic::start(script);
         fake.state.lock().expect("state").canned = canned
@@ -207,14 +209,29 @@ fn respond(
     let turn = {
         let mut state = state.lock().expect("state");
         let text = request.to_string();
-        let canned = state
+        // Several answers under one marker are given in turn (the last one again after that).
+        let marker = state
             .canned
             .iter()
-            .find(|(marker, _)| text.contains(marker.as_str()))
-            .map(|(_, answer)| answer.clone());
+            .map(|(marker, _)| marker.clone())
+            .find(|marker| text.contains(marker.as_str()));
+        let canned = marker.map(|marker| {
+            let answers: Vec<&String> = state
+                .canned
+                .iter()
+                .filter(|(m, _)| *m == marker)
+                .map(|(_, answer)| answer)
+                .collect();
+            let asked_before = state
+                .canned_requests
+                .iter()
+                .filter(|r| r.to_string().contains(marker.as_str()))
+                .count();
+            answers[asked_before.min(answers.len() - 1)].clone()
+        });
         if let Some(answer) = canned {
             state.canned_requests.push(request.clone());
-            Turn::text(&answer)
+            canned_turn(&answer)
         } else if offers_tools {
             state.main_requests.push(request.clone());
             let turn = state
@@ -238,6 +255,20 @@ fn respond(
         ("text/event-stream", sse(&turn, &model))
     } else {
         ("application/json", message_json(&turn, &model).to_string())
+    }
+}
+
+/// A canned answer: `tool_use {"name": ..., "input": ...}` asks for a tool, anything else is text.
+fn canned_turn(answer: &str) -> Turn {
+    let call = answer
+        .strip_prefix("tool_use ")
+        .and_then(|json| serde_json::from_str::<Value>(json).ok());
+    match call {
+        Some(call) => Turn::ToolUse {
+            name: call["name"].as_str().unwrap_or_default().to_string(),
+            input: call["input"].clone(),
+        },
+        None => Turn::text(answer),
     }
 }
 

@@ -1,7 +1,8 @@
-//! `{"type": "agent", "prompt": "..."}`: Claude Code runs a subagent with read-only tools (up to 50
-//! turns) to decide. Under Claude Code it is registered as Claude Code's own hook entry, as
-//! written ([`HandlerKind::host_entry`]); under Amplifier it does not run, and `hooks validate` and
-//! `hooks list` say so.
+//! `{"type": "agent", "prompt": "..."}`: a subagent with read-only tools (up to 50 turns, 60 s by
+//! default) decides, answering `{ok, reason}`. Under Claude Code it is registered as Claude Code's
+//! own hook entry, as written ([`HandlerKind::host_entry`]); under Amplifier the binary hands it,
+//! `$ARGUMENTS` filled in, to amplihack's module (`modelHandlers`, `agent: true`), which runs the
+//! subagent with the session's own provider and read-only tools of its own (Read, Grep, Glob).
 
 use serde_json::{Map, Value};
 
@@ -16,6 +17,11 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// The task as the subagent gets it ([`super::with_arguments`]).
+    pub fn with_arguments(&self, event: &Map<String, Value>) -> String {
+        super::with_arguments(&self.prompt, event)
+    }
+
     pub fn parse(handler: &Map<String, Value>, at: &str) -> Result<Agent, FieldError> {
         Ok(Agent {
             prompt: required_string(handler, at, "prompt", "the task for the agent")?,
@@ -36,9 +42,14 @@ impl HandlerKind for Agent {
 
     fn program(&self, _context: &Context<'_>) -> Result<Vec<String>, String> {
         Err(
-            "an `agent` handler is answered by a model-driven subagent: Claude Code runs it (registered as its own hook entry), Amplifier does not"
+            "an `agent` handler is answered by a model-driven subagent: Claude Code runs it (registered as its own hook entry), amplihack's Amplifier module with the session's provider"
                 .into(),
         )
+    }
+
+    /// Claude Code's default for agent hooks.
+    fn default_timeout_secs(&self) -> f64 {
+        60.0
     }
 
     /// Documented from 2026-01-31 without a version: counted from 2.1.101, where an entry Claude

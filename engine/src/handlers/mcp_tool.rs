@@ -40,4 +40,8 @@ impl HandlerKind for McpTool {
                 .into(),
         )
     }
+
+    fn host_entry(&self) -> Option<(&Map<String, Value>, super::Version)> {
+        Some((&self.raw, (2, 1, 118)))
+    }
 }

@@ -47,6 +47,10 @@ pub trait HandlerKind {
     fn label(&self) -> &str;
     /// The program and arguments amplihack runs for it, or why it cannot run under amplihack.
     fn program(&self, context: &Context<'_>) -> Result<Vec<String>, String>;
+    /// Its timeout when the handler gives none.
+    fn default_timeout_secs(&self) -> f64 {
+        crate::config::DEFAULT_TIMEOUT_SECS
+    }
     /// For a kind Claude Code runs itself (model-backed, http, mcp_tool): the handler as written,
     /// to register with Claude Code as its own hook entry, and the first version that has it.
     fn host_entry(&self) -> Option<(&Map<String, Value>, Version)> {
@@ -137,6 +141,21 @@ impl HandlerKind for Kind {
 
     fn host_entry(&self) -> Option<(&Map<String, Value>, Version)> {
         self.inner().host_entry()
+    }
+
+    fn default_timeout_secs(&self) -> f64 {
+        self.inner().default_timeout_secs()
+    }
+}
+
+/// A model-backed handler's question: `$ARGUMENTS` replaced by the event's JSON, or the JSON
+/// appended when the prompt has no placeholder (as Claude Code does).
+pub fn with_arguments(prompt: &str, event: &Map<String, Value>) -> String {
+    let arguments = Value::Object(event.clone()).to_string();
+    if prompt.contains("$ARGUMENTS") {
+        prompt.replace("$ARGUMENTS", &arguments)
+    } else {
+        format!("{prompt}\n\n{arguments}")
     }
 }
 
@@ -293,6 +312,34 @@ mod tests {
                 (Err(why), Err(needle)) => assert!(why.contains(needle), "{text}: {why}"),
                 (got, want) => panic!("{text}: got {got:?}, want {want:?}"),
             }
+        }
+    }
+
+    /// The kinds Claude Code runs itself are registered with it, from the version that has each.
+    #[test]
+    fn kinds_claude_code_runs_itself_and_since_when() {
+        let cases: &[(&str, Option<Version>)] = &[
+            (r#"{"command": "x"}"#, None),
+            (r#"{"command": "x", "args": []}"#, None),
+            (r#"{"type": "prompt", "prompt": "?"}"#, Some((2, 0, 30))),
+            (r#"{"type": "http", "url": "http://h"}"#, Some((2, 1, 63))),
+            (r#"{"type": "agent", "prompt": "?"}"#, Some((2, 1, 101))),
+            (
+                r#"{"type": "mcp_tool", "server": "s", "tool": "t"}"#,
+                Some((2, 1, 118)),
+            ),
+        ];
+        for (text, since) in cases {
+            let Ok(Value::Object(handler)) = serde_json::from_str::<Value>(text) else {
+                panic!("{text}");
+            };
+            let kind = Kind::parse(&handler, "h").unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            let entry = kind.host_entry();
+            assert_eq!(entry.map(|(_, v)| v), *since, "{text}");
+            assert!(
+                entry.is_none_or(|(raw, _)| *raw == handler),
+                "{text}: as written"
+            );
         }
     }
 

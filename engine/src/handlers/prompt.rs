@@ -28,15 +28,9 @@ impl Prompt {
 }
 
 impl Prompt {
-    /// The question as the model gets it: `$ARGUMENTS` replaced by the event's JSON, or the JSON
-    /// appended when the prompt has no placeholder (as Claude Code does).
+    /// The question as the model gets it ([`super::with_arguments`]).
     pub fn with_arguments(&self, event: &Map<String, Value>) -> String {
-        let arguments = Value::Object(event.clone()).to_string();
-        if self.prompt.contains("$ARGUMENTS") {
-            self.prompt.replace("$ARGUMENTS", &arguments)
-        } else {
-            format!("{}\n\n{arguments}", self.prompt)
-        }
+        super::with_arguments(&self.prompt, event)
     }
 }
 
