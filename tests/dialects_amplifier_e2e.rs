@@ -22,13 +22,14 @@ fn copy(from: &Path, to: &Path) {
     std::fs::copy(from, to).expect("copy");
 }
 
-#[test]
-fn proposal_yaml_and_amcp_examples_in_the_real_amplifier_app() {
+/// The app kit, its virtualenv, and a home with the Anthropic provider configured and amplihack
+/// installed for Amplifier; `None` (after printing `SKIPPED`) where the kit does not exist.
+fn installed_app() -> Option<(PathBuf, PathBuf, TestEnv)> {
     let kit = match kit() {
         Ok(kit) => kit,
         Err(reason) => {
             println!("SKIPPED {reason}");
-            return;
+            return None;
         }
     };
     let venv = app_venv(&kit);
@@ -38,6 +39,14 @@ fn proposal_yaml_and_amcp_examples_in_the_real_amplifier_app() {
     env.write(&env.home.join(".amplifier/settings.yaml"), &settings);
     let install = env.run_amplihack(&["install", "--host", "amplifier"]);
     assert!(install.status.success(), "{}", stderr(&install));
+    Some((kit, venv, env))
+}
+
+#[test]
+fn proposal_yaml_and_amcp_examples_in_the_real_amplifier_app() {
+    let Some((kit, venv, env)) = installed_app() else {
+        return;
+    };
 
     let hooks = env.user_hooks_dir();
     copy(
@@ -116,20 +125,9 @@ fn proposal_yaml_and_amcp_examples_in_the_real_amplifier_app() {
 /// call is answered from the session's cache.
 #[test]
 fn llm_hook_asks_the_sessions_provider_in_the_real_amplifier_app() {
-    let kit = match kit() {
-        Ok(kit) => kit,
-        Err(reason) => {
-            println!("SKIPPED {reason}");
-            return;
-        }
+    let Some((kit, venv, env)) = installed_app() else {
+        return;
     };
-    let venv = app_venv(&kit);
-    let env = TestEnv::new();
-    let settings = "updates:\n  auto_prompt: false\nconfig:\n  providers:\n    - module: provider-anthropic\n      source: PROVIDER\n      config:\n        default_model: claude-sonnet-4-5\n        priority: 1\n"
-        .replace("PROVIDER", &kit.join("src/amplifier-module-provider-anthropic").display().to_string());
-    env.write(&env.home.join(".amplifier/settings.yaml"), &settings);
-    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
-    assert!(install.status.success(), "{}", stderr(&install));
     let yaml = std::fs::read_to_string(fixture("proposal/hook-types.yaml")).expect("yaml");
     let llm_only = format!(
         "hooks:\n  PreToolUse:\n{}",
@@ -174,20 +172,9 @@ fn llm_hook_asks_the_sessions_provider_in_the_real_amplifier_app() {
 /// helper, with the app's own Python), the answer denies it, and the reason reaches the model.
 #[test]
 fn http_handler_posts_the_tool_call_in_the_real_amplifier_app() {
-    let kit = match kit() {
-        Ok(kit) => kit,
-        Err(reason) => {
-            println!("SKIPPED {reason}");
-            return;
-        }
+    let Some((kit, venv, env)) = installed_app() else {
+        return;
     };
-    let venv = app_venv(&kit);
-    let env = TestEnv::new();
-    let settings = "updates:\n  auto_prompt: false\nconfig:\n  providers:\n    - module: provider-anthropic\n      source: PROVIDER\n      config:\n        default_model: claude-sonnet-4-5\n        priority: 1\n"
-        .replace("PROVIDER", &kit.join("src/amplifier-module-provider-anthropic").display().to_string());
-    env.write(&env.home.join(".amplifier/settings.yaml"), &settings);
-    let install = env.run_amplihack(&["install", "--host", "amplifier"]);
-    assert!(install.status.success(), "{}", stderr(&install));
     let stub = support::http_stub::HttpStub::start(vec![(
         "200 OK",
         r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "HTTP-HOOK: not today"}}"#,
