@@ -219,17 +219,47 @@ pub fn install_files(files: &[(PathBuf, Vec<u8>)]) -> io::Result<Vec<PathBuf>> {
             .map(Path::to_path_buf)
             .collect();
         for dir in missing.into_iter().rev() {
-            std::fs::create_dir(&dir)?;
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
-            made.push(dir);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => {
+                    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+                    made.push(dir);
+                }
+                // Another install running at the same moment made it first: not ours to take back.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+                Err(e) => return Err(e),
+            }
         }
         if std::fs::read(path).ok().as_deref() != Some(bytes.as_slice()) {
-            std::fs::write(path, bytes)?;
+            write_replacing(path, bytes)?;
         }
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))?;
         made.push(path.clone());
     }
     Ok(made)
+}
+
+/// Writes `bytes` to a temporary file beside `path` (0644) and renames it over `path`, so a
+/// reader, or an install running at the same moment, never sees half a file.
+fn write_replacing(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}.tmp", std::process::id()));
+    let temp = path.with_file_name(name);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .open(&temp)
+        .and_then(|mut file| {
+            file.write_all(bytes)?;
+            file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        })
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
 }
 
 /// Removes what [`install_files`] made: the files, then the directories it created, when empty.
