@@ -134,15 +134,12 @@ check "rules benchmark: 100 in-process rules vs one sh -c true (cargo bench --be
 check "plugin-cost benchmark: one plugin in the real Claude Code, through amplihack vs natively (cargo bench --bench claude_code_plugins)" cargo bench --locked --bench claude_code_plugins
 amplifier_bench() {
   # amplihack's module and the hook-shell bridge running the same 4 plugins on tool:pre in the
-  # real kernel: the real bridge from a mirror of its repository ($AMPLIHACK_HOOK_SHELL_MIRROR, a
-  # git directory, else ../.mirror/...) where there is one, else the harness written from its
-  # behaviour.
+  # real kernel: the real bridge, vendored in tests/amplifier/hook-shell ($AMPLIHACK_HOOK_SHELL_MIRROR,
+  # a git directory of its repository, measures that one's HEAD instead).
   local bin=$scratch_home/.local/bin
   [ -x "$bin/amplihack-hooks" ] || { cargo build --release --locked -q && bin=target/release; }
-  local mirror=${AMPLIHACK_HOOK_SHELL_MIRROR:-../.mirror/microsoft+amplifier-module-hook-shell/repo}
-  [ -d "$mirror" ] || mirror=
   tests/amplifier/.venv/bin/python tests/bench/amplifier_tool_pre.py --hooks "$bin/amplihack-hooks" \
-    --amplihack "$bin/amplihack" ${mirror:+--bridge-mirror "$mirror"}
+    --amplihack "$bin/amplihack"
   local status=$?
   # The same comparison in the real app, gated by its test during `cargo test` above.
   if [ -s "$AMPLIHACK_FIGURES" ]; then

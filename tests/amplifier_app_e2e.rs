@@ -196,23 +196,18 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
     );
 
     // Session 2, loop-basic: the same guard and session context; with the real hook-shell
-    // bridge composed into the same session where a mirror of it exists (the project's local
-    // settings list both app bundles: the app takes the most specific list whole).
+    // bridge composed into the same session (the project's local settings list both app
+    // bundles: the app takes the most specific list whole).
     let local = env.project.join(".amplifier/settings.local.yaml");
-    let bridge = bridge_bundle(&env);
-    match &bridge {
-        Ok(bundle) => {
-            let ours = amplifier_yaml_uri(&env.read(&settings));
-            env.write(
-                &local,
-                &format!(
-                    "bundle:\n  app:\n    - \"{ours}\"\n    - \"file://{}\"\n",
-                    bundle.display()
-                ),
-            );
-        }
-        Err(reason) => println!("SKIPPED the hook-shell bridge in the same session: {reason}"),
-    }
+    let bridge = bridge_bundle(&env).unwrap_or_else(|e| panic!("{e}"));
+    let ours = amplifier_yaml_uri(&env.read(&settings));
+    env.write(
+        &local,
+        &format!(
+            "bundle:\n  app:\n    - \"{ours}\"\n    - \"file://{}\"\n",
+            bridge.display()
+        ),
+    );
     let api = FakeAnthropic::start(vec![
         bash("git commit --no-verify -m again"),
         Turn::text("ok"),
@@ -231,21 +226,12 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
     let runners = env.marks("project-runner");
     assert_eq!(runners.len(), 2, "{runners:?}");
     assert_eq!(runners[0], "amplihack-hooks", "session 1: amplihack ran it");
-    if bridge.is_ok() {
-        // The bridge runs project plugins itself (and honours only its own contextInjection
-        // form, so this plugin's context is not sent); amplihack leaves them to it.
-        assert_ne!(
-            runners[1], "amplihack-hooks",
-            "the bridge ran it: {runners:?}"
-        );
-    } else {
-        assert_eq!(runners[1], "amplihack-hooks");
-        assert_eq!(
-            first.matches("project-plugin-context-thud").count(),
-            1,
-            "{first}"
-        );
-    }
+    // The bridge runs project plugins itself (and honours only its own contextInjection form, so
+    // this plugin's context is not sent); amplihack leaves them to it.
+    assert_ne!(
+        runners[1], "amplihack-hooks",
+        "the bridge ran it: {runners:?}"
+    );
     assert!(tool_results(&requests[1]).contains("amplihack blocked `git commit --no-verify`"));
     let mut ran = env.marks("ran");
     ran.sort();
@@ -257,12 +243,10 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
             "user-plugin",
             "user-plugin"
         ],
-        "each plugin once more, with or without the bridge"
+        "each plugin once more, with the bridge in the session too"
     );
     assert_eq!(session_records(&env).len(), 2);
-    if bridge.is_ok() {
-        std::fs::remove_file(&local).expect("remove the local settings");
-    }
+    std::fs::remove_file(&local).expect("remove the local settings");
 
     // Uninstall gives the user's settings back byte for byte; the next session runs without
     // amplihack.
@@ -625,35 +609,31 @@ fn amplifier_yaml_uri(text: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A bundle naming the real hook-shell bridge, extracted from a mirror of its repository
-/// ($AMPLIHACK_HOOK_SHELL_MIRROR, else `<repo>/../.mirror/microsoft+amplifier-module-hook-shell/repo`)
-/// into the test's directory, or why there is none.
+/// A bundle naming the real hook-shell bridge: a copy of the one vendored in
+/// `tests/amplifier/hook-shell/` in the test's directory (the app may build in a module's source,
+/// never in this repository), or the HEAD of `$AMPLIHACK_HOOK_SHELL_MIRROR` (a git directory of
+/// the bridge's repository) when that is set; or why it cannot be made.
 fn bridge_bundle(env: &TestEnv) -> Result<PathBuf, String> {
-    let mirror = std::env::var_os("AMPLIHACK_HOOK_SHELL_MIRROR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            repo_root().join("../.mirror/microsoft+amplifier-module-hook-shell/repo")
-        });
-    if !mirror.is_dir() {
-        return Err(format!("no mirror of the bridge at {}", mirror.display()));
-    }
     let source = env.root().join("hook-shell");
     std::fs::create_dir_all(&source).map_err(|e| e.to_string())?;
-    let extracted = Command::new("sh")
-        .args([
-            "-c",
+    let (script, from) = match std::env::var_os("AMPLIHACK_HOOK_SHELL_MIRROR") {
+        Some(mirror) => (
             "git --git-dir \"$1\" archive HEAD | tar -x -C \"$2\"",
-            "sh",
-        ])
-        .arg(&mirror)
+            PathBuf::from(mirror),
+        ),
+        None => (
+            "cp -R \"$1\"/. \"$2\"",
+            repo_root().join("tests/amplifier/hook-shell"),
+        ),
+    };
+    let copied = Command::new("sh")
+        .args(["-c", script, "sh"])
+        .arg(&from)
         .arg(&source)
         .status()
         .map_err(|e| e.to_string())?;
-    if !extracted.success() {
-        return Err(format!(
-            "cannot extract the bridge from {}",
-            mirror.display()
-        ));
+    if !copied.success() {
+        return Err(format!("cannot copy the bridge from {}", from.display()));
     }
     let bundle = env.root().join("hook-shell-bundle.yaml");
     env.write(
@@ -679,7 +659,7 @@ fn session_records(env: &TestEnv) -> Vec<String> {
 }
 
 /// Speed in the real app, side by side with the peer: one session with amplihack's module and the
-/// real hook-shell bridge (where a mirror of it exists), each running 4 plugins that sleep 50 ms
+/// real hook-shell bridge, each running 4 plugins that sleep 50 ms
 /// on every `tool:pre` (amplihack the user level's, the bridge the project's). Per tool call:
 /// amplihack's share runs from the model's answer having been sent to the first of the bridge's
 /// plugins starting (so the orchestrator's own work and the bridge's setup count against
@@ -695,13 +675,7 @@ fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
         }
     };
     let env = TestEnv::new();
-    let bridge = match bridge_bundle(&env) {
-        Ok(bundle) => bundle,
-        Err(reason) => {
-            figure(&format!("SKIPPED {reason}"));
-            return;
-        }
-    };
+    let bridge = bridge_bundle(&env).unwrap_or_else(|e| panic!("{e}"));
     let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let venv = app_venv(&kit);
     // Project scope: the project's bridge registration is there too, and the bridge calls it;

@@ -9,10 +9,10 @@ Code, runs identical commands once per event; the bridge runs every one).
 
 * amplihack: `hooks-amplihack` (this repository's module) running `amplihack-hooks`, which runs
   the trusted project plugins in parallel (and its own built-ins);
-* the bridge: the real `amplifier-module-hook-shell`, loaded from a fetched mirror of
+* the bridge: the real `amplifier-module-hook-shell`, the copy vendored in
+  `tests/amplifier/hook-shell/` (see its VENDORED.md), or the HEAD of a mirror of
   github.com/microsoft/amplifier-module-hook-shell (`--bridge-mirror GIT_DIR`, or
-  $AMPLIHACK_HOOK_SHELL_MIRROR; extracted to a temporary directory, never into this repository),
-  else `tests/amplifier/bridge_harness.py`, written from the bridge's behaviour (it says which).
+  $AMPLIHACK_HOOK_SHELL_MIRROR; extracted to a temporary directory) to measure another commit.
 
 Usage: amplifier_tool_pre.py --hooks BIN --amplihack BIN [--bridge-mirror GIT_DIR] [--rounds N]
                              [--trivial-rounds N] [--max-ratio R]
@@ -56,26 +56,24 @@ def write_plugins(project: str, command: str) -> None:
 
 
 def load_bridge(mirror: str | None, scratch: str) -> tuple[Any, str]:
-    """The bridge's `mount(coordinator, project)` and where it came from."""
-    if mirror and os.path.isdir(mirror):
+    """The real bridge's `mount(coordinator, project)` and where it came from: the copy vendored
+    in `tests/amplifier/hook-shell/`, or the HEAD of a mirror of its repository when one is given."""
+    if mirror:
         archive = subprocess.run(["git", "--git-dir", mirror, "archive", "HEAD", "amplifier_module_hook_shell"],
                                  capture_output=True, check=True).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(scratch, filter="data")
-        sys.path.insert(0, scratch)
-        import amplifier_module_hook_shell as real  # noqa: PLC0415 - loaded from the mirror
+        source, where = scratch, f"the real hook-shell bridge (HEAD of {mirror})"
+    else:
+        source = os.path.join(HERE, "..", "amplifier", "hook-shell")
+        where = "the real hook-shell bridge (tests/amplifier/hook-shell, vendored at f9ebb16)"
+    sys.path.insert(0, source)
+    import amplifier_module_hook_shell as real  # noqa: PLC0415 - loaded from `source`
 
-        async def mount_real(coordinator: Any, _project: str) -> Any:
-            return await real.mount(coordinator, {})
+    async def mount_real(coordinator: Any, _project: str) -> Any:
+        return await real.mount(coordinator, {})
 
-        return mount_real, f"the real hook-shell bridge ({mirror})"
-    sys.path.insert(0, os.path.join(HERE, "..", "amplifier"))
-    import bridge_harness  # noqa: PLC0415
-
-    async def mount_harness(coordinator: Any, project: str) -> Any:
-        return bridge_harness.mount(coordinator, project)
-
-    return mount_harness, "tests/amplifier/bridge_harness.py (no mirror of the real bridge)"
+    return mount_real, where
 
 
 def session(name: str) -> AmplifierSession:
