@@ -1,6 +1,6 @@
 //! amplihack's Amplifier registration, driven through the real `amplifier-core` kernel (PyPI) by
-//! a minimal hook-shell bridge written from the recorded bridge behaviour
-//! (`tests/amplifier/bridge_harness.py`).
+//! the real hook-shell bridge (vendored in `tests/amplifier/hook-shell/`), mounted with its own
+//! `mount` by `tests/amplifier/bridge_harness.py`, which records the hook commands it runs.
 
 mod support;
 
