@@ -48,6 +48,7 @@ impl TestEnv {
         let project = root.path().join("project");
         std::fs::create_dir_all(&home).expect("home");
         std::fs::create_dir_all(&project).expect("project");
+        std::fs::create_dir_all(root.path().join("tmp")).expect("tmp");
         TestEnv {
             _root: root,
             home,
@@ -66,13 +67,16 @@ impl TestEnv {
         std::fs::write(path, contents).expect("write");
     }
 
-    /// A command with a clean environment: only PATH, and HOME pointing at the test home.
+    /// A command with a clean environment: only PATH, HOME pointing at the test home, and TMPDIR
+    /// at the test's own (what a program under test, or a peer such as the hook-shell bridge,
+    /// leaves there goes with the test).
     pub fn command(&self, program: &Path) -> Command {
         let mut command = Command::new(program);
         command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("TMPDIR", self.root().join("tmp"))
             .current_dir(&self.project);
         command
     }
