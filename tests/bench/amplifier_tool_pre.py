@@ -147,6 +147,9 @@ async def main() -> int:
         os.makedirs(os.path.join(project, ".git"))
         os.environ["HOME"] = home
         os.environ.pop("XDG_STATE_HOME", None)
+        # What the bridge leaves in the temporary directory (an env file per session) goes with
+        # the scratch directory.
+        os.environ["TMPDIR"] = tempfile.tempdir = scratch
         os.chdir(project)  # the bridge takes the project from the working directory
         bridge_mount, source = load_bridge(args.bridge_mirror, os.path.join(scratch, "bridge"))
         print(f"peer: {source}; {PLUGINS} project plugins on tool:pre, in the real kernel")
