@@ -49,6 +49,14 @@ impl TestEnv {
         std::fs::create_dir_all(&home).expect("home");
         std::fs::create_dir_all(&project).expect("project");
         std::fs::create_dir_all(root.path().join("tmp")).expect("tmp");
+        // What the tests' plugins run that a machine may lack: `python` (Debian has `python3`
+        // only), first on every program's PATH.
+        let tools = root.path().join("test-tools");
+        std::fs::create_dir_all(&tools).expect("test-tools");
+        let python = tools.join("python");
+        std::fs::write(&python, "#!/bin/sh\nexec python3 \"$@\"\n").expect("python");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         TestEnv {
             _root: root,
             home,
@@ -74,11 +82,20 @@ impl TestEnv {
         let mut command = Command::new(program);
         command
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", self.path())
             .env("HOME", &self.home)
             .env("TMPDIR", self.root().join("tmp"))
             .current_dir(&self.project);
         command
+    }
+
+    /// The PATH every program under test gets: the test's own tools, then the machine's.
+    pub fn path(&self) -> std::ffi::OsString {
+        let mut dirs = vec![self.root().join("test-tools")];
+        dirs.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        std::env::join_paths(dirs).expect("PATH")
     }
 
     pub fn hooks(&self, args: &[&str]) -> Command {
