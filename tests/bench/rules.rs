@@ -1,16 +1,18 @@
 //! What the proposal's `type: matcher` rules cost: evaluated in-process, no process started.
 //!
-//! Run: `cargo bench --bench rules`. The limit is a ratio against a reference measured in the same
+//! Run: `cargo bench --bench rules`. The figure is a ratio against a reference measured in the same
 //! run, interleaved, so both sides see the same machine load; absolute times are printed, never
-//! gated. It exits non-zero when it fails:
+//! gated. Its goal (`gate.rs`: it fails only over twice the goal):
 //! * what a `hooks.yaml` of 100 rules adds to a PreToolUse call (read, parsed and every rule
-//!   evaluated against the Bash call; none matches) is less than starting one `sh -c true`.
-//!
-//! A measurement that falls short is taken again, up to three times, and the best counts.
+//!   evaluated against the Bash call; none matches) is at most starting one `sh -c true`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "gate.rs"]
+mod gate;
+use gate::gate;
 
 fn hooks_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_amplihack-hooks"))
@@ -103,14 +105,15 @@ fn main() {
         String::from_utf8_lossy(&denied.stdout).contains("rule 99"),
         "the 100th rule denies its call"
     );
-    let limit = 1.0;
-    let mut best = f64::MAX;
-    for attempt in 1..=3 {
+    let mut warm = true;
+    let ok = gate("100 rules vs one sh -c true", 1.0, || {
         let (mut base, mut rules, mut sh) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..5 {
-            time_hook(none.path());
-            time_hook(hundred.path());
-            time_sh_true();
+        if std::mem::take(&mut warm) {
+            for _ in 0..5 {
+                time_hook(none.path());
+                time_hook(hundred.path());
+                time_sh_true();
+            }
         }
         for _ in 0..60 {
             base.push(time_hook(none.path()));
@@ -119,22 +122,18 @@ fn main() {
         }
         let (base, rules, sh) = (median(base), median(rules), median(sh));
         let added = rules.saturating_sub(base);
-        let ratio = added.as_secs_f64() / sh.as_secs_f64();
-        println!(
-            "100 rules add {:.3} ms ({:.3} ms vs {:.3} ms without); sh -c true {:.3} ms | ratio {ratio:.2} (limit {limit}){}",
-            ms(added),
-            ms(rules),
-            ms(base),
-            ms(sh),
-            if attempt > 1 { " (retry)" } else { "" }
-        );
-        best = best.min(ratio);
-        if best < limit {
-            break;
-        }
-    }
-    if best >= limit {
-        println!("  FAIL: 100 rules cost {best:.2}x starting sh -c true, not less");
+        Some((
+            added.as_secs_f64() / sh.as_secs_f64(),
+            format!(
+                "add {:.3} ms ({:.3} ms vs {:.3} ms without); sh -c true {:.3} ms",
+                ms(added),
+                ms(rules),
+                ms(base),
+                ms(sh)
+            ),
+        ))
+    });
+    if !ok {
         std::process::exit(1);
     }
 }

@@ -5,15 +5,17 @@
 //! It measures the binary a user gets: `$AMPLIHACK_BENCH_BINARY` (`./test.sh` passes the one
 //! `./install.sh` deployed), else the static release build of `packaging/build`.
 //!
-//! Run: `cargo bench --bench startup`. Every limit is a ratio against a reference measured in the
-//! same run, interleaved; absolute times are printed, never gated. It exits non-zero when:
-//! * amplihack-hooks' median exceeds `/bin/true`'s by more than `AMPLIHACK_BENCH_MAX_RATIO`
-//!   (default 1.1);
-//! * the built-ins make a call slower than the same call with them off (`AMPLIHACK_DISABLE=all`)
-//!   by more than 1.05x (pre-tool-use's Bash guard) or 1.08x (post-tool-use's metrics line);
-//! * `amplihack install` on 1 MiB of user settings takes more than
-//!   `AMPLIHACK_BENCH_MAX_INSTALL_RATIO` (default 1.6) times `jq .` on the same file;
-//! * the peak RSS exceeds `AMPLIHACK_BENCH_MAX_RSS_KIB` (default 4096), the binary carries a TLS,
+//! Run: `cargo bench --bench startup`. Every figure is a ratio against a reference measured in the
+//! same run, interleaved; absolute times are printed, never gated. The goals (`gate.rs`: a figure
+//! over its goal is reported, and fails only over twice the goal):
+//! * amplihack-hooks' median is at most `AMPLIHACK_BENCH_MAX_RATIO` (default 1.1) times
+//!   `/bin/true`'s;
+//! * the built-ins make a call at most 1.05x (pre-tool-use's Bash guard) or 1.08x (post-tool-use's
+//!   metrics line) slower than the same call with them off (`AMPLIHACK_DISABLE=all`);
+//! * `amplihack install` on 1 MiB of user settings takes at most
+//!   `AMPLIHACK_BENCH_MAX_INSTALL_RATIO` (default 1.6) times `jq .` on the same file.
+//!
+//! Absolute limits, failing at once: the peak RSS exceeds `AMPLIHACK_BENCH_MAX_RSS_KIB` (default 4096), the binary carries a TLS,
 //!   HTTP client or async runtime (`rustls`, `ureq`, `tokio`) or exceeds 4 MiB
 //!   (`AMPLIHACK_BENCH_MAX_SIZE_KIB`).
 //!
@@ -133,7 +135,9 @@ fn measure(truth: &Path, hooks: &Path, stdin: &[u8], runs: usize) -> Measured {
     Measured { base, ours, rss }
 }
 
-const ATTEMPTS: usize = 3;
+#[path = "gate.rs"]
+mod gate;
+use gate::ATTEMPTS;
 
 fn main() {
     // `cargo bench` passes `--bench`; there is nothing to filter.
@@ -198,13 +202,11 @@ fn main() {
             }
         }
         let Some(best) = best else { continue };
-        if best.ratio() > max_ratio {
-            println!(
-                "  FAIL: median ratio {:.2} exceeds {max_ratio} in {ATTEMPTS} attempts",
-                best.ratio()
-            );
-            failed = true;
-        }
+        failed |= !gate::report(
+            &format!("{label}, median vs /bin/true"),
+            best.ratio(),
+            max_ratio,
+        );
         if best.rss > max_rss {
             println!("  FAIL: peak RSS {} KiB exceeds {max_rss} KiB", best.rss);
             failed = true;
@@ -252,7 +254,7 @@ fn main() {
             let (on_ms, off_ms) = (ms(percentile(&with, 0.5)), ms(percentile(&without, 0.5)));
             let ratio = on_ms / off_ms;
             println!(
-                "{label:<40} on {on_ms:.3} ms | off {off_ms:.3} ms | added {:+.3} ms | ratio {ratio:.3} (limit {limit}){}",
+                "{label:<40} on {on_ms:.3} ms | off {off_ms:.3} ms | added {:+.3} ms | ratio {ratio:.3} (goal {limit}){}",
                 on_ms - off_ms,
                 if attempt > 1 {
                     format!(" (attempt {attempt})")
@@ -265,10 +267,7 @@ fn main() {
                 break;
             }
         }
-        if best > limit {
-            println!("  FAIL: {label}: on/off ratio {best:.3}, over {limit}");
-            failed = true;
-        }
+        failed |= !gate::report(&format!("{label}, on/off"), best, limit);
     }
     // `amplihack install` on 1 MiB of the user's settings, from a fresh copy each time (the
     // amplihack next to the hook binary: the one users run).
@@ -334,7 +333,7 @@ fn main() {
             let (ours, reference) = (ms(percentile(&ours, 0.5)), ms(percentile(&reference, 0.5)));
             let ratio = ours / reference;
             println!(
-                "amplihack install, {} KiB of settings        median {ours:.1} ms | jq . {reference:.1} ms | ratio {ratio:.2} (limit {limit}){}",
+                "amplihack install, {} KiB of settings        median {ours:.1} ms | jq . {reference:.1} ms | ratio {ratio:.2} (goal {limit}){}",
                 text.len() / 1024,
                 if attempt > 1 {
                     format!(" (attempt {attempt})")
@@ -347,12 +346,7 @@ fn main() {
                 break;
             }
         }
-        if best > limit {
-            println!(
-                "  FAIL: installing on 1 MiB of settings took {best:.2}x `jq .` on the same file, over {limit}"
-            );
-            failed = true;
-        }
+        failed |= !gate::report("amplihack install on 1 MiB vs jq .", best, limit);
     }
     finish(failed, &hooks, &project)
 }
