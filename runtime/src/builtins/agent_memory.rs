@@ -113,8 +113,9 @@ pub fn defined_agents(dir: &Path) -> Vec<String> {
 
 /// The front matter's `name:`, else the file stem.
 fn agent_name(path: &Path) -> Option<String> {
-    let head: String = std::fs::read_to_string(path)
-        .ok()?
+    let head: String = amplihack_state::safe_open::read_bounded(path, 16 * 1024)
+        .ok()??
+        .text()
         .chars()
         .take(4_000)
         .collect();
