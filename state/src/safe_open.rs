@@ -92,6 +92,29 @@ fn openat(dir: RawFd, name: &CString, flags: i32, mode: libc::mode_t) -> io::Res
     }
 }
 
+/// Whether `name` in `dir` is a symbolic link itself (`fstatat` without following it).
+fn is_link(dir: RawFd, name: &CString) -> bool {
+    // SAFETY: zeroed `stat` is a valid out-buffer; valid descriptor and C string.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let ret = unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    ret == 0 && is(&st, libc::S_IFLNK)
+}
+
+/// A refusal naming a link as a link (Linux answers `ENOTDIR` for a link to a directory opened
+/// with `O_NOFOLLOW | O_DIRECTORY`, `ELOOP` for the others).
+fn walk_error_at(
+    dir: RawFd,
+    name: &CString,
+    path: &Path,
+    action: &'static str,
+    e: io::Error,
+) -> StateError {
+    if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) && is_link(dir, name) {
+        return refused(path, "is a symbolic link");
+    }
+    walk_error(path, action, e)
+}
+
 fn check(ret: libc::c_int) -> io::Result<()> {
     if ret == 0 {
         Ok(())
@@ -165,11 +188,20 @@ impl Dir {
                     Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                     Err(e) => return Err(walk_error(&path, "create directory", e)),
                 }
-                openat(self.fd.as_raw_fd(), &c, flags, 0)
-                    .map_err(|e| walk_error(&path, "open directory", e))?
+                openat(self.fd.as_raw_fd(), &c, flags, 0).map_err(|e| {
+                    walk_error_at(self.fd.as_raw_fd(), &c, &path, "open directory", e)
+                })?
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(walk_error(&path, "open directory", e)),
+            Err(e) => {
+                return Err(walk_error_at(
+                    self.fd.as_raw_fd(),
+                    &c,
+                    &path,
+                    "open directory",
+                    e,
+                ));
+            }
         };
         let st = fstat(fd.as_raw_fd()).map_err(io_error(&path, "inspect"))?;
         // SAFETY: geteuid cannot fail.
@@ -200,7 +232,7 @@ impl Dir {
             flags | libc::O_NOFOLLOW | libc::O_NONBLOCK,
             0o600,
         )
-        .map_err(|e| walk_error(&path, action, e))?;
+        .map_err(|e| walk_error_at(self.fd.as_raw_fd(), &c, &path, action, e))?;
         let st = fstat(fd.as_raw_fd()).map_err(io_error(&path, "inspect"))?;
         if !is(&st, libc::S_IFREG) {
             return Err(refused(&path, "is not a regular file"));
@@ -475,7 +507,11 @@ mod tests {
                 r.err()
             )
         };
-        refusal(Dir::create(&project, Path::new("d/linked/x")).map(drop));
+        let linked = Dir::create(&project, Path::new("d/linked/x"));
+        assert!(
+            matches!(&linked, Err(StateError::Refused { why, .. }) if *why == "is a symbolic link"),
+            "{linked:?}"
+        );
         refusal(Dir::open(&project, Path::new("d/linked")).map(drop));
         let files = Dir::create(&project, Path::new("d/files")).expect("dir");
         refusal(files.append_line("log", "evil"));
