@@ -369,6 +369,25 @@ impl Dir {
     }
 }
 
+/// Refuses `path` when it, or a directory between `root` and it, is a symbolic link (or another
+/// user's directory): for a file under a work tree that another module writes by path (the
+/// project's Claude Code settings). `Ok` when it does not exist.
+pub fn check_beneath(root: &Path, path: &Path) -> Result<(), StateError> {
+    let rel = path
+        .strip_prefix(root)
+        .map_err(|_| refused(path, "is not under the project"))?;
+    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return Err(refused(path, "is not a plain relative path"));
+    };
+    let Some(dir) = Dir::open(root, parent)? else {
+        return Ok(());
+    };
+    if is_link(dir.fd.as_raw_fd(), &c_name(name, path)?) {
+        return Err(refused(path, "is a symbolic link"));
+    }
+    Ok(())
+}
+
 /// Reads at most `max` bytes, and whether there was more.
 pub fn read_from(file: impl Read, max: u64) -> io::Result<Bounded> {
     let mut bytes = Vec::new();
@@ -523,6 +542,12 @@ mod tests {
             "safe\n"
         );
         assert_eq!(std::fs::read_dir(&outside).expect("ls").count(), 1);
+        // A file another module writes by path: refused when a link is on the way.
+        let check = |rel: &str| check_beneath(&project, &project.join(rel));
+        refusal(check("d/files/zero"));
+        refusal(check("d/linked/settings.json"));
+        check("d/files/new.json").expect("absent is fine");
+        check("d/none/new.json").expect("absent is fine");
         // A path with `..` is refused before anything is opened.
         refusal(Dir::create(&project, Path::new("../outside")).map(drop));
     }

@@ -348,6 +348,20 @@ fn cases() -> Vec<Case> {
                 );
             },
         },
+        Case {
+            name: "the project's Claude Code settings are a link to a file in the home directory",
+            finding: 4,
+            plant: |env| {
+                // A legacy amplihack entry, which the session-start repair would rewrite.
+                let legacy = serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command",
+                    "command": "python3 ~/.claude/tools/amplihack/hooks/stop.py"}]}]}});
+                let target = home_file(env, "dotfiles/claude.json", &legacy.to_string());
+                link(&target, &env.project.join(".claude/settings.json"));
+            },
+            call: |env| (vec!["session-start"], session_start_event(env), vec![]),
+            reported: None,
+            check: nothing_more,
+        },
     ]
 }
 

@@ -191,7 +191,15 @@ pub fn sync(
     let read = |file: &Path| safe_file::read_json(file).ok().flatten().map(|(_, v)| v);
     // A settings file that is not a regular file within SETTINGS_MAX (a project's is the
     // repository's: a link to /dev/zero, a FIFO) is neither read nor edited.
-    let readable = |file: &Path| safe_open::check_regular(file, super::SETTINGS_MAX).is_ok();
+    // A project's file is also refused when it, or its `.claude`, is a link: it is written.
+    let readable = |file: &Path| {
+        safe_open::check_regular(file, super::SETTINGS_MAX).is_ok()
+            && (file == user_file
+                || file
+                    .parent()
+                    .and_then(Path::parent)
+                    .is_some_and(|root| safe_open::check_beneath(root, file).is_ok()))
+    };
     let user_binary = readable(&user_file)
         .then(|| read(&user_file))
         .flatten()

@@ -309,13 +309,6 @@ fn message_text(content: &Value) -> String {
     }
 }
 
-/// Where the findings of `session` go.
-pub fn findings_path(root: &Path, session: Option<&str>) -> PathBuf {
-    root.join(OUTPUT_DIR)
-        .join(session_key(session))
-        .join("findings.md")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,7 +54,11 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
         }
         // A project's settings file is the repository's: read only a regular file within
         // SETTINGS_MAX (a link to /dev/zero or a FIFO would cost the session its context).
-        if !matches!(safe_open::check_regular(&path, SETTINGS_MAX), Ok(true)) {
+        // It is written too: a link on the way (a project's `.claude`, its settings file) is
+        // refused.
+        if !matches!(safe_open::check_regular(&path, SETTINGS_MAX), Ok(true))
+            || (scope != "user" && safe_open::check_beneath(&root, &path).is_err())
+        {
             continue;
         }
         let Ok(Some((_, value))) = safe_file::read_json(&path) else {
