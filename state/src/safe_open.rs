@@ -258,10 +258,17 @@ impl Dir {
 
     /// `name` opened for appending, created 0600 when missing.
     pub fn open_append(&self, name: &str) -> Result<File, StateError> {
-        if let Some(file) = self.create_new(name)? {
-            drop(file);
+        let flags = libc::O_WRONLY | libc::O_APPEND;
+        match self.open_file(name, flags, "open") {
+            Err(StateError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+                // Created 0600 (whatever the umask); another call may have created it first.
+                if let Some(file) = self.create_new(name)? {
+                    drop(file);
+                }
+                self.open_file(name, flags, "open")
+            }
+            opened => opened,
         }
-        self.open_file(name, libc::O_WRONLY | libc::O_APPEND, "open")
     }
 
     /// Appends `line` (a newline is added) with one write, so concurrent lines never interleave.
