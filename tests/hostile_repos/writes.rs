@@ -188,6 +188,19 @@ fn cases() -> Vec<Case> {
             check: nothing_more,
         },
         Case {
+            name: "a committed .claude/runtime/.gitignore that ignores nothing",
+            finding: 4,
+            plant: |env| env.write(&runtime(env, ".gitignore"), "# tracked on purpose\n"),
+            call: pre_compact,
+            reported: Some("does not ignore everything"),
+            check: |env, _| {
+                assert!(
+                    !runtime(env, "logs").exists(),
+                    "no transcript copy where git would show it"
+                )
+            },
+        },
+        Case {
             name: "the host names /dev/zero as the transcript",
             finding: 18,
             plant: |_| {},
