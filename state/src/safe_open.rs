@@ -15,7 +15,7 @@ use std::fs::Permissions;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::files::{StateError, io_error};
@@ -354,15 +354,23 @@ impl Dir {
 
     /// Renames a regular file `name` past `max_bytes` to `<name>.1` (one generation kept).
     pub fn rotate(&self, name: &str, max_bytes: u64) {
-        let Ok(file) = self.open_file(name, libc::O_RDONLY, "inspect") else {
+        let (Ok(from), Ok(to)) = (
+            plain(name, &self.path),
+            plain(&format!("{name}.1"), &self.path),
+        ) else {
             return;
         };
-        if file.metadata().is_ok_and(|m| m.size() > max_bytes)
-            && let (Ok(from), Ok(to)) = (
-                plain(name, &self.path),
-                plain(&format!("{name}.1"), &self.path),
+        // SAFETY: zeroed `stat` is a valid out-buffer; valid descriptor and C string.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let found = unsafe {
+            libc::fstatat(
+                self.fd.as_raw_fd(),
+                from.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
             )
-        {
+        } == 0;
+        if found && is(&st, libc::S_IFREG) && u64::try_from(st.st_size).unwrap_or(0) > max_bytes {
             // SAFETY: valid descriptors and C strings.
             let _ = unsafe {
                 libc::renameat(
@@ -483,6 +491,19 @@ mod tests {
         dir.append_line("x.jsonl", "two").expect("append");
         dir.replace("r.json", b"{}").expect("replace");
         dir.replace("r.json", b"{\"a\":1}").expect("replace again");
+        dir.rotate("r.json", 100);
+        assert!(
+            dir.read("r.json", 10).expect("read").is_some(),
+            "small: kept"
+        );
+        dir.rotate("r.json", 3);
+        assert!(
+            dir.read("r.json", 10).expect("read").is_none(),
+            "past the cap: rotated"
+        );
+        assert!(dir.remove("r.json.1").expect("remove"));
+        dir.replace("r.json", b"{\"a\":1}")
+            .expect("replace after rotation");
         let b = root.path().join("a/b");
         assert_eq!(
             std::fs::read_to_string(b.join("x.jsonl")).expect("r"),
