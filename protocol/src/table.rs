@@ -32,7 +32,7 @@ pub enum Builtin {
     Preferences,
     /// The memory of the agents a prompt names.
     AgentMemory,
-    /// Keeps the agent working while `.claude/runtime/locks/.lock_active` exists.
+    /// Keeps the agent working while the user has locked the project (`amplihack lock`).
     LockMode,
     /// Opt-in: once per session, a headless `claude -p` reflects on the transcript (Claude Code
     /// only: see [`Builtin::runs_under`]).
