@@ -209,11 +209,18 @@ fn lock_mode_from_the_terminal_and_its_expiry() {
             .is_some_and(|r| r.starts_with("Finish the migration"))
     );
 
+    // The lock is amplihack's record in its state directory, not a file in the work tree.
+    assert!(!env.project.join(".claude/runtime/locks").exists());
     // A lock older than its time to live (24 h) expires, and the user is told.
-    env.write(
-        &env.project.join(".claude/runtime/locks/.lock_active"),
-        "locked_at: 2020-01-01T00:00:00\n",
-    );
+    let records: Vec<_> = std::fs::read_dir(env.home.join(".local/state/amplihack/lock-mode"))
+        .expect("lock records")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    let mut record: Value = serde_json::from_str(&env.read(&records[0])).expect("json");
+    record["locked_at"] = json!("2020-01-01T00:00:00.000Z");
+    env.write(&records[0], &record.to_string());
     let expired = reply(&env.run_hooks(&["stop"], &stop, &[]).0);
     assert!(expired.get("decision").is_none(), "{expired}");
     assert!(

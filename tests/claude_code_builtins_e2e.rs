@@ -176,9 +176,10 @@ fn metrics_have_one_line_per_tool_call_and_the_session_is_remembered() {
 #[test]
 fn reflection_runs_a_real_claude_once_and_its_summary_reaches_the_model() {
     let env = installed();
+    // The user's own opt-in (a file in the project switches nothing on).
     env.write(
-        &env.project
-            .join(".claude/tools/amplihack/.reflection_config"),
+        &env.home
+            .join(".amplihack/.claude/tools/amplihack/.reflection_config"),
         "{\"enabled\": true}",
     );
     let findings = "## Summary\nThe parser was built (reflection-marker-42).\n## What went well\nSmall steps.\n## What to improve\n- [PROJECT] more tests\n## Suggested follow-ups\nNone.";

@@ -480,7 +480,7 @@ pub fn main() -> i32 {
             .map_err(CommandError)
             .and_then(|l| {
                 if status {
-                    Ok(crate::lock::status(&l))
+                    crate::lock::status(&l)
                 } else {
                     crate::lock::lock(&l, message.as_deref())
                 }

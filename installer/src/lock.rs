@@ -1,6 +1,7 @@
 //! `amplihack lock [--message TEXT]`, `amplihack lock --status`, `amplihack unlock`: lock mode
-//! from a terminal, on the same files as `/amplihack:lock`
-//! ([`amplihack_runtime::builtins::lock_mode`]).
+//! from a terminal. The lock is amplihack's record in its state directory
+//! ([`amplihack_runtime::builtins::lock_mode`]): only the user locks a project, never a file the
+//! project carries.
 
 use serde_json::json;
 
@@ -13,7 +14,7 @@ use crate::scopes::Locations;
 fn describe(info: &LockInfo) -> String {
     format!(
         "lock mode is on in {} (since {}, {} min ago)\nthe agent is told ({}): {}\n",
-        info.dir.display(),
+        info.project.display(),
         info.locked_at,
         info.age.as_secs() / 60,
         info.source,
@@ -22,7 +23,7 @@ fn describe(info: &LockInfo) -> String {
 }
 
 fn info_json(info: &LockInfo) -> serde_json::Value {
-    json!({"locked": true, "dir": info.dir, "locked_at": info.locked_at, "age_secs": info.age.as_secs(),
+    json!({"locked": true, "project": info.project, "record": info.file, "locked_at": info.locked_at, "age_secs": info.age.as_secs(),
            "source": info.source, "reason": info.reason})
 }
 
@@ -32,7 +33,7 @@ pub fn lock(locations: &Locations, message: Option<&str>) -> Result<Outcome, Com
             "--message is empty: give the text the agent should be told at each stop".into(),
         ));
     }
-    let info = lock_mode::lock(&locations.project, message)?;
+    let info = lock_mode::lock(&locations.state(), &locations.project, message)?;
     let mut json = info_json(&info);
     let text = if amplifier_only(locations) {
         json["effective"] = json!(false);
@@ -62,23 +63,25 @@ fn amplifier_only(locations: &Locations) -> bool {
     has("amplifier") && !has("claude")
 }
 
-pub fn status(locations: &Locations) -> Outcome {
-    match lock_mode::status(&locations.project) {
-        Some(info) => Outcome {
-            text: describe(&info),
-            json: info_json(&info),
-            code: 0,
+pub fn status(locations: &Locations) -> Result<Outcome, CommandError> {
+    Ok(
+        match lock_mode::status(&locations.state(), &locations.project)? {
+            Some(info) => Outcome {
+                text: describe(&info),
+                json: info_json(&info),
+                code: 0,
+            },
+            None => Outcome {
+                text: format!("lock mode is off in {}\n", locations.project.display()),
+                json: json!({"locked": false, "project": locations.project}),
+                code: 0,
+            },
         },
-        None => Outcome {
-            text: format!("lock mode is off in {}\n", locations.project.display()),
-            json: json!({"locked": false, "dir": lock_mode::locks_dir(&locations.project)}),
-            code: 0,
-        },
-    }
+    )
 }
 
 pub fn unlock(locations: &Locations) -> Result<Outcome, CommandError> {
-    let was = lock_mode::unlock(&locations.project)?;
+    let was = lock_mode::unlock(&locations.state(), &locations.project)?;
     Ok(Outcome {
         text: if was {
             format!("lock mode is now off in {}\n", locations.project.display())

@@ -32,9 +32,10 @@ pub enum Builtin {
     Preferences,
     /// The memory of the agents a prompt names.
     AgentMemory,
-    /// Keeps the agent working while `.claude/runtime/locks/.lock_active` exists.
+    /// Keeps the agent working while the user has locked the project (`amplihack lock`).
     LockMode,
-    /// Opt-in: once per session, a headless `claude -p` reflects on the transcript.
+    /// Opt-in: once per session, a headless `claude -p` reflects on the transcript (Claude Code
+    /// only: see [`Builtin::runs_under`]).
     Reflection,
     /// Writes the session's record to memory at each stop.
     SessionRecord,
@@ -45,6 +46,13 @@ pub enum Builtin {
 }
 
 impl Builtin {
+    /// Whether it runs for `host`. Reflection does not run under Amplifier: it spends the user's
+    /// model access to block a stop, and the Amplifier app processes no hook result at the end
+    /// of a turn, so its findings would reach no one.
+    pub fn runs_under(self, host: Host) -> bool {
+        !(self == Builtin::Reflection && host == Host::Amplifier)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Builtin::SessionContext => "session-context",
@@ -259,14 +267,19 @@ impl Hook {
     pub fn builtins_for(&self, event: &EventName, host: Host) -> Vec<Builtin> {
         let together = self.event.is_none() || (host == Host::Amplifier && self.forwards);
         if !together {
-            return self.builtins.to_vec();
+            return self
+                .builtins
+                .iter()
+                .copied()
+                .filter(|b| b.runs_under(host))
+                .collect();
         }
         let mut all = Vec::new();
         for hook in HOOKS
             .iter()
             .filter(|h| h.registered.is_some() && h.event.as_ref() == Some(event))
         {
-            all.extend_from_slice(hook.builtins);
+            all.extend(hook.builtins.iter().copied().filter(|b| b.runs_under(host)));
         }
         all
     }
@@ -365,6 +378,22 @@ mod tests {
                 .len(),
             3
         );
+    }
+
+    /// Reflection would spend the user's model access under Amplifier for a result the app
+    /// never shows: it runs under Claude Code only, whichever row serves the Stop.
+    #[test]
+    fn reflection_runs_under_claude_code_only() {
+        let stop = find("stop").expect("stop");
+        for hook in [stop, find("dispatch").expect("dispatch")] {
+            assert!(
+                hook.builtins_for(&EventName::Stop, Host::ClaudeCode)
+                    .contains(&Builtin::Reflection)
+            );
+            let amplifier = hook.builtins_for(&EventName::Stop, Host::Amplifier);
+            assert!(!amplifier.contains(&Builtin::Reflection), "{amplifier:?}");
+            assert!(amplifier.contains(&Builtin::LockMode), "{amplifier:?}");
+        }
     }
 
     #[test]

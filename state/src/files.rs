@@ -28,6 +28,9 @@ pub enum StateError {
     Corrupt { path: PathBuf, problem: String },
     /// Another amplihack held the lock for longer than the timeout.
     Busy { path: PathBuf, waited: Duration },
+    /// A path amplihack will not read or write through: a symbolic link, not a regular file,
+    /// another user's directory (see [`crate::safe_open`]).
+    Refused { path: PathBuf, why: &'static str },
 }
 
 impl fmt::Display for StateError {
@@ -48,6 +51,11 @@ impl fmt::Display for StateError {
                 "{} is locked by another amplihack (waited {} ms); try again",
                 path.display(),
                 waited.as_millis()
+            ),
+            StateError::Refused { path, why } => write!(
+                f,
+                "{} {why}: amplihack does not read or write through it (a repository may have planted it)",
+                path.display()
             ),
         }
     }

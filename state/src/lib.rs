@@ -8,19 +8,24 @@
 //!   atomic replacement, whole-line appends, and a lock with a timeout;
 //! * typed records, one module each: [`session`] (per-session counters and notices),
 //!   [`memory`] (the per-project memory store), [`trust`] (trusted project plugins),
+//!   [`lock_mode`] (the projects the user locked),
 //!   [`plugins`] (disabled plugins), [`manifest`] (what `amplihack install` registered), and
 //!   [`audit`] (one line per forwarded handler run);
-//! * [`project`]: the one directory amplihack writes into a work tree, which git ignores.
+//! * [`project`]: the one directory amplihack writes into a work tree, which git ignores;
+//! * [`safe_open`]: the one way a file a repository (or a host) could have planted is opened:
+//!   never through a symbolic link under the work tree, regular files only, reads bounded.
 //!
 //! A record file we cannot parse is never overwritten: it is moved aside to `<file>.damaged`, a
 //! new one is started, and the damage is reported once ([`files::take_notes`]).
 
 pub mod audit;
 pub mod files;
+pub mod lock_mode;
 pub mod manifest;
 pub mod memory;
 pub mod plugins;
 pub mod project;
+pub mod safe_open;
 pub mod session;
 pub mod time;
 pub mod trust;
@@ -87,6 +92,29 @@ impl fmt::Display for StateDir {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.root.display().fmt(f)
     }
+}
+
+/// A project as a file name in the state directory: `<slug of its last part>-<8 hex of the SHA-256
+/// of its path>`, so that two projects of the same name never share a file.
+pub fn project_stem(project: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let name = project
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into());
+    let slug: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    let hash = memory::hex(&Sha256::digest(project.to_string_lossy().as_bytes()));
+    format!("{slug}-{}", &hash[..8])
 }
 
 /// A session id as a file name: `[A-Za-z0-9_-]` kept, anything else `_`, `unknown` when absent.

@@ -59,23 +59,7 @@ pub struct Store {
 impl Store {
     /// The store of the project rooted at `project`.
     pub fn for_project(state: &StateDir, project: &Path) -> Store {
-        let name = project
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "root".into());
-        let slug: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(40)
-            .collect();
-        let hash = &hex(&Sha256::digest(project.to_string_lossy().as_bytes()))[..8];
-        let file = format!("{slug}-{hash}");
+        let file = crate::project_stem(project);
         Store {
             path: state.dir("memory").join(format!("{file}.jsonl")),
             locks: state.dir("locks"),

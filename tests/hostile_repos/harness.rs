@@ -104,3 +104,41 @@ pub fn link(target: &Path, at: &Path) {
     }
     std::os::unix::fs::symlink(target, at).expect("symlink");
 }
+
+/// A PreCompact event whose transcript is `transcript`.
+pub fn compact_event(env: &TestEnv, transcript: &Path) -> Value {
+    json!({"hook_event_name": "PreCompact", "session_id": "hostile-1", "cwd": env.project,
+           "trigger": "auto", "custom_instructions": "", "transcript_path": transcript})
+}
+
+/// A SessionStart event in the test's project.
+pub fn session_start_event(env: &TestEnv) -> Value {
+    json!({"hook_event_name": "SessionStart", "session_id": "hostile-1", "cwd": env.project,
+           "source": "startup", "transcript_path": env.root().join("transcript.jsonl")})
+}
+
+/// Where the fake `claude` (see [`fake_claude`]) records each start: its working directory, its
+/// `CLAUDE_PROJECT_DIR` and its arguments, one per line.
+pub fn claude_record(env: &TestEnv) -> PathBuf {
+    env.root().join("claude-started")
+}
+
+/// A fake `claude` first on every program's PATH (the test's tools directory): it records that
+/// it started, and answers like `claude -p`.
+pub fn fake_claude(env: &TestEnv) {
+    let script = env.root().join("test-tools/claude");
+    let body = format!(
+        "#!/bin/sh\n{{ echo \"start\"; echo \"pwd=$(pwd)\"; echo \"project=${{CLAUDE_PROJECT_DIR-unset}}\"; for a in \"$@\"; do echo \"arg=$a\"; done; }} >> '{}'\ncat > /dev/null\nprintf '## Summary\\nfine\\n'\n",
+        claude_record(env).display()
+    );
+    std::fs::write(&script, body).expect("fake claude");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// What the fake `claude` recorded (empty when it never started).
+pub fn claude_started(env: &TestEnv) -> Vec<String> {
+    std::fs::read_to_string(claude_record(env))
+        .map(|t| t.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}

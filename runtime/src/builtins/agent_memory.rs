@@ -20,6 +20,9 @@ pub const MAX_CHARS: usize = 3_000;
 /// Bounds on the agents directory walk: depth and files.
 const MAX_DEPTH: usize = 4;
 const MAX_FILES: usize = 500;
+/// Directory entries looked at, at most (a repository's `.claude/agents` may be huge, or a link
+/// to `/`).
+const MAX_ENTRIES: usize = 5_000;
 
 pub fn run(call: &Call<'_>) -> Result<Reply> {
     let Payload::Prompt { prompt } = &call.event.payload else {
@@ -83,12 +86,16 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
 pub fn defined_agents(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack: Vec<(PathBuf, usize)> = vec![(dir.to_path_buf(), 0)];
-    let mut files = 0;
-    while let Some((dir, depth)) = stack.pop() {
+    let (mut files, mut seen) = (0, 0);
+    'walk: while let Some((dir, depth)) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                break 'walk;
+            }
             let path = entry.path();
             let Ok(kind) = entry.file_type() else {
                 continue;
@@ -98,7 +105,7 @@ pub fn defined_agents(dir: &Path) -> Vec<String> {
             } else if kind.is_file() && path.extension().is_some_and(|e| e == "md") {
                 files += 1;
                 if files > MAX_FILES {
-                    break;
+                    break 'walk;
                 }
                 if let Some(name) = agent_name(&path) {
                     found.push(name);
@@ -113,8 +120,9 @@ pub fn defined_agents(dir: &Path) -> Vec<String> {
 
 /// The front matter's `name:`, else the file stem.
 fn agent_name(path: &Path) -> Option<String> {
-    let head: String = std::fs::read_to_string(path)
-        .ok()?
+    let head: String = amplihack_state::safe_open::read_bounded(path, 16 * 1024)
+        .ok()??
+        .text()
         .chars()
         .take(4_000)
         .collect();

@@ -3,16 +3,21 @@
 //! one schema): `timestamp` (ISO-8601 UTC), `session_id`, `tool_name`, `category`, `success` read
 //! from the `tool_response` Claude Code sends (or Amplifier's `tool_result`), `file` for the
 //! file tools, `agent` for a subagent call, `hook`. One `write` per line, rotated past 10 MiB,
-//! no output. It costs one file append per call (measured in the startup benchmark).
+//! no output. It costs one file append per call (measured in the startup benchmark). The file is
+//! reached without following a link ([`amplihack_state::safe_open`]): a repository that plants
+//! a link there (to `~/.bashrc`, say) gets nothing written, and the call is reported.
 
 use amplihack_protocol::{Payload, Reply, ToolCall};
-use amplihack_state::{files, time};
+use std::path::{Path, PathBuf};
+
+use amplihack_state::{project, time};
 use serde_json::{Map, Value, json};
 
 use super::Result;
 use crate::pipeline::Call;
 
-pub const FILE: &str = ".claude/runtime/metrics/post_tool_use_metrics.jsonl";
+pub const DIR: &str = ".claude/runtime/metrics";
+pub const NAME: &str = "post_tool_use_metrics.jsonl";
 const ROTATE_AT: u64 = 10 * 1024 * 1024;
 
 pub fn run(call: &Call<'_>) -> Result<Reply> {
@@ -25,14 +30,18 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
         _ => return Ok(Reply::default()),
     };
     let root = call.ctx.project_root(call.event);
-    amplihack_state::project::runtime_dir(&root)?;
-    let path = root.join(FILE);
-    files::rotate(&path, ROTATE_AT);
-    files::append_line(
-        &path,
+    let dir = project::writable(&root, Path::new(DIR))?;
+    dir.rotate(NAME, ROTATE_AT);
+    dir.append_line(
+        NAME,
         &line(call_info, call.event.session_id.as_deref(), success, error).to_string(),
     )?;
     Ok(Reply::default())
+}
+
+/// The metrics file of the project at `root`.
+pub fn file(root: &Path) -> PathBuf {
+    root.join(DIR).join(NAME)
 }
 
 /// The metrics record of one call.

@@ -20,7 +20,6 @@ pub mod version_check;
 pub mod workflow_reminder;
 
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use amplihack_protocol::{Builtin, Reply};
@@ -89,6 +88,10 @@ pub fn run(builtin: Builtin, call: &Call<'_>, so_far: &Reply) -> Result<Reply> {
     }
 }
 
+/// The largest Claude Code settings file a hook reads or edits (the project's are the
+/// repository's: a link to `/dev/zero` is refused by `safe_open::check_regular`, not read).
+pub const SETTINGS_MAX: u64 = 8 * 1024 * 1024;
+
 /// A project text file read with a cap on its size, for context.
 pub struct Capped {
     pub text: String,
@@ -96,37 +99,15 @@ pub struct Capped {
 }
 
 /// Reads at most `max_chars` characters of `path` (trimmed); `None` when it is missing or
-/// empty. Past the cap the text ends with a visible marker naming the whole file.
+/// empty. Past the cap the text ends with a visible marker naming the whole file. A regular file
+/// only ([`amplihack_state::safe_open::read_bounded`]): a FIFO or a device is refused.
 pub fn read_capped(path: &Path, max_chars: usize) -> Result<Option<Capped>> {
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(None);
-        }
-        Err(source) => {
-            return Err(BuiltinError::Io {
-                path: path.to_path_buf(),
-                action: "read",
-                source,
-            });
-        }
-    };
     // Four bytes a character is UTF-8's worst case.
     let limit = (max_chars as u64) * 4 + 4;
-    let mut bytes = Vec::new();
-    file.take(limit)
-        .read_to_end(&mut bytes)
-        .map_err(|source| BuiltinError::Io {
-            path: path.to_path_buf(),
-            action: "read",
-            source,
-        })?;
-    let text = String::from_utf8_lossy(&bytes);
+    let Some(read) = amplihack_state::safe_open::read_bounded(path, limit)? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&read.bytes);
     let text = text.trim();
     if text.is_empty() {
         return Ok(None);
@@ -170,8 +151,7 @@ mod tests {
     #[test]
     fn project_files_live_under_the_self_ignoring_runtime_directory() {
         for path in [
-            super::metrics::FILE,
-            super::lock_mode::LOCKS_DIR,
+            super::metrics::DIR,
             super::transcript_export::LOGS_DIR,
             super::reflection::OUTPUT_DIR,
         ] {

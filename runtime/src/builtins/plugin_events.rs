@@ -16,7 +16,7 @@ use amplihack_settings::plugin_events::{self, HostGroup, Version};
 use amplihack_settings::registration;
 use amplihack_settings::registration::ShapeError;
 use amplihack_settings::safe_file::{self, EditOptions, NewContent};
-use amplihack_state::{StateDir, files, plugins, trust};
+use amplihack_state::{StateDir, files, plugins, safe_open, trust};
 use serde_json::{Value, json};
 
 /// Where the plugins and the settings files are.
@@ -189,7 +189,22 @@ pub fn sync(
 ) -> Result<Vec<String>, String> {
     let user_file = claude_paths::user(places.claude_config_dir);
     let read = |file: &Path| safe_file::read_json(file).ok().flatten().map(|(_, v)| v);
-    let user_binary = read(&user_file).as_ref().and_then(our_binary);
+    // A settings file that is not a regular file within SETTINGS_MAX (a project's is the
+    // repository's: a link to /dev/zero, a FIFO) is neither read nor edited.
+    // A project's file is also refused when it, or its `.claude`, is a link: it is written.
+    let readable = |file: &Path| {
+        safe_open::check_regular(file, super::SETTINGS_MAX).is_ok()
+            && (file == user_file
+                || file
+                    .parent()
+                    .and_then(Path::parent)
+                    .is_some_and(|root| safe_open::check_beneath(root, file).is_ok()))
+    };
+    let user_binary = readable(&user_file)
+        .then(|| read(&user_file))
+        .flatten()
+        .as_ref()
+        .and_then(our_binary);
     let recorded = recorded(places.state);
     let mut record = recorded.clone();
     let mut lines = Vec::new();
@@ -199,6 +214,9 @@ pub fn sync(
         groups,
     } in wanted(places, version)
     {
+        if !readable(&file) {
+            continue;
+        }
         let current = read(&file);
         let Some(binary) = current
             .as_ref()

@@ -1,16 +1,24 @@
 //! Stop, opt-in: once per session, a headless Claude (`claude -p`) reflects on the session.
 //!
-//! On when `.claude/tools/amplihack/.reflection_config` says `"enabled": true`, or
-//! `AMPLIHACK_ENABLE_REFLECTION=1`; off whatever those say under `AMPLIHACK_SKIP_REFLECTION`, in
-//! reflection's own child session, and when lock mode already blocked this stop.
+//! The opt-in is the user's alone: `AMPLIHACK_ENABLE_REFLECTION=1`, or `{"enabled": true}` in
+//! `~/.amplihack/.claude/tools/amplihack/.reflection_config` (where amplihack's framework keeps
+//! the user's files, as for the preferences). A file in the project never switches it on: it
+//! spends the user's model access, and a repository can commit the predecessor's
+//! `.claude/tools/amplihack/.reflection_config`. Off whatever those say under
+//! `AMPLIHACK_SKIP_REFLECTION`, in reflection's own child session, when lock mode already
+//! blocked this stop, and under Amplifier (the hook table does not run it there: nothing a Stop
+//! hook answers reaches the user).
 //!
-//! It runs `claude -p --tools "" --no-session-persistence` (`AMPLIHACK_CLAUDE_BIN`, else `claude`
-//! on PATH) on a bounded digest of the transcript, with a timeout inside the Stop deadline
+//! It runs `claude -p --tools "" --no-session-persistence --settings '{"disableAllHooks": true}'`
+//! (`AMPLIHACK_CLAUDE_BIN`, else `claude` on PATH) in a private directory of amplihack's state,
+//! never in the project (so none of the project's Claude Code settings, hooks or CLAUDE.md
+//! apply), on a bounded digest of the transcript, with a timeout inside the Stop deadline
 //! (`AMPLIHACK_REFLECTION_TIMEOUT_SECS`, default 90 s). The child gets [`CHILD_MARKER`] and
-//! `AMPLIHACK_SKIP_REFLECTION`, so its own hooks never reflect, remind or lock again. The findings
-//! go to `.claude/runtime/reflection/<session>/findings.md`; that one stop is blocked with a short
-//! summary and the path. It is tried once per session; any failure lets the stop through and is
-//! reported (stderr and the failure log).
+//! `AMPLIHACK_SKIP_REFLECTION`, so its own hooks (were any on) never reflect, remind or lock
+//! again. The findings go to `.claude/runtime/reflection/<session>/findings.md` (written without
+//! following a link); that one stop is blocked with a short summary and the path. It is tried
+//! once per session; any failure lets the stop through and is reported (stderr and the failure
+//! log).
 
 use std::io::{BufRead, Read, Write};
 use std::os::unix::process::CommandExt;
@@ -19,7 +27,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use amplihack_protocol::{Decision, EventName, Reply};
-use amplihack_state::{files, session, session_key};
+use amplihack_state::{files, project, safe_open, session, session_key};
 use serde_json::Value;
 
 use super::{BuiltinError, Result, preferences, read_capped};
@@ -27,7 +35,12 @@ use crate::pipeline::Call;
 
 /// Set in the reflection child's environment.
 pub const CHILD_MARKER: &str = "AMPLIHACK_REFLECTION_CHILD";
+/// The user's opt-in file, under `~/.amplihack` (see the module).
 pub const CONFIG: &str = ".claude/tools/amplihack/.reflection_config";
+/// Bytes of the opt-in file read, at most.
+const CONFIG_MAX: u64 = 4 * 1024;
+/// What the child gets as `--settings`: no hooks of any level run in it.
+pub const CHILD_SETTINGS: &str = r#"{"disableAllHooks": true}"#;
 pub const OUTPUT_DIR: &str = ".claude/runtime/reflection";
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(90);
 /// Characters of transcript the child reads at most.
@@ -36,7 +49,8 @@ const PER_MESSAGE: usize = 500;
 /// Characters of findings put in the block reason; the rest is in the file.
 const SUMMARY_MAX: usize = 1_200;
 
-pub fn enabled(root: &Path, var: &dyn Fn(&str) -> Option<String>) -> bool {
+/// Whether the user opted in (see the module): the environment, else the user's config file.
+pub fn enabled(var: &dyn Fn(&str) -> Option<String>) -> bool {
     if var("AMPLIHACK_SKIP_REFLECTION").is_some() || var(CHILD_MARKER).is_some() {
         return false;
     }
@@ -45,10 +59,19 @@ pub fn enabled(root: &Path, var: &dyn Fn(&str) -> Option<String>) -> bool {
     {
         return true;
     }
-    std::fs::read_to_string(root.join(CONFIG))
+    let Some(home) = var("HOME") else {
+        return false;
+    };
+    safe_open::read_bounded(&user_config(Path::new(&home)), CONFIG_MAX)
         .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .flatten()
+        .and_then(|b| serde_json::from_slice::<Value>(&b.bytes).ok())
         .is_some_and(|v| v["enabled"] == Value::Bool(true))
+}
+
+/// The user's opt-in file.
+pub fn user_config(home: &Path) -> PathBuf {
+    home.join(".amplihack").join(CONFIG)
 }
 
 pub fn run(call: &Call<'_>, so_far: &Reply) -> Result<Reply> {
@@ -56,10 +79,10 @@ pub fn run(call: &Call<'_>, so_far: &Reply) -> Result<Reply> {
     if event.name != EventName::Stop || so_far.decision == Some(Decision::Deny) {
         return Ok(Reply::default());
     }
-    let root = ctx.project_root(event);
-    if !enabled(&root, &|name| ctx.var(name)) {
+    if !enabled(&|name| ctx.var(name)) {
         return Ok(Reply::default());
     }
+    let root = ctx.project_root(event);
     let state = ctx.state().ok_or(BuiltinError::NoStateDir)?;
     let session_id = event.session_id.as_deref();
     let first = session::update(&state, session_id, |s| {
@@ -97,12 +120,15 @@ pub fn run(call: &Call<'_>, so_far: &Reply) -> Result<Reply> {
     let program = ctx
         .var("AMPLIHACK_CLAUDE_BIN")
         .unwrap_or_else(|| "claude".into());
-    let findings = run_claude(&program, &prompt, &root, timeout, &|n| ctx.var(n))?;
+    // A directory of amplihack's own, never the project: no project settings, hooks or
+    // CLAUDE.md reach the child.
+    let side = state.dir("reflection");
+    files::private_dir(&side)?;
+    let findings = run_claude(&program, &prompt, &side, timeout, &|n| ctx.var(n))?;
 
-    amplihack_state::project::runtime_dir(&root)?;
-    let dir = root.join(OUTPUT_DIR).join(session_key(session_id));
-    let path = dir.join("findings.md");
-    files::replace(&path, findings.as_bytes())?;
+    let dir = project::writable(&root, &Path::new(OUTPUT_DIR).join(session_key(session_id)))?;
+    let path = dir.path().join("findings.md");
+    dir.replace("findings.md", findings.as_bytes())?;
     session::update(&state, session_id, |s| {
         s.reflection = Some(path.to_string_lossy().into_owned());
     })?;
@@ -139,11 +165,24 @@ fn run_claude(
             "--tools",
             "",
             "--no-session-persistence",
+            "--settings",
+            CHILD_SETTINGS,
         ])
-        .current_dir(if cwd.is_dir() { cwd } else { Path::new("/") })
+        .current_dir(cwd)
         .env(CHILD_MARKER, "1")
-        .env("AMPLIHACK_SKIP_REFLECTION", "1")
-        .env_remove("CLAUDECODE")
+        .env("AMPLIHACK_SKIP_REFLECTION", "1");
+    // Nothing tells the child where the project is; a nested Claude Code refuses to start
+    // inside another's session unless told it is not one.
+    for name in [
+        "CLAUDECODE",
+        "CLAUDE_PID",
+        "CLAUDE_CODE_SSE_PORT",
+        "CLAUDE_PROJECT_DIR",
+        "AMPLIFIER_PROJECT_DIR",
+    ] {
+        command.env_remove(name);
+    }
+    command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -211,7 +250,7 @@ fn drain(pipe: Option<impl Read + Send + 'static>, cap: u64) -> std::thread::Joi
 /// A bounded digest of a Claude Code transcript (JSONL): the first user prompt, then as many of
 /// the latest messages as fit in [`DIGEST_MAX`] characters, each cut at 500.
 pub fn digest(path: &Path) -> String {
-    let Ok(file) = std::fs::File::open(path) else {
+    let Ok(Some(file)) = safe_open::open_regular(path) else {
         return String::new();
     };
     let mut messages: Vec<(String, String)> = Vec::new();
@@ -270,13 +309,6 @@ fn message_text(content: &Value) -> String {
     }
 }
 
-/// Where the findings of `session` go.
-pub fn findings_path(root: &Path, session: Option<&str>) -> PathBuf {
-    root.join(OUTPUT_DIR)
-        .join(session_key(session))
-        .join("findings.md")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,17 +340,42 @@ mod tests {
 
     #[test]
     fn opt_in_and_switches() {
-        let root = tempfile::tempdir().expect("tempdir");
-        let none = |_: &str| None;
-        assert!(!enabled(root.path(), &none));
-        let on = |n: &str| (n == "AMPLIHACK_ENABLE_REFLECTION").then(|| "1".to_string());
-        assert!(enabled(root.path(), &on));
-        std::fs::create_dir_all(root.path().join(".claude/tools/amplihack")).expect("mkdir");
-        std::fs::write(root.path().join(CONFIG), r#"{"enabled": true}"#).expect("write");
-        assert!(enabled(root.path(), &none));
-        let child = |n: &str| (n == CHILD_MARKER).then(|| "1".to_string());
-        assert!(!enabled(root.path(), &child));
-        let skip = |n: &str| (n == "AMPLIHACK_SKIP_REFLECTION").then(|| "1".to_string());
-        assert!(!enabled(root.path(), &skip));
+        let home = tempfile::tempdir().expect("tempdir");
+        let h = home.path().to_string_lossy().into_owned();
+        let with = |pairs: Vec<(&'static str, String)>| {
+            move |n: &str| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| v.clone())
+        };
+        assert!(!enabled(&with(vec![("HOME", h.clone())])));
+        assert!(enabled(&with(vec![
+            ("HOME", h.clone()),
+            ("AMPLIHACK_ENABLE_REFLECTION", "1".into())
+        ])));
+        // The user's own file switches it on.
+        let config = user_config(home.path());
+        std::fs::create_dir_all(config.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&config, r#"{"enabled": true}"#).expect("write");
+        assert!(enabled(&with(vec![("HOME", h.clone())])));
+        let child = with(vec![("HOME", h.clone()), (CHILD_MARKER, "1".into())]);
+        assert!(!enabled(&child));
+        let skip = with(vec![
+            ("HOME", h.clone()),
+            ("AMPLIHACK_SKIP_REFLECTION", "1".into()),
+        ]);
+        assert!(!enabled(&skip));
+        // A link to a device is refused, not read.
+        std::fs::remove_file(&config).expect("rm");
+        std::os::unix::fs::symlink("/dev/zero", &config).expect("link");
+        assert!(!enabled(&with(vec![("HOME", h)])));
+    }
+
+    /// A project's own config file (a repository can commit it) switches nothing on.
+    #[test]
+    fn the_projects_config_file_is_not_an_opt_in() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let project = home.path().join("repo");
+        std::fs::create_dir_all(project.join(".claude/tools/amplihack")).expect("mkdir");
+        std::fs::write(project.join(CONFIG), r#"{"enabled": true}"#).expect("write");
+        let h = home.path().to_string_lossy().into_owned();
+        assert!(!enabled(&move |n: &str| (n == "HOME").then(|| h.clone())));
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use amplihack_protocol::{EventName, Reply};
 use amplihack_state::memory::{Entry, Store};
-use amplihack_state::{StateDir, session, session_key};
+use amplihack_state::{StateDir, project, session, session_key};
 use serde_json::Value;
 
 use super::{BuiltinError, Result, metrics, reflection};
@@ -42,7 +42,7 @@ pub fn write(
     ended: Option<&str>,
 ) -> Result<()> {
     let record = session::load(state, session_id);
-    let (tools, files, agents) = activity(&root.join(metrics::FILE), session_id);
+    let (tools, files, agents) = activity(root, session_id);
     let mut lines = Vec::new();
     if let Some(prompt) = &record.first_prompt {
         lines.push(format!("First prompt: {prompt}"));
@@ -84,14 +84,18 @@ pub fn write(
     Ok(())
 }
 
-/// Tool counts, changed files and subagents of one session, from the metrics file's tail.
+/// Tool counts, changed files and subagents of one session, from the metrics file's tail (a
+/// regular file reached without following a link; anything else reads as no activity).
 fn activity(
-    metrics_file: &Path,
+    root: &Path,
     session_id: Option<&str>,
 ) -> (BTreeMap<String, usize>, Vec<String>, Vec<String>) {
     let mut tools = BTreeMap::new();
     let (mut files, mut agents) = (Vec::new(), Vec::new());
-    let Ok(mut file) = std::fs::File::open(metrics_file) else {
+    let Ok(Some(mut file)) = project::readable(root, Path::new(metrics::DIR))
+        .and_then(|dir| dir.map(|d| d.open_read(metrics::NAME)).transpose())
+        .map(Option::flatten)
+    else {
         return (tools, files, agents);
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);

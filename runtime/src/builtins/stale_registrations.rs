@@ -18,9 +18,10 @@ use amplihack_protocol::{EventName, Host, Reply};
 use amplihack_settings::claude_paths;
 use amplihack_settings::registration::{self, OurHandler};
 use amplihack_settings::safe_file::{self, EditOptions, NewContent};
+use amplihack_state::safe_open;
 use amplihack_state::session;
 
-use super::{BuiltinError, Result};
+use super::{BuiltinError, Result, SETTINGS_MAX};
 use crate::pipeline::Call;
 
 pub fn run(call: &Call<'_>) -> Result<Reply> {
@@ -49,6 +50,15 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     let mut dispatching = false;
     for (scope, path) in claude_paths::all(&user_dir, &root) {
         if scope != "user" && same_file(&path, &user_dir.join("settings.json")) {
+            continue;
+        }
+        // A project's settings file is the repository's: read only a regular file within
+        // SETTINGS_MAX (a link to /dev/zero or a FIFO would cost the session its context).
+        // It is written too: a link on the way (a project's `.claude`, its settings file) is
+        // refused.
+        if !matches!(safe_open::check_regular(&path, SETTINGS_MAX), Ok(true))
+            || (scope != "user" && safe_open::check_beneath(&root, &path).is_err())
+        {
             continue;
         }
         let Ok(Some((_, value))) = safe_file::read_json(&path) else {

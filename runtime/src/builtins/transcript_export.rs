@@ -4,19 +4,27 @@
 //! `.claude/runtime/logs/<session>/compaction_metadata.jsonl` (time, trigger, sizes). The copy's
 //! path goes into the session record, so the session start after the compaction names it. No
 //! reply: nothing the host could misread.
+//!
+//! The transcript is copied only when it is a regular file, and at most [`COPY_MAX`] bytes of it
+//! (a longer copy ends with a [`CUT_MARKER`] line and the call is reported); the copy is written
+//! without following a link under `.claude/runtime/` ([`amplihack_state::safe_open`]).
 
-use std::fs::Permissions;
-use std::os::unix::fs::PermissionsExt;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use amplihack_protocol::{Payload, Reply};
-use amplihack_state::{files, session, session_key, time};
+use amplihack_state::{project, safe_open, session, session_key, time};
 use serde_json::json;
 
 use super::{BuiltinError, Result};
 use crate::pipeline::Call;
 
 pub const LOGS_DIR: &str = ".claude/runtime/logs";
+/// The most of a transcript copied (a host could name `/dev/zero`); past it the copy ends with
+/// a [`CUT_MARKER`] line.
+pub const COPY_MAX: u64 = 256 * 1024 * 1024;
+/// The `type` of the JSON line that ends a copy cut at [`COPY_MAX`].
+pub const CUT_MARKER: &str = "amplihack-transcript-cut";
 
 pub fn run(call: &Call<'_>) -> Result<Reply> {
     let (event, ctx) = (call.event, call.ctx);
@@ -27,56 +35,58 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
         return Ok(Reply::default());
     };
     let trigger = trigger.as_deref().unwrap_or("unknown");
+    // A regular file only: a FIFO or a device is refused before anything is created.
+    let Some(mut from) = safe_open::open_regular(source)? else {
+        return Err(BuiltinError::Other(format!(
+            "cannot read the transcript {}: it does not exist",
+            source.display()
+        )));
+    };
     let root = ctx.project_root(event);
-    amplihack_state::project::runtime_dir(&root)?;
-    let dir = root
-        .join(LOGS_DIR)
-        .join(session_key(event.session_id.as_deref()));
-    files::private_dir(&dir)?;
+    let dir = project::writable(
+        &root,
+        &Path::new(LOGS_DIR).join(session_key(event.session_id.as_deref())),
+    )?;
     let stamp = time::utc_now_millis().replace([':', '.'], "-");
     let safe_trigger: String = trigger
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .take(20)
         .collect();
-    let copy = dir.join(format!("transcript-{stamp}-{safe_trigger}.jsonl"));
-    let mut from = std::fs::File::open(source).map_err(|e| BuiltinError::Io {
-        path: source.to_path_buf(),
-        action: "read the transcript",
-        source: e,
+    let name = format!("transcript-{stamp}-{safe_trigger}.jsonl");
+    let copy = dir.path().join(&name);
+    let mut to = dir.create_new(&name)?.ok_or_else(|| {
+        BuiltinError::Other(format!(
+            "{} exists already; not overwritten",
+            copy.display()
+        ))
     })?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".transcript-")
-        .permissions(Permissions::from_mode(0o600))
-        .tempfile_in(&dir)
-        .map_err(|e| BuiltinError::Io {
-            path: dir.clone(),
-            action: "create a temporary file in",
-            source: e,
-        })?;
-    let io = |e| BuiltinError::Io {
-        path: copy.clone(),
-        action: "write",
-        source: e,
+    let copied = copy_capped(&mut from, &mut to, COPY_MAX, source).and_then(|c| {
+        to.sync_all()?;
+        Ok(c)
+    });
+    let copied = match copied {
+        Ok(copied) => copied,
+        Err(source) => {
+            let _ = dir.remove(&name);
+            return Err(BuiltinError::Io {
+                path: copy,
+                action: "write",
+                source,
+            });
+        }
     };
-    let bytes = std::io::copy(&mut from, &mut temp).map_err(io)?;
-    temp.as_file()
-        .set_permissions(Permissions::from_mode(0o600))
-        .map_err(io)?;
-    temp.persist_noclobber(&copy).map_err(|e| io(e.error))?;
-    let lines = std::fs::read(&copy)
-        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
-        .unwrap_or(0);
-    files::append_line(
-        &dir.join("compaction_metadata.jsonl"),
+    dir.append_line(
+        "compaction_metadata.jsonl",
         &json!({
             "time": time::utc_now_millis(),
             "session_id": event.session_id,
             "trigger": trigger,
             "transcript_path": source,
             "copy": copy,
-            "bytes": bytes,
-            "lines": lines,
+            "bytes": copied.bytes,
+            "lines": copied.lines,
+            "truncated": copied.truncated,
         })
         .to_string(),
     )?;
@@ -86,5 +96,88 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
                 .push(copy.to_string_lossy().into_owned());
         })?;
     }
+    if copied.truncated {
+        return Err(BuiltinError::Other(format!(
+            "the transcript {} is larger than {} MiB: its copy {} holds the first {} MiB and ends with a \"{CUT_MARKER}\" line",
+            source.display(),
+            COPY_MAX / (1024 * 1024),
+            copy.display(),
+            COPY_MAX / (1024 * 1024),
+        )));
+    }
     Ok(Reply::default())
+}
+
+/// What was copied.
+#[derive(Debug, PartialEq)]
+pub struct Copied {
+    pub bytes: u64,
+    pub lines: u64,
+    pub truncated: bool,
+}
+
+/// Copies at most `max` bytes; past them, a JSON line saying so (`{"type": CUT_MARKER, …}`).
+pub fn copy_capped(
+    from: &mut impl Read,
+    to: &mut impl Write,
+    max: u64,
+    source: &Path,
+) -> std::io::Result<Copied> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut bytes, mut lines) = (0u64, 0u64);
+    let mut limited = from.take(max);
+    loop {
+        let n = match limited.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        to.write_all(&buf[..n])?;
+        bytes += n as u64;
+        lines += buf[..n].iter().filter(|&&c| c == b'\n').count() as u64;
+    }
+    let mut probe = [0u8; 1];
+    let truncated = bytes == max && from.read(&mut probe)? > 0;
+    if truncated {
+        let marker = json!({"type": CUT_MARKER, "message": format!(
+            "amplihack copied only the first {max} bytes of {}; the rest was left out",
+            source.display()
+        )});
+        to.write_all(format!("\n{marker}\n").as_bytes())?;
+        lines += 2;
+    }
+    Ok(Copied {
+        bytes,
+        lines,
+        truncated,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_past_the_cap_ends_with_a_clear_line() {
+        let source = Path::new("/t.jsonl");
+        let mut out = Vec::new();
+        let whole = copy_capped(&mut &b"{}\n{}\n"[..], &mut out, 6, source).expect("copy");
+        assert_eq!(
+            whole,
+            Copied {
+                bytes: 6,
+                lines: 2,
+                truncated: false
+            }
+        );
+        let mut out = Vec::new();
+        let cut = copy_capped(&mut std::io::repeat(b'x'), &mut out, 10, source).expect("copy");
+        assert!(cut.truncated);
+        let text = String::from_utf8(out).expect("utf8");
+        let last: serde_json::Value =
+            serde_json::from_str(text.lines().last().expect("line")).expect("json");
+        assert_eq!(last["type"], CUT_MARKER);
+        assert!(text.starts_with("xxxxxxxxxx\n"), "{text}");
+    }
 }
