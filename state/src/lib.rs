@@ -16,6 +16,7 @@
 //! new one is started, and the damage is reported once ([`files::take_notes`]).
 
 pub mod audit;
+pub mod bounded;
 pub mod files;
 pub mod manifest;
 pub mod memory;

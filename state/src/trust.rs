@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::StateDir;
+use crate::bounded;
 use crate::files::{self, Lock, StateError};
 use crate::memory::hex;
 
@@ -38,9 +39,14 @@ pub fn path(state: &StateDir) -> PathBuf {
     state.file("trust.json")
 }
 
+/// A file's SHA-256, read in pieces, regular files of at most [`bounded::TRUSTED_FILE_CAP`] only:
+/// anything else hashes as "unreadable: why", which no trusted file ever equals.
 fn sha_of(file: &Path) -> String {
-    match std::fs::read(file) {
-        Ok(bytes) => hex(&Sha256::digest(&bytes)),
+    let mut hasher = Sha256::new();
+    match bounded::stream(file, bounded::TRUSTED_FILE_CAP, |bytes| {
+        hasher.update(bytes)
+    }) {
+        Ok(()) => hex(&hasher.finalize()),
         Err(e) => format!("unreadable: {e}"),
     }
 }
