@@ -746,9 +746,9 @@ fn plugin_id(plugin: &Plugin) -> Option<String> {
     if plugin.root == plugin.hooks_dir {
         return None;
     }
-    let manifest = std::fs::read(plugin.root.join(crate::discovery::MANIFEST)).ok();
+    let manifest = crate::discovery::read_small(&plugin.root.join(crate::discovery::MANIFEST)).ok();
     let name = manifest
-        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .and_then(|m| m.get("name").and_then(Value::as_str).map(str::to_string))
         .filter(|name| !name.trim().is_empty())
         .unwrap_or_else(|| plugin.name.clone());
