@@ -10,7 +10,7 @@
 //!   `hooks.json` and whatever it runs from there, `__pycache__` included; `.git` aside) **and
 //!   `.amcp/`**, at most [`MAX_FILES_PER_PLUGIN`] files for each plugin directory.
 //! * **Every file a handler's command names** inside the project: relative to the project root or
-//!   to a `cd DIR` before it, or under `${CLAUDE_PLUGIN_ROOT}`, `${AMPLIFIER_HOOKS_DIR}`,
+//!   to a `cd DIR` before it (in a `sh -c '…'` script as well), or under `${CLAUDE_PLUGIN_ROOT}`, `${AMPLIFIER_HOOKS_DIR}`,
 //!   `$CLAUDE_PROJECT_DIR`, `$AMPLIFIER_PROJECT_DIR` or `$AMCP_PROJECT_DIR` (`..` resolved); for a
 //!   `.py` file also the Python files beside it (Python imports from the script's directory).
 //! * **An AMCP `function = "pkg.mod.fn"`**: the module's top-level package, whole (its
@@ -342,11 +342,25 @@ impl<'a> Tree<'a> {
     /// The files inside the project that `command` names, resolved as the shell running it in
     /// the project root would.
     fn named_files(&mut self, plugin: &Plugin, command: &str) -> Result<(), Refusal> {
+        let base = Base::Project(self.root.to_path_buf());
+        self.command(plugin, command, base, 0)
+    }
+
+    /// One command line's words, from `base`; the script of a `sh -c '…'` in it as well.
+    fn command(
+        &mut self,
+        plugin: &Plugin,
+        command: &str,
+        mut base: Base,
+        depth: usize,
+    ) -> Result<(), Refusal> {
         let words = amplihack_protocol::command::leading_words(command, MAX_WORDS + 1);
-        if words.len() > MAX_WORDS {
+        if words.len() > MAX_WORDS || depth > 4 {
             return Err(refuse(
                 &plugin.file,
-                format!("has a command of more than {MAX_WORDS} words"),
+                format!(
+                    "has a command of more than {MAX_WORDS} words, or `sh -c` nested more than 4 deep"
+                ),
                 "move it into a script in the plugin's directory",
             ));
         }
@@ -364,9 +378,9 @@ impl<'a> Tree<'a> {
             ("AMPLIFIER_PROJECT_DIR", root_text.clone()),
             ("AMCP_PROJECT_DIR", root_text),
         ];
-        let mut base = Base::Project(self.root.to_path_buf());
         let mut program_next = true;
         let mut cd_next = false;
+        let mut script_next = false;
         for word in words {
             let (word, ends) = match separator(&word) {
                 Some(head) => (head.to_string(), true),
@@ -378,7 +392,10 @@ impl<'a> Tree<'a> {
                     resolved = substitute(&resolved, var, value);
                 }
                 let derived = resolved != word;
-                if cd_next {
+                if script_next {
+                    // `sh -c 'cd tools && sh lint.sh'`: the script runs where this word would.
+                    self.command(plugin, &word, base.clone(), depth + 1)?;
+                } else if cd_next {
                     base = self.cd(&base, &resolved, derived);
                     cd_next = false;
                 } else if program_next && matches!(word.as_str(), "cd" | "pushd") {
@@ -386,11 +403,13 @@ impl<'a> Tree<'a> {
                 } else {
                     self.named_word(&base, &resolved, derived)?;
                 }
+                script_next = word == "-c";
                 program_next = false;
             }
             if ends {
                 program_next = true;
                 cd_next = false;
+                script_next = false;
             }
         }
         Ok(())
@@ -631,8 +650,10 @@ mod tests {
             &[
                 "sh \"${CLAUDE_PLUGIN_ROOT}/../../../tools/other/run.sh\"",
                 "cd tools/cdlib && sh run.sh",
+                "bash -c 'cd tools/quoted && sh run.sh'",
             ],
         );
+        p.write("tools/quoted/run.sh", "true");
         p.write("tools/other/run.sh", "true");
         p.write("tools/cdlib/run.sh", "true");
         p.write("run.sh", "not what `cd tools/cdlib && sh run.sh` runs");
@@ -642,6 +663,7 @@ mod tests {
             ".amplifier/hooks/linked/lib/run.sh",
             "tools/other/run.sh",
             "tools/cdlib/run.sh",
+            "tools/quoted/run.sh",
         ] {
             assert!(files.contains(&want.to_string()), "{want}: {files:?}");
         }

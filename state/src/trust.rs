@@ -108,7 +108,8 @@ pub enum Untrusted {
     Changed(String),
 }
 
-/// `Ok` when `files` are exactly what was trusted for `project`.
+/// `Ok` when `files` are exactly what was trusted for `project`. Which files: only the engine's
+/// `trust_scope::check` asks, so every caller checks the same set.
 pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), Untrusted> {
     let key = project.to_string_lossy();
     let store = load(state).map_err(|_| Untrusted::Never)?;
@@ -139,11 +140,6 @@ pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), 
         Some(gone) => Err(Untrusted::Changed(gone.clone())),
         None => Ok(()),
     }
-}
-
-/// Whether `files` are exactly what was trusted for `project`.
-pub fn is_trusted(state: &StateDir, project: &Path, files: &[PathBuf]) -> bool {
-    check(state, project, files).is_ok()
 }
 
 /// Records (`Some`) or withdraws (`None`) trust for `project`.
