@@ -122,8 +122,8 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             hooks_file.display()
         )));
     }
-    let text = std::fs::read_to_string(&hooks_file)
-        .map_err(|e| format!("{}: {e}", hooks_file.display()))?;
+    let text = discovery::read_small(&hooks_file)
+        .map_err(|e| format!("{}: cannot be read: {e}", hooks_file.display()))?;
     config::parse(&hooks_file, &text).map_err(|e| e.to_string())?;
     let name = match &args.name {
         Some(name) => name.clone(),
