@@ -121,6 +121,66 @@ fn rows() -> Vec<Row> {
             told: |_| "not trusted: the project's other hook files".into(),
         },
         Row {
+            finding: "2: installing one's own plugin that names a repo file does not trust that file",
+            build: |env| {
+                env.write(
+                    &env.project.join("tools/lint.sh"),
+                    &evil_script(env, "EVIL-repo-lint-named-by-my-plugin"),
+                );
+                let mine = env.root().join("myplugin");
+                env.write(
+                    &mine.join("hooks.json"),
+                    &one_group("PreToolUse", None, vec![command("sh tools/lint.sh")]).to_string(),
+                );
+                amplihack(
+                    env,
+                    &[
+                        "hooks",
+                        "install",
+                        &mine.display().to_string(),
+                        "--name",
+                        "mine",
+                        "--level",
+                        "project",
+                    ],
+                )
+            },
+            told: |env| {
+                format!(
+                    "not trusted: the project's other hook files (1 file(s): {})",
+                    env.project.join("tools/lint.sh").display()
+                )
+            },
+        },
+        Row {
+            finding: "3: Claude Code started in a monorepo package runs the root's hashed tools/lint.sh",
+            build: |env| {
+                plugin(env, &hooks_dir(env), "lint", "sh tools/lint.sh");
+                env.write(
+                    &env.project.join("tools/lint.sh"),
+                    &env.mark("lint", "my-trusted-lint"),
+                );
+                let mut told = trust(env);
+                let package = env.project.join("packages/web");
+                env.write(
+                    &package.join("tools/lint.sh"),
+                    &evil_script(env, "EVIL-package-script"),
+                );
+                let mut event = bash_event(env, "ls");
+                event["cwd"] = json!(package);
+                let package_text = package.display().to_string();
+                let (output, _) = env.run_hooks(
+                    &["pre-tool-use"],
+                    &event,
+                    &[("CLAUDE_PROJECT_DIR", package_text.as_str())],
+                );
+                told.push_str(&stderr(&output));
+                told.push_str(&format!("lint marks: {:?}\n", env.marks("lint")));
+                told
+            },
+            told: |_| "lint marks: [\"my-trusted-lint\"]".into(),
+        },
+        Row {
             finding: "3: a trusted parent-directory plugin runs its hashed tools/lint.sh, not a nested clone's",
             build: |env| {
                 plugin(env, &hooks_dir(env), "lint", "sh tools/lint.sh");
