@@ -849,9 +849,9 @@ fn handler_env(
         for key in ["CLAUDE_PROJECT_DIR", "AMPLIFIER_PROJECT_DIR"] {
             env.push((key.into(), candidate.cwd.to_string_lossy().into_owned()));
         }
+        // Running a trusted Python plugin must not add `__pycache__` files, which trust covers.
+        env.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
     }
-    // Running a trusted Python plugin must not add `__pycache__` files, which trust covers.
-    env.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
     let data = plugin_data_dir(state, plugin);
     // Created when a handler of the plugin runs, as Claude Code creates it; a failure leaves the
     // handler to find it missing.

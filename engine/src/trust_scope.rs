@@ -23,7 +23,7 @@
 //! a command of more than [`MAX_WORDS`] words, a hooks directory over
 //! [`discovery::MAX_LEVEL_ENTRIES`] entries.
 //!
-//! Handlers also run with `PYTHONDONTWRITEBYTECODE=1`, so running a trusted Python plugin does not
+//! A project's handlers also run with `PYTHONDONTWRITEBYTECODE=1`, so running a trusted Python plugin does not
 //! add `__pycache__` files that would withdraw its trust.
 
 use std::fmt;

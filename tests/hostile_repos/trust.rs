@@ -700,3 +700,33 @@ fn trust_covers_exactly_what_runs() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Hashing `__pycache__` does not cost the user their trust: a trusted Python plugin that imports
+/// a module runs on every call without writing bytecode into the plugin.
+#[test]
+fn a_trusted_python_plugin_stays_trusted_after_it_runs() {
+    let env = TestEnv::new();
+    let dir = hooks_dir(&env).join("py");
+    plugin(
+        &env,
+        &hooks_dir(&env),
+        "py",
+        "python3 \"${CLAUDE_PLUGIN_ROOT}/main.py\"",
+    );
+    env.write(&dir.join("main.py"), "import helper\nhelper.run()\n");
+    env.write(
+        &dir.join("helper.py"),
+        &format!(
+            "def run():\n    open({:?}, 'a').write('ran\\n')\n",
+            env.root().join("marks-py").display().to_string()
+        ),
+    );
+    trust(&env);
+    for _ in 0..2 {
+        let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+        assert!(!stderr(&output).contains("trusted"), "{}", stderr(&output));
+    }
+    let runs = std::fs::read_to_string(env.root().join("marks-py")).unwrap_or_default();
+    assert_eq!(runs.lines().count(), 2, "{runs}");
+    assert!(!dir.join("__pycache__").exists());
+}
