@@ -13,9 +13,9 @@
 //!   to a `cd DIR` before it (in a `sh -c '…'` script as well), or under `${CLAUDE_PLUGIN_ROOT}`, `${AMPLIFIER_HOOKS_DIR}`,
 //!   `$CLAUDE_PROJECT_DIR`, `$AMPLIFIER_PROJECT_DIR` or `$AMCP_PROJECT_DIR` (`..` resolved); for a
 //!   `.py` file also the Python files beside it (Python imports from the script's directory).
-//! * **An AMCP `function = "pkg.mod.fn"`**: the module's top-level package, whole (its
-//!   `__init__.py`, its `__pycache__`), and the project root's own Python files (the function runs
-//!   with the project root on `sys.path`).
+//! * **An AMCP `function = "pkg.mod.fn"`, or `python3 -m pkg.mod`**: the module's top-level
+//!   package, whole (its `__init__.py`, its `__pycache__`), and the Python files of the directory
+//!   it is imported from (the project root: it is first on `sys.path`).
 //!
 //! Refused ([`Refusal`], which names the file, the problem and the fix), so that nothing runs
 //! unhashed: a link (file or directory) that resolves outside the project, a named file outside
@@ -126,7 +126,7 @@ pub fn files_to_trust(project: &Path, plugins: &[Plugin]) -> Result<Vec<PathBuf>
             for handler in config.groups.iter().flat_map(|g| &g.handlers) {
                 tree.named_files(plugin, &handler.command)?;
                 if let Some(function) = amcp::function_of(&handler.command) {
-                    tree.python_function(function)?;
+                    tree.python_module(project, function)?;
                 }
             }
         }
@@ -381,6 +381,7 @@ impl<'a> Tree<'a> {
         let mut program_next = true;
         let mut cd_next = false;
         let mut script_next = false;
+        let mut module_next = false;
         for word in words {
             let (word, ends) = match separator(&word) {
                 Some(head) => (head.to_string(), true),
@@ -395,6 +396,11 @@ impl<'a> Tree<'a> {
                 if script_next {
                     // `sh -c 'cd tools && sh lint.sh'`: the script runs where this word would.
                     self.command(plugin, &word, base.clone(), depth + 1)?;
+                } else if module_next {
+                    // `python3 -m tools.lint`: from the working directory, on `sys.path`.
+                    if let Base::Project(from) = &base {
+                        self.python_module(&from.clone(), &resolved)?;
+                    }
                 } else if cd_next {
                     base = self.cd(&base, &resolved, derived);
                     cd_next = false;
@@ -404,12 +410,14 @@ impl<'a> Tree<'a> {
                     self.named_word(&base, &resolved, derived)?;
                 }
                 script_next = word == "-c";
+                module_next = word == "-m";
                 program_next = false;
             }
             if ends {
                 program_next = true;
                 cd_next = false;
                 script_next = false;
+                module_next = false;
             }
         }
         Ok(())
@@ -493,16 +501,19 @@ impl<'a> Tree<'a> {
         Ok(())
     }
 
-    /// An AMCP function handler's module: its top-level package whole, and the project root's
-    /// own modules (the function runs with the project root first on `sys.path`).
-    fn python_function(&mut self, function: &str) -> Result<(), Refusal> {
-        let root = self.root.to_path_buf();
-        self.python_dir(&root)?;
-        let top = function.split('.').next().unwrap_or_default();
-        if top.is_empty() || top.contains('/') {
+    /// A module Python imports by name with `dir` first on `sys.path` (an AMCP function's, or
+    /// `python3 -m pkg.mod` run in `dir`): its top-level package whole, and the modules of `dir`
+    /// itself.
+    fn python_module(&mut self, dir: &Path, dotted: &str) -> Result<(), Refusal> {
+        if !dir.starts_with(self.root) {
             return Ok(());
         }
-        let package = root.join(top);
+        self.python_dir(dir)?;
+        let top = dotted.split('.').next().unwrap_or_default();
+        if top.is_empty() || top.contains(['/', '$']) {
+            return Ok(());
+        }
+        let package = dir.join(top);
         if package.is_dir() && self.inside(&package)?.is_some() {
             let mut budget = Budget {
                 owner: &package,
@@ -681,6 +692,9 @@ mod tests {
         p.write("hookpkg/checks.py", "def pre(e): pass");
         p.write("hookpkg/__pycache__/checks.cpython-311.pyc", "x");
         p.write("json.py", "shadowing the standard library");
+        p.hooks("mod", &["python3 -m tools.lint --fix"]);
+        p.write("tools/__init__.py", "");
+        p.write("tools/lint.py", "");
         p.write("src/unrelated.py", "");
         let files = p.files().expect("trusted");
         for want in [
@@ -689,6 +703,8 @@ mod tests {
             "hookpkg/checks.py",
             "hookpkg/__pycache__/checks.cpython-311.pyc",
             "json.py",
+            "tools/__init__.py",
+            "tools/lint.py",
         ] {
             assert!(files.contains(&want.to_string()), "{want}: {files:?}");
         }
