@@ -613,13 +613,13 @@ fn rows() -> Vec<Row> {
                 );
                 let mut told = amplihack(env, &["hooks", "list"]);
                 told.push_str(&amplihack(env, &["hooks", "validate"]));
+                // What trust would cover, without trusting it.
+                told.push_str(&amplihack(env, &["hooks", "untrust"]));
                 told
             },
             told: |env| {
-                format!(
-                    "ok: {}",
-                    hooks_dir(env).join("amplihack/hooks.json").display()
-                )
+                let file = hooks_dir(env).join("amplihack/hooks.json");
+                format!("ok: {}\nuntrusted: {}", file.display(), file.display())
             },
         },
         Row {
