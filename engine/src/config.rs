@@ -172,8 +172,14 @@ pub fn parse_manifest(file: &Path, text: &str) -> Result<PluginConfig, ConfigErr
                 .parent()
                 .and_then(Path::parent)
                 .unwrap_or(Path::new("."));
-            let hooks_file = root.join(relative);
-            let text = std::fs::read_to_string(&hooks_file).map_err(|e| {
+            let hooks_file = manifest_hooks_file(root, relative).map_err(|problem| {
+                checker.error(
+                    "hooks",
+                    problem,
+                    "point it at a hooks file inside the plugin's directory, relative to it (\"hooks/hooks.json\")",
+                )
+            })?;
+            let text = crate::discovery::read_small(&hooks_file).map_err(|e| {
                 checker.error(
                     "hooks",
                     format!("names {}, which cannot be read: {e}", hooks_file.display()),
@@ -187,6 +193,36 @@ pub fn parse_manifest(file: &Path, text: &str) -> Result<PluginConfig, ConfigErr
             parse(file, &wrapped.to_string())
         }
     }
+}
+
+/// The hooks file a manifest names, which must be inside the plugin's directory (`root`): a
+/// relative path without `..` that, links followed, stays there. Trust hashes the plugin's
+/// directory; a hooks file elsewhere would bring commands nobody trusted.
+fn manifest_hooks_file(root: &Path, relative: &str) -> Result<PathBuf, String> {
+    let named = Path::new(relative);
+    if named.is_absolute() {
+        return Err(format!(
+            "is an absolute path ({relative}), outside the plugin"
+        ));
+    }
+    if named
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(format!("leaves the plugin's directory ({relative})"));
+    }
+    let file = root.join(named);
+    // A link inside the plugin to a file elsewhere is outside too.
+    if let (Ok(real), Ok(real_root)) = (file.canonicalize(), root.canonicalize())
+        && !real.starts_with(&real_root)
+    {
+        return Err(format!(
+            "names {}, a link to {}, outside the plugin",
+            file.display(),
+            real.display()
+        ));
+    }
+    Ok(file)
 }
 
 /// Parses and validates one `hooks.json`.

@@ -136,6 +136,9 @@ struct Candidate<'p> {
     /// What it reads and prints, and what its failure does (crate::dialects).
     protocol: Protocol,
     on_failure: OnFailure,
+    /// Where it runs, and its `CLAUDE_PROJECT_DIR` (a project's plugin: the project root, where
+    /// trust resolved what it names: crate::trust_scope::working_dir).
+    cwd: PathBuf,
 }
 
 impl Candidate<'_> {
@@ -321,20 +324,15 @@ fn discover(
             continue;
         }
         if level == Level::Project {
-            let project = dir
-                .parent()
-                .and_then(Path::parent)
-                .map(Path::to_path_buf)
-                .unwrap_or_default();
-            let files = crate::trust_scope::files_to_trust(&project, &found);
+            let project = crate::trust_scope::project_of(&dir);
             if !found.is_empty()
-                && let Err(why) = trust::check(state, &project, &files)
+                && let Err(why) = crate::trust_scope::check(state, &project, &found)
             {
                 notify_untrusted(
                     state,
                     event.session_id.as_deref(),
-                    &project,
-                    (found.len(), why),
+                    (&project, &found),
+                    why,
                     outcome,
                 );
                 outcome.skipped.extend(
@@ -476,11 +474,12 @@ fn candidates<'p>(
                 continue;
             }
             let data = plugin_data_dir(state, plugin);
+            let plugin_cwd = crate::trust_scope::working_dir(plugin).unwrap_or(cwd.to_path_buf());
             let context = Context {
                 plugin_root: &plugin.root,
                 plugin_data: &data,
                 hooks_dir: &plugin.hooks_dir,
-                project_dir: cwd,
+                project_dir: &plugin_cwd,
             };
             // A kind amplihack cannot run here (prompt, agent, mcp_tool; http under Claude Code,
             // which runs its own copy) is skipped; `hooks validate` and `hooks list` say so.
@@ -513,6 +512,7 @@ fn candidates<'p>(
                     .then(|| handler.rewake.clone()),
                 protocol: handler.protocol,
                 on_failure: handler.on_failure,
+                cwd: plugin_cwd,
             });
         }
     }
@@ -555,7 +555,6 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// Where and with what environment handlers run, and the session env file around them.
 struct Setting {
     state: StateDir,
-    cwd: PathBuf,
     env: Vec<(String, String)>,
     env_file: PathBuf,
     /// The env file before SessionStart handlers ran (their exports are forwarded after).
@@ -598,7 +597,6 @@ impl Setting {
         }
         Setting {
             state: state.clone(),
-            cwd,
             env,
             env_file,
             env_before,
@@ -621,13 +619,13 @@ fn start_in_background(
     request: &Request<'_>,
 ) -> Run {
     let event = request.event;
-    let mut env = handler_env(&setting.env, candidate.plugin, &setting.state);
-    env.extend(dialects::env(candidate.protocol, event, &setting.cwd));
+    let mut env = handler_env(&setting.env, candidate, &setting.state);
+    env.extend(dialects::env(candidate.protocol, event, &candidate.cwd));
     let stdin = dialects::input(candidate.protocol, event, request.raw);
     let spawn = Spawn {
         label: &candidate.command,
         argv: &candidate.argv,
-        cwd: &setting.cwd,
+        cwd: &candidate.cwd,
         env: &env,
         stdin: &stdin, // the host's bytes (in the handler's dialect), as every handler gets them
         timeout: candidate.timeout,
@@ -671,11 +669,11 @@ fn run_in_order(
             let finished = match ran {
                 Ran::Finished(finished) => finished,
                 Ran::Declared(handoff) => {
-                    let env = handler_env(&setting.env, candidate.plugin, &setting.state);
+                    let env = handler_env(&setting.env, candidate, &setting.state);
                     let spawn = Spawn {
                         label: &candidate.command,
                         argv: &candidate.argv,
-                        cwd: &setting.cwd,
+                        cwd: &candidate.cwd,
                         env: &env,
                         stdin: &stdin,
                         timeout: candidate.timeout,
@@ -748,9 +746,9 @@ fn plugin_id(plugin: &Plugin) -> Option<String> {
     if plugin.root == plugin.hooks_dir {
         return None;
     }
-    let manifest = std::fs::read(plugin.root.join(crate::discovery::MANIFEST)).ok();
+    let manifest = crate::discovery::read_small(&plugin.root.join(crate::discovery::MANIFEST)).ok();
     let name = manifest
-        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .and_then(|m| m.get("name").and_then(Value::as_str).map(str::to_string))
         .filter(|name| !name.trim().is_empty())
         .unwrap_or_else(|| plugin.name.clone());
@@ -803,8 +801,8 @@ fn run_batch<'c, 'p>(
     let envs: Vec<Vec<(String, String)>> = batch
         .iter()
         .map(|candidate| {
-            let mut env = handler_env(&setting.env, candidate.plugin, &setting.state);
-            env.extend(dialects::env(candidate.protocol, event, &setting.cwd));
+            let mut env = handler_env(&setting.env, candidate, &setting.state);
+            env.extend(dialects::env(candidate.protocol, event, &candidate.cwd));
             env
         })
         .collect();
@@ -823,7 +821,7 @@ fn run_batch<'c, 'p>(
         .map(|((candidate, env), input)| Spawn {
             label: &candidate.command,
             argv: &candidate.argv,
-            cwd: &setting.cwd,
+            cwd: &candidate.cwd,
             env,
             stdin: match candidate.protocol {
                 Protocol::Claude => stdin,
@@ -841,10 +839,19 @@ fn run_batch<'c, 'p>(
 
 fn handler_env(
     base: &[(String, String)],
-    plugin: &Plugin,
+    candidate: &Candidate<'_>,
     state: &StateDir,
 ) -> Vec<(String, String)> {
+    let plugin = candidate.plugin;
     let mut env = base.to_vec();
+    if plugin.level == Level::Project {
+        // Later entries win: the project root trust resolved the plugin's paths against.
+        for key in ["CLAUDE_PROJECT_DIR", "AMPLIFIER_PROJECT_DIR"] {
+            env.push((key.into(), candidate.cwd.to_string_lossy().into_owned()));
+        }
+        // Running a trusted Python plugin must not add `__pycache__` files, which trust covers.
+        env.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+    }
     let data = plugin_data_dir(state, plugin);
     // Created when a handler of the plugin runs, as Claude Code creates it; a failure leaves the
     // handler to find it missing.
@@ -901,29 +908,57 @@ fn forward_exports(env_file: &Path, before: &str, var: &dyn Fn(&str) -> Option<S
 fn notify_untrusted(
     state: &StateDir,
     session: Option<&str>,
-    project: &Path,
-    (count, why): (usize, trust::Untrusted),
+    (project, plugins): (&Path, &[Plugin]),
+    why: crate::trust_scope::NotRun,
     outcome: &mut Outcome,
 ) {
+    use crate::trust_scope::NotRun;
     let key = match &why {
-        trust::Untrusted::Never => format!("untrusted:{}", project.display()),
-        trust::Untrusted::Changed(file) => format!("changed:{}:{file}", project.display()),
+        NotRun::Untrusted(trust::Untrusted::Never) => format!("untrusted:{}", project.display()),
+        NotRun::Untrusted(trust::Untrusted::Changed(file)) => {
+            format!("changed:{}:{file}", project.display())
+        }
+        NotRun::Refused(refusal) => format!("refused:{}:{refusal}", project.display()),
     };
     let first = session::update(state, session, |s| s.first_notice(&key)).unwrap_or(true);
     if !first {
         return;
     }
-    let what = match &why {
-        trust::Untrusted::Never => "are not trusted".to_string(),
-        trust::Untrusted::Changed(file) => {
-            format!("changed since you trusted them ({file})")
+    // Where they are: `.amplifier/hooks`, `.amcp`, or both (an AMCP-only project has no
+    // `.amplifier/hooks` to review).
+    let mut places: Vec<String> = Vec::new();
+    for plugin in plugins {
+        let place = if dialects::amcp::is_amcp(plugin) {
+            &plugin.root
+        } else {
+            &plugin.hooks_dir
+        };
+        let place = place.display().to_string();
+        if !places.contains(&place) {
+            places.push(place);
+        }
+    }
+    let quoted = amplihack_protocol::command::shell_quote(&project.to_string_lossy());
+    let message = match &why {
+        NotRun::Refused(refusal) => format!(
+            "amplihack: the {} hook plugin(s) in {} were skipped: trust cannot cover what they run: {refusal}",
+            plugins.len(),
+            places.join(" and "),
+        ),
+        NotRun::Untrusted(why) => {
+            let what = match why {
+                trust::Untrusted::Never => "are not trusted".to_string(),
+                trust::Untrusted::Changed(file) => {
+                    format!("changed since you trusted them ({file})")
+                }
+            };
+            format!(
+                "amplihack: {} hook plugin(s) in {} {what} and were skipped. Review them, then run: amplihack hooks trust --project {quoted}",
+                plugins.len(),
+                places.join(" and "),
+            )
         }
     };
-    let message = format!(
-        "amplihack: {count} hook plugin(s) in {}/.amplifier/hooks {what} and were skipped. Review them, then run: amplihack hooks trust --project {}",
-        project.display(),
-        amplihack_protocol::command::shell_quote(&project.to_string_lossy())
-    );
     outcome.problems.push(message.clone());
     outcome.reply.system_message = Some(message);
 }

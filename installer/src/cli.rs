@@ -239,7 +239,7 @@ enum HooksCommand {
         /// The plugin's directory name, as `amplihack hooks list` shows it
         name: String,
     },
-    /// Trust this project's hook plugins (records a hash of every hooks file)
+    /// Trust this project's hook plugins (records a hash of every file they run)
     Trust,
     /// Withdraw trust from this project's hook plugins
     Untrust,

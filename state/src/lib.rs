@@ -19,6 +19,7 @@
 //! new one is started, and the damage is reported once ([`files::take_notes`]).
 
 pub mod audit;
+pub mod bounded;
 pub mod files;
 pub mod lock_mode;
 pub mod manifest;

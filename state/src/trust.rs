@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::StateDir;
+use crate::bounded;
 use crate::files::{self, Lock, StateError};
 use crate::memory::hex;
 
@@ -38,9 +39,14 @@ pub fn path(state: &StateDir) -> PathBuf {
     state.file("trust.json")
 }
 
+/// A file's SHA-256, read in pieces, regular files of at most [`bounded::TRUSTED_FILE_CAP`] only:
+/// anything else hashes as "unreadable: why", which no trusted file ever equals.
 fn sha_of(file: &Path) -> String {
-    match std::fs::read(file) {
-        Ok(bytes) => hex(&Sha256::digest(&bytes)),
+    let mut hasher = Sha256::new();
+    match bounded::stream(file, bounded::TRUSTED_FILE_CAP, |bytes| {
+        hasher.update(bytes)
+    }) {
+        Ok(()) => hex(&hasher.finalize()),
         Err(e) => format!("unreadable: {e}"),
     }
 }
@@ -102,7 +108,8 @@ pub enum Untrusted {
     Changed(String),
 }
 
-/// `Ok` when `files` are exactly what was trusted for `project`.
+/// `Ok` when `files` are exactly what was trusted for `project`. Which files: only the engine's
+/// `trust_scope::check` asks, so every caller checks the same set.
 pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), Untrusted> {
     let key = project.to_string_lossy();
     let store = load(state).map_err(|_| Untrusted::Never)?;
@@ -133,11 +140,6 @@ pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), 
         Some(gone) => Err(Untrusted::Changed(gone.clone())),
         None => Ok(()),
     }
-}
-
-/// Whether `files` are exactly what was trusted for `project`.
-pub fn is_trusted(state: &StateDir, project: &Path, files: &[PathBuf]) -> bool {
-    check(state, project, files).is_ok()
 }
 
 /// Records (`Some`) or withdraws (`None`) trust for `project`.

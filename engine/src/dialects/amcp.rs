@@ -48,6 +48,16 @@ if hasattr(result, 'to_dict'):\n    result = result.to_dict()\n\
 if isinstance(result, (dict, list)):\n    print(json.dumps(result))\n\
 elif result is not None:\n    print(result)\n";
 
+/// How a function handler's label begins: `python3 -c call:<module.function> <module path>.py`.
+const FUNCTION_LABEL: &str = "python3 -c call:";
+
+/// The `module.function` of a function handler's label (`None` for any other handler).
+pub fn function_of(label: &str) -> Option<&str> {
+    label
+        .strip_prefix(FUNCTION_LABEL)
+        .and_then(|rest| rest.split(' ').next())
+}
+
 /// An AMCP hook file found by discovery (not a plugin subdirectory that happens to be named so).
 pub fn is_amcp(plugin: &crate::discovery::Plugin) -> bool {
     plugin.name == NAME && plugin.root.parent() != Some(plugin.hooks_dir.as_path())
@@ -189,9 +199,10 @@ fn read_handler(
                 }
                 (
                     json!({"type": "command", "command": "python3", "args": ["-c", FUNCTION_SHIM, function]}),
-                    // The label names the module's file, so trust covers it.
+                    // The label names the module's file ([`function_of`] reads it back: trust
+                    // covers the module's package).
                     format!(
-                        "python3 -c call:{function} {}.py",
+                        "{FUNCTION_LABEL}{function} {}.py",
                         function
                             .rsplit_once('.')
                             .map_or("", |(m, _)| m)
@@ -342,7 +353,7 @@ mod tests {
             &root.join(".amplifier/hooks"),
             crate::discovery::Level::Project,
         );
-        let files = crate::trust_scope::files_to_trust(root, &plugins);
+        let files = crate::trust_scope::files_to_trust(root, &plugins).expect("covered");
         for want in [
             ".amcp/hooks.toml",
             "scripts/a.sh",

@@ -10,7 +10,7 @@ use crate::registration;
 use crate::safe_file::{self, EditOptions, NewContent};
 
 use super::install::{InstallArgs, install};
-use super::trust::{level_dir, retrust_after};
+use super::trust::{before, level_dir, retrust_after};
 use super::{Context, outcome_of};
 
 /// Moves the user's own hooks (everything but amplihack's) from a Claude Code settings file into
@@ -71,7 +71,7 @@ pub fn import_claude(
     }
     let plugin = json!({"description": format!("Imported from {} by amplihack hooks import-claude", from.display()), "hooks": imported});
     let target = level_dir(ctx, project).join("claude-import/hooks.json");
-    let was_trusted = ctx.project_trusted();
+    let before = before(ctx);
     config::parse(&target, &plugin.to_string())
         .map_err(|e| format!("the imported hooks are not valid: {e}"))?;
     safe_file::edit_json(&target, &EditOptions::default(), |current| {
@@ -125,7 +125,8 @@ pub fn import_claude(
         from.display(),
         target.display()
     );
-    retrust_after(ctx, was_trusted, project, &mut text)?;
+    let installed = target.parent().unwrap_or(&target).to_path_buf();
+    retrust_after(ctx, &before, (project, &installed), &mut text)?;
     Ok(outcome_of(
         "import-claude",
         text,

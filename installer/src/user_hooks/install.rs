@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::commands::{CommandError, Outcome};
 
-use super::trust::{level_dir, retrust_after};
+use super::trust::{before, level_dir, retrust_after};
 use super::{Context, outcome_of};
 
 /// Copies the plugin at `root` into `to`. Symbolic links are kept as links when they point
@@ -122,8 +122,8 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             hooks_file.display()
         )));
     }
-    let text = std::fs::read_to_string(&hooks_file)
-        .map_err(|e| format!("{}: {e}", hooks_file.display()))?;
+    let text = discovery::read_small(&hooks_file)
+        .map_err(|e| format!("{}: cannot be read: {e}", hooks_file.display()))?;
     config::parse(&hooks_file, &text).map_err(|e| e.to_string())?;
     let name = match &args.name {
         Some(name) => name.clone(),
@@ -142,7 +142,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             "`{name}` cannot be a plugin name (one directory name: not `.`, `..`, `amplihack`, nor with `/`); pass --name NAME"
         )));
     }
-    let was_trusted = ctx.project_trusted();
+    let before = before(ctx);
     let level = level_dir(ctx, args.project);
     let target = level.join(&name);
     // Neither may contain the other: a copy into itself never ends, and --force would delete the
@@ -183,7 +183,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             link.display()
         ));
     }
-    retrust_after(ctx, was_trusted, args.project, &mut text)?;
+    retrust_after(ctx, &before, (args.project, &target), &mut text)?;
     Ok(outcome_of(
         "install",
         text,

@@ -21,6 +21,14 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
     for (level, dir) in ctx.levels() {
         text.push_str(&format!("{} level: {}\n", level.as_str(), dir.display()));
         let plugins = discovery::load_level(&dir, level);
+        if level == Level::Project
+            && !plugins.is_empty()
+            && let Err(refusal) = ctx.project_files()
+        {
+            text.push_str(&format!(
+                "  none of this level's plugins run: trust cannot cover them: {refusal}\n"
+            ));
+        }
         if plugins.is_empty() {
             text.push_str("  (no plugins)\n");
         }

@@ -20,7 +20,8 @@ pub use validate::validate;
 use std::path::{Path, PathBuf};
 
 use amplihack_engine::discovery::{self, Level, Plugin};
-use amplihack_state::{StateDir, trust as trust_store};
+use amplihack_engine::trust_scope;
+use amplihack_state::StateDir;
 use serde_json::{Value, json};
 
 use crate::commands::{CommandError, Outcome};
@@ -75,18 +76,18 @@ impl Context {
         self.locations.state()
     }
 
-    /// Every file the project's plugins run: what trusting them covers.
-    pub(crate) fn project_files(&self) -> Vec<PathBuf> {
+    /// Every file the project's plugins run: what trusting them covers (the hook engine's own
+    /// resolution); or why trust cannot cover it.
+    pub(crate) fn project_files(&self) -> Result<Vec<PathBuf>, trust_scope::Refusal> {
         let plugins = discovery::load_level(&self.project_dir(), Level::Project);
-        amplihack_engine::trust_scope::files_to_trust(&self.locations.project, &plugins)
+        trust_scope::files_to_trust(&self.locations.project, &plugins)
     }
 
+    /// Whether the project's plugins run: the hook engine's own check.
     pub(crate) fn project_trusted(&self) -> bool {
-        trust_store::is_trusted(
-            &self.state(),
-            &self.locations.project,
-            &self.project_files(),
-        )
+        let plugins = discovery::load_level(&self.project_dir(), Level::Project);
+        !plugins.is_empty()
+            && trust_scope::check(&self.state(), &self.locations.project, &plugins).is_ok()
     }
 }
 

@@ -1,8 +1,7 @@
 //! `amplihack hooks trust|untrust`: trust a project's plugins (every file they run).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use amplihack_engine::discovery::{self};
 use amplihack_state::trust as trust_store;
 use serde_json::json;
 
@@ -19,7 +18,17 @@ fn record_trust(
 }
 
 pub fn trust(ctx: &Context, trusted: bool) -> Result<Outcome, CommandError> {
-    let files = ctx.project_files();
+    let files = match ctx.project_files() {
+        Ok(files) => files,
+        // Withdrawing trust needs no list of files.
+        Err(_) if !trusted => Vec::new(),
+        Err(refusal) => {
+            return Err(CommandError(format!(
+                "cannot trust the hook plugins of {}: {refusal}",
+                ctx.locations.project.display()
+            )));
+        }
+    };
     if trusted && files.is_empty() {
         return Err(CommandError(format!(
             "{} has no hook plugins to trust",
@@ -54,22 +63,73 @@ pub(super) fn level_dir(ctx: &Context, project: bool) -> PathBuf {
     }
 }
 
-/// After writing into the project level: keep the project trusted when it was trusted before
-/// (the user asked for exactly this change); otherwise say how to trust it.
+/// The project level before an install or import wrote into it.
+pub(super) struct Before {
+    /// Its plugins ran (what was trusted is exactly what was there).
+    trusted: bool,
+    /// Its files then; `None` when trust could not cover them.
+    files: Option<Vec<PathBuf>>,
+}
+
+pub(super) fn before(ctx: &Context) -> Before {
+    Before {
+        trusted: ctx.project_trusted(),
+        files: ctx.project_files().ok(),
+    }
+}
+
+/// After writing `installed` (a plugin directory) into the project level: keep the project
+/// trusted only when what it ran before was trusted (or it had nothing: no `.amplifier/hooks`,
+/// `.amcp` or `hooks.yaml` plugin) and everything new is inside `installed`. Installing one's own
+/// plugin never trusts anything else: otherwise say plainly what is not trusted.
 pub(super) fn retrust_after(
     ctx: &Context,
-    was_trusted: bool,
-    project: bool,
+    before: &Before,
+    (project, installed): (bool, &Path),
     text: &mut String,
 ) -> Result<(), CommandError> {
     if !project {
         return Ok(());
     }
-    if was_trusted || discovery::plugin_files(&ctx.project_dir()).len() == 1 {
-        record_trust(ctx, Some(trust_store::fingerprint(&ctx.project_files())))?;
-        text.push_str("the project's hooks stay trusted\n");
-    } else {
-        text.push_str("project plugins run after `amplihack hooks trust`\n");
+    let after = match ctx.project_files() {
+        Ok(files) => files,
+        Err(refusal) => {
+            text.push_str(&format!(
+                "the project's hook plugins do not run: trust cannot cover them: {refusal}\n"
+            ));
+            return Ok(());
+        }
+    };
+    let had_nothing = before.files.as_ref().is_some_and(Vec::is_empty);
+    let was = before.files.as_deref().unwrap_or_default();
+    let others: Vec<&PathBuf> = after
+        .iter()
+        .filter(|f| !f.starts_with(installed) && !was.contains(f))
+        .collect();
+    if (before.trusted || had_nothing) && others.is_empty() {
+        record_trust(ctx, Some(trust_store::fingerprint(&after)))?;
+        text.push_str(if had_nothing {
+            "your plugin is trusted in this project (it is the project's only hook plugin)\n"
+        } else {
+            "the project's hooks stay trusted\n"
+        });
+        return Ok(());
     }
+    let untrusted: Vec<String> = if before.trusted {
+        others.iter().map(|f| f.display().to_string()).collect()
+    } else {
+        after
+            .iter()
+            .filter(|f| !f.starts_with(installed))
+            .map(|f| f.display().to_string())
+            .collect()
+    };
+    let shown = untrusted.len().min(5);
+    text.push_str(&format!(
+        "not trusted: the project's other hook files ({} file(s): {}{}); none of the project's plugins, yours included, run until you review them and run `amplihack hooks trust`\n",
+        untrusted.len(),
+        untrusted[..shown].join(", "),
+        if untrusted.len() > shown { ", ..." } else { "" }
+    ));
     Ok(())
 }

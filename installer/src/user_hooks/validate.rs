@@ -19,7 +19,7 @@ pub fn validate(ctx: &Context, files: &[PathBuf]) -> Result<Outcome, CommandErro
     let mut results = Vec::new();
     let mut invalid = 0;
     for file in &targets {
-        let parsed = std::fs::read_to_string(file)
+        let parsed = discovery::read_small(file)
             .map_err(|e| format!("{}: cannot be read: {e}", file.display()))
             .and_then(|t| discovery::parse_file(file, &t).map_err(|e| e.to_string()));
         match parsed {

@@ -16,7 +16,7 @@ use amplihack_settings::plugin_events::{self, HostGroup, Version};
 use amplihack_settings::registration;
 use amplihack_settings::registration::ShapeError;
 use amplihack_settings::safe_file::{self, EditOptions, NewContent};
-use amplihack_state::{StateDir, files, plugins, safe_open, trust};
+use amplihack_state::{StateDir, files, plugins, safe_open};
 use serde_json::{Value, json};
 
 /// Where the plugins and the settings files are.
@@ -57,8 +57,9 @@ fn active_plugins(places: &Places<'_>) -> (Vec<Plugin>, Option<(PathBuf, Vec<Plu
     let project = (root.as_path() != places.home).then(|| {
         let dir = root.join(".amplifier/hooks");
         let found = discovery::load_level(&dir, Level::Project);
-        let files: Vec<PathBuf> = found.iter().map(|p| p.file.clone()).collect();
-        let trusted = !found.is_empty() && trust::is_trusted(places.state, &root, &files);
+        // The same check, over the same files, as the hook call that runs them.
+        let trusted = !found.is_empty()
+            && amplihack_engine::trust_scope::check(places.state, &root, &found).is_ok();
         let plugins = if trusted {
             found.into_iter().filter(|p| active(p)).collect()
         } else {
