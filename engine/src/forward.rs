@@ -706,11 +706,19 @@ fn run_in_order(
                 command: (candidate.protocol == Protocol::Claude).then_some(&*candidate.shown),
                 plugin_id: plugin_id.as_deref(),
             };
-            let (reply, warning) = answer::interpret(&event.name, &origin, &finished);
+            let (mut reply, warning) = answer::interpret(&event.name, &origin, &finished);
             let failed =
                 unreadable.map(|why| format!("hook from {}: {why}", candidate.plugin.name));
+            // A Claude Code handler fails closed as Claude Code counts failure (answer.rs).
+            let mut on_failure = candidate.on_failure;
+            if candidate.protocol == Protocol::Claude && on_failure == OnFailure::Block {
+                on_failure = OnFailure::Warn;
+                if let Some(reason) = answer::failure_block(&origin, &finished) {
+                    reply = Reply::deny(reason);
+                }
+            }
             let (reply, warning) = dialects::on_failure(
-                candidate.on_failure,
+                on_failure,
                 &candidate.plugin.name,
                 reply,
                 failed.or(warning),

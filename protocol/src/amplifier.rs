@@ -33,14 +33,18 @@ fn can_block(event: &EventName) -> bool {
 pub fn render(event: &EventName, reply: &Reply) -> Rendered {
     let mut out = Map::new();
     let mut context = reply.all_context();
-    let restrictive = matches!(reply.decision, Some(Decision::Deny | Decision::Ask));
+    // Amplifier has no `defer`: the user is asked, as for `ask`.
+    let restrictive = matches!(
+        reply.decision,
+        Some(Decision::Deny | Decision::Ask | Decision::Defer)
+    );
 
     if restrictive && can_block(event) {
         let reason = reply
             .reason
             .clone()
             .unwrap_or_else(|| "Blocked by amplihack".into());
-        let reason = if reply.decision == Some(Decision::Ask) {
+        let reason = if matches!(reply.decision, Some(Decision::Ask | Decision::Defer)) {
             format!("confirmation required (Amplifier cannot ask): {reason}")
         } else {
             reason
@@ -93,8 +97,8 @@ pub fn hook_result(event: &EventName, reply: &Reply) -> Option<Value> {
     );
     let action = match reply.decision {
         Some(Decision::Deny) if blocks => "deny",
-        Some(Decision::Ask) if blocks => "ask_user",
-        Some(Decision::Deny | Decision::Ask) => {
+        Some(Decision::Ask | Decision::Defer) if blocks => "ask_user",
+        Some(Decision::Deny | Decision::Ask | Decision::Defer) => {
             // Where Amplifier cannot block (tool:post, Stop, ...), the reason reaches the model.
             if let Some(reason) = &reply.reason {
                 context.insert(0, reason.clone());
