@@ -449,15 +449,21 @@ mod tests {
             (finished(Some(2), "", "no"), None),
             (
                 finished(Some(3), "", "guard-crashed\n"),
-                Some(format!("[/plugins/p/check]: failed; {blocking}\nguard-crashed")),
+                Some(format!(
+                    "[/plugins/p/check]: failed; {blocking}\nguard-crashed"
+                )),
             ),
             (
                 finished(Some(1), "{\"systemMessage\": \"fine\"}", ""),
-                Some(format!("[/plugins/p/check]: failed; {blocking}\nNo stderr output")),
+                Some(format!(
+                    "[/plugins/p/check]: failed; {blocking}\nNo stderr output"
+                )),
             ),
             (
                 finished(None, "", ""),
-                Some(format!("[/plugins/p/check]: failed; {blocking}\nNo stderr output")),
+                Some(format!(
+                    "[/plugins/p/check]: failed; {blocking}\nNo stderr output"
+                )),
             ),
             (
                 Finished {

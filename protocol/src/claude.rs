@@ -260,7 +260,11 @@ pub fn render_labelled(event: &EventName, labels: &Labels, reply: &Reply) -> Ren
 
     let exit_2 = blocks_with_exit_2(event) && reply.decision == Some(Decision::Deny);
     let stderr = exit_2
-        .then(|| out.get("reason").and_then(Value::as_str).map(str::to_string))
+        .then(|| {
+            out.get("reason")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
         .flatten();
     Rendered {
         stdout: (!out.is_empty()).then(|| Value::Object(out).to_string()),

@@ -144,7 +144,11 @@ fn newer_events_match_as_claude_code_matches_them() {
             None,
         )
         .expect("parses");
-        assert_eq!(event.matcher_target().as_deref(), Some(target), "{to_model}");
+        assert_eq!(
+            event.matcher_target().as_deref(),
+            Some(target),
+            "{to_model}"
+        );
     }
 }
 

@@ -13,10 +13,10 @@ use serde_json::{Map, Value, json};
 
 use crate::registration::{self, Host, ShapeError, kind_of, recognise};
 
+use amplihack_protocol::EventName;
 /// Claude Code's versions and the one each event came in live in amplihack's event table
 /// (`amplihack_protocol::event`): one row per event.
 pub use amplihack_protocol::event::{UNKNOWN_EVENTS_SAFE_SINCE, Version};
-use amplihack_protocol::EventName;
 
 /// The subcommand the plugin-event entries run (it takes the event from the payload).
 pub const DISPATCH: &str = "dispatch";
