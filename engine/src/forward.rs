@@ -435,6 +435,25 @@ fn candidates<'p>(
             if !applies {
                 continue;
             }
+            // What Claude Code refuses to run it reports as the hook's failure: so does amplihack
+            // where it asks the model itself (Claude Code reports its own copy).
+            let model_backed = matches!(handler.kind, Kind::Prompt(_) | Kind::Agent(_));
+            if let Some(why) = model_backed
+                .then(|| {
+                    crate::handlers::prompt::refused_on(
+                        &event.name,
+                        matches!(handler.kind, Kind::Agent(_)),
+                    )
+                })
+                .flatten()
+            {
+                if module_asks {
+                    outcome
+                        .problems
+                        .push(format!("hook from {} failed to run: {why}", plugin.name));
+                }
+                continue;
+            }
             if let Kind::Prompt(prompt) = &handler.kind {
                 // A model answers it: the host's own (Claude Code runs its copy of the handler;
                 // amplihack's Amplifier module asks the session's provider).
