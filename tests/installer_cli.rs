@@ -541,6 +541,40 @@ fn uninstall_removes_exactly_what_install_added_from_every_scope() {
     assert_success(&env.run_amplihack(&["uninstall", "--keep-binaries"]));
 }
 
+/// A settings file with no `hooks` key comes back byte for byte, whatever the scope and the host:
+/// the key install added goes with amplihack's entries. One that had an empty `hooks` keeps it.
+#[test]
+fn uninstall_gives_back_a_file_without_hooks_byte_for_byte() {
+    for scope in ["user", "project", "local"] {
+        for host in ["claude", "amplifier", "all"] {
+            let env = TestEnv::new();
+            let files = [
+                (env.claude_settings_path(), "{\"model\":\"x\"}"),
+                (
+                    env.project.join(".claude/settings.json"),
+                    "{\n  \"model\": \"y\"\n}\n",
+                ),
+                (
+                    env.project.join(".claude/settings.local.json"),
+                    "{\"permissions\": {}, \"hooks\": {}}",
+                ),
+                (
+                    env.home.join(".amplifier/settings.yaml"),
+                    "# mine\nconfig:\n  providers: []\n",
+                ),
+            ];
+            for (path, text) in &files {
+                env.write(path, text);
+            }
+            assert_success(&env.run_amplihack(&["install", "--scope", scope, "--host", host]));
+            assert_success(&env.run_amplihack(&["uninstall"]));
+            for (path, text) in &files {
+                assert_eq!(&env.read(path), text, "{scope} {host}: {}", path.display());
+            }
+        }
+    }
+}
+
 #[test]
 fn uninstall_keep_binaries_and_single_scope() {
     let env = TestEnv::new();

@@ -38,8 +38,16 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         .filter(|t| t.host == Host::ClaudeCode)
         .cloned()
         .chain(targets.iter().filter_map(bridge_of));
+    // The user's files that have no `hooks` key yet: uninstall takes the one added out again.
+    let mut hooks_key_added = Vec::new();
     for target in json_files {
         let current = safe_file::read_json(&target.path)?;
+        if let Some((_, serde_json::Value::Object(root))) = &current
+            && !root.contains_key("hooks")
+            && target.host == Host::ClaudeCode
+        {
+            hooks_key_added.push(target.path.clone());
+        }
         let mut probe = current.map_or_else(|| starting_value(target.host), |(_, v)| v);
         registration::install(&mut probe, &hooks_binary, target.host).map_err(|e| {
             format!(
@@ -168,11 +176,16 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
             .filter(|(_, r)| r.action == Action::Created)
             .map(|(t, _)| t.path.clone())
             .collect();
-        if !created.is_empty() {
+        if !created.is_empty() || !hooks_key_added.is_empty() {
             manifest::update(&locations.state(), |m| {
                 for path in created {
                     if !m.created.contains(&path) {
                         m.created.push(path);
+                    }
+                }
+                for path in hooks_key_added {
+                    if !m.hooks_key_added.contains(&path) {
+                        m.hooks_key_added.push(path);
                     }
                 }
             })?;

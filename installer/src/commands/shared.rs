@@ -365,11 +365,13 @@ pub(crate) fn project_of(target: &Target) -> Option<PathBuf> {
 
 /// Takes amplihack's entries out of one registration file; deletes the file when nothing of
 /// the user's is left in it (amplihack's own bridge plugin file, or a settings file install
-/// created), and then amplihack's plugin directory and git exclusion.
+/// created), and then amplihack's plugin directory and git exclusion. `hooks_key_added`: install
+/// added the file's `hooks` key, which goes again when left empty (the user's bytes back).
 pub(crate) fn unregister(
     target: &Target,
     options: &EditOptions,
     created_by_us: bool,
+    hooks_key_added: bool,
 ) -> Result<EditReport, CommandError> {
     let report = safe_file::edit_json(&target.path, options, |current| {
         let Some(current) = current else {
@@ -377,6 +379,15 @@ pub(crate) fn unregister(
         };
         let mut value = current.clone();
         registration::uninstall(&mut value)?;
+        if hooks_key_added
+            && let Value::Object(root) = &mut value
+            && root
+                .get("hooks")
+                .and_then(Value::as_object)
+                .is_some_and(serde_json::Map::is_empty)
+        {
+            root.remove("hooks");
+        }
         // Our own plugin file, or a settings file install created, holds nothing of the
         // user's once our hooks are gone.
         let only_ours = (target.host == Host::Amplifier || created_by_us)
@@ -440,7 +451,7 @@ pub(crate) fn register_amplifier(
         reports.push((bridge, report));
     }
     if let Some(legacy) = legacy_bridge_of(target).filter(|l| l.path.exists()) {
-        let report = unregister(&legacy, options, created.contains(&legacy.path))?;
+        let report = unregister(&legacy, options, created.contains(&legacy.path), false)?;
         if report.action != Action::Unchanged {
             reports.push((legacy, report));
         }
