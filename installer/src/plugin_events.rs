@@ -195,30 +195,44 @@ pub fn not_run(plugin: &Plugin, version: Option<Version>, claude_registered: boo
             let Some((_, since)) = handler.kind.host_entry() else {
                 continue;
             };
-            let why = match version {
-                // Without Claude Code, amplihack's Amplifier module puts a prompt (or an agent's
-                // task) to the session's model, and an http handler's POST is made with the app's
-                // Python.
-                _ if !claude_registered
-                    && matches!(handler.kind.type_name(), "prompt" | "http" | "agent") =>
-                {
-                    continue;
+            let agent = handler.kind.type_name() == "agent";
+            let refused = matches!(handler.kind.type_name(), "prompt" | "agent")
+                .then(|| {
+                    amplihack_engine::handlers::prompt::refused_on(
+                        &amplihack_protocol::EventName::parse(&group.event),
+                        agent,
+                    )
+                })
+                .flatten();
+            // Claude Code refuses it there (and amplihack's Amplifier module does too).
+            let why = if let Some(refusal) = refused {
+                format!("Claude Code refuses it: {refusal}")
+            } else {
+                match version {
+                    // Without Claude Code, amplihack's Amplifier module puts a prompt (or an agent's
+                    // task) to the session's model, and an http handler's POST is made with the app's
+                    // Python.
+                    _ if !claude_registered
+                        && matches!(handler.kind.type_name(), "prompt" | "http" | "agent") =>
+                    {
+                        continue;
+                    }
+                    _ if !claude_registered => {
+                        "amplihack is not registered with Claude Code, the only host that runs it"
+                            .to_string()
+                    }
+                    Some(v) if v >= since => continue,
+                    Some(v) => format!(
+                        "Claude Code {}.{}.{} does not have it (it came in {}.{}.{})",
+                        v.0, v.1, v.2, since.0, since.1, since.2
+                    ),
+                    None => "the installed Claude Code's version is unknown".to_string(),
                 }
-                _ if !claude_registered => {
-                    "amplihack is not registered with Claude Code, the only host that runs it"
-                        .to_string()
-                }
-                Some(v) if v >= since => continue,
-                Some(v) => format!(
-                    "Claude Code {}.{}.{} does not have it (it came in {}.{}.{})",
-                    v.0, v.1, v.2, since.0, since.1, since.2
-                ),
-                None => "the installed Claude Code's version is unknown".to_string(),
             };
             notes.push(format!(
                 "{} `{}` handler on {}: {why}",
                 handler.kind.type_name(),
-                handler.command,
+                amplihack_engine::handlers::short_name(&handler.command),
                 group.event
             ));
         }
