@@ -232,6 +232,20 @@ impl TestEnv {
         env: &[(&str, &str)],
         with_debug_file: bool,
     ) -> ClaudeRun {
+        self.claude_wrapped(&|c| c, claude, api_url, args, env, with_debug_file)
+    }
+
+    /// [`TestEnv::claude_bin_with`], the command run through `wrap` (in a private mount
+    /// namespace, say).
+    pub fn claude_wrapped(
+        &self,
+        wrap: &dyn Fn(Command) -> Command,
+        claude: &Path,
+        api_url: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        with_debug_file: bool,
+    ) -> ClaudeRun {
         let mut command = self.command(claude);
         command
             .args(args)
@@ -256,7 +270,7 @@ impl TestEnv {
         if with_debug_file {
             command.arg("--debug-file").arg(&debug_file);
         }
-        let (output, _) = run_with_timeout(command, b"", Duration::from_secs(180));
+        let (output, _) = run_with_timeout(wrap(command), b"", Duration::from_secs(180));
         let debug_log = std::fs::read_to_string(&debug_file).unwrap_or_default();
         let stdout = String::from_utf8_lossy(&output.stdout);
         let result = stdout

@@ -70,7 +70,7 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
 
     // Every recorded registration, plus any scope of this project that holds our entries.
     let mut checked: Vec<Target> = manifest_targets(manifest);
-    for scope in Scope::ALL {
+    for scope in Scope::EVERY {
         for target in targets(locations, scope, HostChoice::All) {
             // An Amplifier scope counts when its settings file, its bridge registration or the
             // user-level bridge file of earlier versions holds amplihack's entries.
@@ -108,6 +108,10 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
         ));
     }
     findings.extend(hidden_app_bundle(locations));
+    findings.extend(managed_policy(
+        &crate::managed::read(&amplihack_settings::claude_paths::managed_dir()),
+        &checked,
+    ));
     let mut repairable = Vec::new();
     let mut vanished = Vec::new();
     for target in &checked {
@@ -135,7 +139,8 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
         .iter()
         .filter(|t| {
             t.host == Host::ClaudeCode
-                && (t.scope == Scope::User || t.path.starts_with(&locations.project))
+                && (matches!(t.scope, Scope::User | Scope::Managed)
+                    || t.path.starts_with(&locations.project))
         })
         .filter(|t| {
             safe_file::read_json(&t.path)
@@ -284,4 +289,44 @@ fn hidden_app_bundle(locations: &Locations) -> Option<Finding> {
             scope.as_str()
         ),
     ))
+}
+
+/// What the machine's managed settings mean for amplihack: with `allowManagedHooksOnly`, Claude
+/// Code runs none of amplihack's entries outside the managed scope; a managed file Claude Code
+/// cannot read stops every session (2.1.259 and later).
+fn managed_policy(managed: &crate::managed::Managed, checked: &[Target]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (path, why) in &managed.unreadable {
+        findings.push(Finding::problem(
+            format!(
+                "{}: Claude Code's managed settings cannot be read ({why}); Claude Code 2.1.259 and later refuses to start",
+                path.display()
+            ),
+            "ask your administrator to correct the file".into(),
+        ));
+    }
+    if managed.ours {
+        findings.push(Finding::ok(
+            "Claude Code: amplihack is registered in the managed settings (every user of this machine runs it)".into(),
+        ));
+    }
+    let elsewhere: Vec<String> = checked
+        .iter()
+        .filter(|t| t.host == Host::ClaudeCode && t.scope != Scope::Managed)
+        .map(|t| t.path.display().to_string())
+        .collect();
+    if let (Some(from), false, false) =
+        (&managed.hooks_only_from, managed.ours, elsewhere.is_empty())
+    {
+        findings.push(Finding::problem(
+            format!(
+                "Claude Code: {} sets {}: true, so Claude Code runs only the managed settings' hooks, and amplihack's entries in {} never run",
+                from.display(),
+                crate::managed::HOOKS_ONLY_KEY,
+                elsewhere.join(", ")
+            ),
+            "an administrator registers amplihack for every user: `sudo amplihack install --scope managed` (README, \"For administrators\")".into(),
+        ));
+    }
+    findings
 }

@@ -27,11 +27,13 @@ pub(crate) fn targets(locations: &Locations, scope: Scope, hosts: HostChoice) ->
             path: locations.claude_settings(scope),
         });
     }
-    if hosts.amplifier() {
+    if hosts.amplifier()
+        && let Some(path) = locations.amplifier_settings(scope)
+    {
         targets.push(Target {
             host: Host::Amplifier,
             scope,
-            path: locations.amplifier_settings(scope),
+            path,
         });
     }
     targets
@@ -356,7 +358,7 @@ pub(crate) fn record_registrations(
 /// The project directory a project- or local-scope registration file belongs to.
 pub(crate) fn project_of(target: &Target) -> Option<PathBuf> {
     let levels = match (target.scope, is_bridge(target)) {
-        (Scope::User, _) => return None,
+        (Scope::User | Scope::Managed, _) => return None,
         (_, true) => 4,  // <project>/.amplifier/hooks/amplihack/hooks.json
         (_, false) => 2, // <project>/.claude/settings.json, <project>/.amplifier/settings.yaml
     };

@@ -243,7 +243,7 @@ fn sibling_keeps_bridge(target: &Target, uninstalling: &[Target]) -> bool {
     let other = match target.scope {
         Scope::Project => "settings.local.yaml",
         Scope::Local => "settings.yaml",
-        Scope::User => return false,
+        Scope::User | Scope::Managed => return false,
     };
     let sibling = target.path.with_file_name(other);
     !uninstalling.iter().any(|t| t.path == sibling)
