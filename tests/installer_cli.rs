@@ -671,6 +671,35 @@ fn doctor_finds_problems_names_fixes_and_repairs_them() {
     assert_canonical(&env, &env.read_json(&env.claude_settings_path()), false);
 }
 
+/// `doctor` says when the installed Claude Code is newer than the newest amplihack was tested with
+/// (and which that is), as a note: not a problem, exit 0. The real pinned one gets no note.
+#[test]
+fn doctor_notes_a_claude_code_newer_than_the_newest_tested() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let newer = env.script(
+        &env.root().join("claude-newer/claude"),
+        "echo '2.1.999 (Claude Code)'",
+    );
+    let pinned = support::claude_bin();
+    for (claude, noted) in [(newer, true), (pinned, false)] {
+        let mut doctor = env.amplihack(&["doctor"]);
+        doctor.env("AMPLIHACK_CLAUDE_BIN", &claude);
+        let (output, _) =
+            support::run_with_timeout(doctor, b"", std::time::Duration::from_secs(60));
+        assert_success(&output);
+        let said = stdout(&output);
+        assert_eq!(
+            said.contains(
+                "note: Claude Code 2.1.999 is newer than the newest version amplihack was tested with (2.1.332)"
+            ),
+            noted,
+            "{said}"
+        );
+        assert_eq!(said.contains("is newer than the newest"), noted, "{said}");
+    }
+}
+
 #[test]
 fn doctor_checks_the_binaries_themselves() {
     let env = TestEnv::new();

@@ -13,6 +13,11 @@ use crate::tool::canonical_tool_name;
 /// A Claude Code version, `(major, minor, patch)`.
 pub type Version = (u32, u32, u32);
 
+/// The newest Claude Code the tests run amplihack against (pinned in
+/// `tests/claude-code/package.json`; a test keeps the two in step): past it, parity is unproven
+/// (`amplihack doctor` says so).
+pub const NEWEST_TESTED_CLAUDE_CODE: Version = (2, 1, 332);
+
 /// Since 2.1.101 Claude Code skips only the entry of an event it does not know, not the whole
 /// settings file.
 pub const UNKNOWN_EVENTS_SAFE_SINCE: Version = (2, 1, 101);

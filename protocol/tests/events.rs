@@ -465,3 +465,17 @@ fn the_specified_contract_requires_only_what_it_lists() {
     .expect("parse");
     assert_eq!(future.name, EventName::Unknown("FutureEvent".into()));
 }
+
+/// The newest Claude Code amplihack claims to be tested with is the one the tests pin.
+#[test]
+fn the_newest_tested_claude_code_is_the_pinned_one() {
+    let package =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/claude-code/package.json");
+    let text = std::fs::read_to_string(&package).expect("package.json");
+    let pinned: Value = serde_json::from_str(&text).expect("json");
+    let version = pinned["dependencies"]["@anthropic-ai/claude-code"]
+        .as_str()
+        .expect("a pinned version");
+    let (major, minor, patch) = amplihack_protocol::event::NEWEST_TESTED_CLAUDE_CODE;
+    assert_eq!(version, format!("{major}.{minor}.{patch}"));
+}

@@ -108,6 +108,11 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
         ));
     }
     findings.extend(hidden_app_bundle(locations));
+    if wanted.contains(&Host::ClaudeCode)
+        && let Some(version) = crate::plugin_events::claude_version()
+    {
+        findings.extend(untested_claude_code(version));
+    }
     findings.extend(managed_policy(
         &crate::managed::read(&amplihack_settings::claude_paths::managed_dir()),
         &checked,
@@ -229,6 +234,9 @@ pub fn doctor(args: &DoctorArgs) -> Result<Outcome, CommandError> {
             (Some(fix), true) => {
                 text.push_str(&format!("problem: {}\n  fix: {fix}\n", finding.message))
             }
+            (Some(advice), false) => {
+                text.push_str(&format!("note: {}\n  {advice}\n", finding.message))
+            }
             _ => text.push_str(&format!("ok: {}\n", finding.message)),
         }
     }
@@ -329,4 +337,40 @@ fn managed_policy(managed: &crate::managed::Managed, checked: &[Target]) -> Vec<
         ));
     }
     findings
+}
+
+/// The installed Claude Code against the newest amplihack was tested with: past it, parity (every
+/// event and reply handled as natively) is unproven.
+fn untested_claude_code(installed: amplihack_settings::plugin_events::Version) -> Option<Finding> {
+    let newest = amplihack_protocol::event::NEWEST_TESTED_CLAUDE_CODE;
+    let name = |v: (u32, u32, u32)| format!("{}.{}.{}", v.0, v.1, v.2);
+    (installed > newest).then(|| {
+        Finding::note(
+            format!(
+                "Claude Code {} is newer than the newest version amplihack was tested with ({}): events or reply forms it added may not be handled as natively",
+                name(installed),
+                name(newest)
+            ),
+            "an amplihack release tested with it, when there is one, closes the gap (`amplihack update`)".into(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claude_code_newer_than_the_newest_tested_is_noted() {
+        let newest = amplihack_protocol::event::NEWEST_TESTED_CLAUDE_CODE;
+        assert!(untested_claude_code(newest).is_none());
+        assert!(untested_claude_code((2, 0, 30)).is_none());
+        let newer = untested_claude_code((newest.0, newest.1, newest.2 + 1)).expect("noted");
+        assert!(!newer.problem);
+        assert!(
+            newer
+                .message
+                .contains("newer than the newest version amplihack was tested with")
+        );
+    }
 }
