@@ -105,14 +105,52 @@ fn tool_results(fake: &FakeAnthropic) -> Vec<String> {
         .collect()
 }
 
-/// The model switch and the skill's shell command: which events the plugin saw, whether the
-/// refused shell command ran.
+/// The model switch and the skill's shell command: which events the plugin saw, whether its
+/// PostModelSwitch context reached the new model, whether the refused shell command ran. The
+/// switch is the first of two prompts of one session (`--input-format stream-json`): a `-p
+/// "/model haiku"` alone ends the session at once, stopping the PostModelSwitch hooks still
+/// running (natively too, for a slower handler).
 #[test]
 fn model_switch_and_skill_shell_events_as_natively() {
+    let prompts = [
+        json!({"type": "user", "message": {"role": "user", "content": "/model haiku"}}),
+        json!({"type": "user", "message": {"role": "user", "content": "hello after the switch"}}),
+    ]
+    .iter()
+    .map(|m| format!("{m}\n"))
+    .collect::<String>();
     let run = |way: Way| {
         let session = Session::new(way);
         let fake = FakeAnthropic::start(vec![Turn::text("switched")]);
-        session.claude(&fake, &["-p", "/model haiku"]);
+        let plugin = session.plugin.to_string_lossy().into_owned();
+        let mut args = vec![
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ];
+        if way == Way::Native {
+            args.extend(["--plugin-dir", &plugin]);
+        }
+        session.env.claude_wrapped(
+            &|c| c,
+            &support::claude_bin(),
+            &fake.url,
+            &args,
+            &[],
+            true,
+            prompts.as_bytes(),
+        );
+        let context = fake.everything_the_model_saw().contains(
+            "PostModelSwitch hook additional context: NEWER-EVENTS: now on a smaller model",
+        );
+        let model = fake
+            .main_requests()
+            .last()
+            .map(|r| r["model"].clone())
+            .unwrap_or_default();
         let fake = FakeAnthropic::start(vec![Turn::text("checked")]);
         session.claude(&fake, &["-p", "/check-shell"]);
         let ran = fake
@@ -121,7 +159,7 @@ fn model_switch_and_skill_shell_events_as_natively() {
             || fake
                 .everything_the_model_saw()
                 .contains("Output: forbidden-shell-ran");
-        (session.events(), ran)
+        (session.events(), context, model, ran)
     };
     let native = run(Way::Native);
     for event in ["PreModelSwitch", "PostModelSwitch", "PreSkillShellCommand"] {
@@ -130,7 +168,12 @@ fn model_switch_and_skill_shell_events_as_natively() {
             "natively {event} never arrived: {native:?}"
         );
     }
-    assert!(!native.1, "natively the refused shell command ran");
+    assert!(
+        native.1,
+        "natively the PostModelSwitch context did not reach the model"
+    );
+    assert_eq!(native.2, "claude-haiku-5-5", "natively the model switched");
+    assert!(!native.3, "natively the refused shell command ran");
     let forwarded = run(Way::Amplihack);
     assert_eq!(
         forwarded, native,

@@ -117,6 +117,7 @@ fn managed_scope_runs_under_allow_managed_hooks_only_and_leaves_no_trace() {
             &["-p", "hi"],
             &[],
             true,
+            b"",
         );
         fake.everything_the_model_saw()
             .contains("MANAGED-ZEBRA-CONTEXT")
