@@ -66,8 +66,9 @@ pub fn sync(ctx: &Context) -> Result<Vec<String>, CommandError> {
         // `claude --version` only when some plugin needs an event beyond amplihack's own.
         let version = shared::beyond_table(places).then(claude_version).flatten();
         shared::sync(places, version, &EditOptions::default())
-            .map(|lines| {
-                lines
+            .map(|synced| {
+                synced
+                    .lines
                     .into_iter()
                     .map(|l| format!("Claude Code: {l}"))
                     .collect()
@@ -177,7 +178,7 @@ pub fn undelivered(
             } else if table.contains(&event.as_str()) || registered.contains(&event) {
                 return None;
             } else {
-                "not registered with Claude Code yet (`amplihack doctor --fix`, any `amplihack hooks` change or the next session registers it)"
+                "not registered with Claude Code yet (`amplihack doctor --fix` or any `amplihack hooks` change registers it for the next session; a session's start registers it for the session after, since Claude Code reads its hooks once, at start)"
                     .into()
             };
             Some((event, why))
