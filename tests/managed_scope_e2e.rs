@@ -138,6 +138,20 @@ fn managed_scope_runs_under_allow_managed_hooks_only_and_leaves_no_trace() {
         "{said}"
     );
 
+    // A plugin's event beyond amplihack's own, registered in the user's file: it cannot run
+    // there either, and `hooks list` says what would deliver it.
+    env.plugin(
+        &env.user_hooks_dir(),
+        "failures",
+        &support::one_group("PostToolUseFailure", None, vec![support::command("true")]),
+    );
+    let list = ns.amplihack(&env, &["hooks", "list"]);
+    assert!(
+        stdout(&list).contains("PostToolUseFailure never reaches it: Claude Code runs only the managed settings' hooks here (allowManagedHooksOnly)"),
+        "{}",
+        stdout(&list)
+    );
+
     // The managed scope: every user's Claude Code runs it.
     let bin_arg = bin.to_string_lossy().into_owned();
     let managed = ns.amplihack(

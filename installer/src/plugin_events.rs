@@ -115,6 +115,16 @@ pub struct Hosts {
     pub claude: bool,
     /// `amplihack install --host amplifier` was run (the manifest says so).
     pub amplifier: bool,
+    /// The machine's managed settings allow only their own hooks (`allowManagedHooksOnly`):
+    /// only their `dispatch` entries deliver.
+    pub managed_only: bool,
+}
+
+/// Whether the machine's managed settings allow only their own hooks.
+pub fn managed_only() -> bool {
+    crate::managed::read(&claude_paths::managed_dir())
+        .hooks_only_from
+        .is_some()
 }
 
 /// Whether amplihack was installed for Amplifier (its manifest's hosts).
@@ -134,7 +144,7 @@ pub fn undelivered_anywhere(
     if !hosts.claude && !hosts.amplifier {
         return Vec::new();
     }
-    let by_claude = undelivered(plugin, version, registered);
+    let by_claude = undelivered(plugin, version, registered, hosts.managed_only);
     shared::events_of(plugin)
         .into_iter()
         .filter_map(|event| {
@@ -168,6 +178,7 @@ pub fn undelivered(
     plugin: &Plugin,
     version: Option<Version>,
     registered: &[String],
+    managed_only: bool,
 ) -> Vec<(String, String)> {
     let table = plugin_events::registered_by_table();
     shared::events_of(plugin)
@@ -177,6 +188,8 @@ pub fn undelivered(
                 why
             } else if table.contains(&event.as_str()) || registered.contains(&event) {
                 return None;
+            } else if managed_only {
+                "Claude Code runs only the managed settings' hooks here (allowManagedHooksOnly), and they do not dispatch it: an administrator adds `amplihack-hooks dispatch` on it to the managed settings".into()
             } else {
                 "not registered with Claude Code yet (`amplihack doctor --fix` or any `amplihack hooks` change registers it for the next session; a session's start registers it for the session after, since Claude Code reads its hooks once, at start)"
                     .into()
@@ -250,10 +263,19 @@ pub fn delivery(ctx: &Context) -> (Option<Version>, Vec<String>, bool) {
         .flatten();
     let mut registered = Vec::new();
     let mut ours = false;
-    for (_, file) in claude_paths::all(&ctx.locations.claude_config_dir, &ctx.locations.project) {
+    // Under allowManagedHooksOnly only the managed settings' `dispatch` entries deliver.
+    let managed = claude_paths::managed(&claude_paths::managed_dir());
+    let only_managed = managed_only();
+    let files = claude_paths::all(&ctx.locations.claude_config_dir, &ctx.locations.project)
+        .into_iter()
+        .map(|(_, file)| file)
+        .chain(std::iter::once(managed.clone()));
+    for file in files {
         if let Ok(Some((_, value))) = safe_file::read_json(&file) {
             ours |= shared::our_binary(&value).is_some();
-            registered.extend(plugin_events::registered(&value));
+            if !only_managed || file == managed {
+                registered.extend(plugin_events::registered(&value));
+            }
         }
     }
     (version, registered, ours)
@@ -275,6 +297,7 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
     let hosts = Hosts {
         claude: claude_registered,
         amplifier: amplifier_installed(ctx),
+        managed_only: managed_only(),
     };
     for plugin in ctx.plugins() {
         for (event, why) in undelivered_anywhere(&plugin, hosts, version, &registered) {

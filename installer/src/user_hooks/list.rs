@@ -15,6 +15,7 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
     let hosts = crate::plugin_events::Hosts {
         claude: claude_registered,
         amplifier: crate::plugin_events::amplifier_installed(ctx),
+        managed_only: crate::plugin_events::managed_only(),
     };
     // Events a session-start repair registered after that session had read its hooks.
     let next_session = amplihack_runtime::builtins::plugin_events::next_session(&ctx.state());
