@@ -188,6 +188,10 @@ fn claude_code_2_1_332_forms() {
         rendered.stdout.as_deref(),
         Some("keep the API notes\n\nand the plan")
     );
+    // Amplifier has no compaction instructions: nothing goes to its model.
+    let plain = Reply::plain_context("keep the API notes");
+    assert_eq!(amplifier::render(&E::PreCompact, &plain).stdout, None);
+    assert!(amplifier::hook_result(&E::PreCompact, &plain).is_none());
 }
 
 #[test]
