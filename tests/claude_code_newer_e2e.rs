@@ -6,7 +6,8 @@
 //!   `decision: "block"` (PreSkillShellCommand): the command does not run;
 //! - a task marked completed that the plugin's TaskCompleted exit 2 refuses (the model gets the
 //!   reason), and a Bash call whose guard crashes with `onFailure: "block"` (refused), while a
-//!   Stop handler that crashes with the same key is let be (Claude Code ignores it there);
+//!   Stop handler that crashes with the same key is let be (Claude Code ignores it there); a
+//!   prompt handler on SessionStart is reported as failing to run (Claude Code refuses it there);
 //! - `/compact`: the plugin's PreCompact stdout reaches the compaction as extra instructions.
 
 mod support;
@@ -214,7 +215,16 @@ fn task_completed_block_and_on_failure_as_natively() {
             .flatten()
             .map(|d| format!("{}: {}", d["tool_name"], d["tool_input"]["command"]))
             .collect();
-        (tool_results(&fake), denials, run.result["result"].clone())
+        // A prompt handler on SessionStart, which Claude Code refuses (no conversation yet).
+        let refused = run
+            .debug_log
+            .contains("prompt-type hooks are not supported for SessionStart events");
+        (
+            tool_results(&fake),
+            denials,
+            run.result["result"].clone(),
+            refused,
+        )
     };
     let native = run(Way::Native);
     let blocking = "blocking because onFailure is \"block\"";
@@ -236,6 +246,11 @@ fn task_completed_block_and_on_failure_as_natively() {
     );
     assert_eq!(forwarded.1, native.1);
     assert_eq!(forwarded.2, native.2);
+    assert!(
+        native.3,
+        "natively the refused prompt handler was not reported"
+    );
+    assert_eq!(forwarded.3, native.3, "reported through amplihack too");
 }
 
 /// `/compact`: the plugin's PreCompact stdout is in the compaction request both ways.
