@@ -1,7 +1,8 @@
 //! Claude Code 2.1.332's hook forms, natively and through amplihack, in the real Claude Code: the
 //! same plugin (`tests/fixtures/plugins/newer-events`) loaded with `--plugin-dir`, and copied in
 //! with `amplihack hooks install`, in the same scripted sessions:
-//! - `/model haiku`: PreModelSwitch and PostModelSwitch reach the plugin;
+//! - `/model haiku`, then a prompt: PreModelSwitch and PostModelSwitch reach the plugin, and its
+//!   PostModelSwitch context reaches the new model;
 //! - `/check-shell`, a project command with an embedded shell command the plugin refuses with
 //!   `decision: "block"` (PreSkillShellCommand): the command does not run;
 //! - a task marked completed that the plugin's TaskCompleted exit 2 refuses (the model gets the
