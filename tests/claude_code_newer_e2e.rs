@@ -9,7 +9,9 @@
 //!   reason), and a Bash call whose guard crashes with `onFailure: "block"` (refused), while a
 //!   Stop handler that crashes with the same key is let be (Claude Code ignores it there); a
 //!   prompt handler on SessionStart is reported as failing to run (Claude Code refuses it there);
-//! - `/compact`: the plugin's PreCompact stdout reaches the compaction as extra instructions.
+//! - `/compact`: the plugin's PreCompact stdout reaches the compaction as extra instructions;
+//! - an MCP server's elicitation (`tests/fixtures/mcp/elicitation_server.py`) that the plugin's
+//!   Elicitation `decision: "block"` declines (with no hook, a headless run cancels it).
 
 mod support;
 
@@ -102,6 +104,12 @@ fn tool_results(fake: &FakeAnthropic) -> Vec<String> {
         .filter(|c| c["type"] == "tool_result")
         .map(|c| match &c["content"] {
             Value::String(text) => text.clone(),
+            // An MCP tool's result: its text blocks.
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
             other => other.to_string(),
         })
         .collect()
@@ -277,4 +285,45 @@ fn pre_compact_output_reaches_the_compaction_as_natively() {
         run(Way::Amplihack),
         "through amplihack the instructions did not reach the compaction"
     );
+}
+
+/// An MCP server's elicitation: the plugin's `decision: "block"` declines it (2.1.284), both ways;
+/// with no plugin a headless run cancels it, so the two are told apart.
+#[test]
+fn an_elicitation_block_declines_as_natively() {
+    let run = |way: Option<Way>| {
+        let session = Session::new(way.unwrap_or(Way::Native));
+        let config = session.env.root().join("mcp.json");
+        let server = support::repo_root().join("tests/fixtures/mcp/elicitation_server.py");
+        session.env.write(
+            &config,
+            &json!({"mcpServers": {"forms": {"command": "python3", "args": [server, session.env.root().join("mcp.log")]}}})
+                .to_string(),
+        );
+        let fake = FakeAnthropic::start(vec![
+            Turn::ToolUse {
+                name: "mcp__forms__ask".into(),
+                input: json!({}),
+            },
+            Turn::text("done"),
+        ]);
+        let config = config.to_string_lossy().into_owned();
+        let args = [
+            "-p",
+            "go",
+            "--mcp-config",
+            &config,
+            "--allowedTools",
+            "mcp__forms__ask",
+        ];
+        match way {
+            Some(way) => Session { way, ..session }.claude(&fake, &args),
+            None => session.env.claude_with(&fake.url, &args, &[]),
+        };
+        tool_results(&fake)
+    };
+    assert_eq!(run(None), ["ELICITATION-ACTION=cancel"], "with no hook");
+    let native = run(Some(Way::Native));
+    assert_eq!(native, ["ELICITATION-ACTION=decline"], "natively");
+    assert_eq!(run(Some(Way::Amplihack)), native, "through amplihack");
 }
