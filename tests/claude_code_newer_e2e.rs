@@ -10,6 +10,8 @@
 //!   Stop handler that crashes with the same key is let be (Claude Code ignores it there); a
 //!   prompt handler on SessionStart is reported as failing to run (Claude Code refuses it there);
 //! - `/compact`: the plugin's PreCompact stdout reaches the compaction as extra instructions;
+//! - a Bash call a PreToolUse handler answers `defer`: the headless run stops with the call
+//!   deferred to its host, the command not run;
 //! - an MCP server's elicitation (`tests/fixtures/mcp/elicitation_server.py`) that the plugin's
 //!   Elicitation `decision: "block"` declines (with no hook, a headless run cancels it).
 
@@ -326,4 +328,29 @@ fn an_elicitation_block_declines_as_natively() {
     let native = run(Some(Way::Native));
     assert_eq!(native, ["ELICITATION-ACTION=decline"], "natively");
     assert_eq!(run(Some(Way::Amplihack)), native, "through amplihack");
+}
+
+/// A PreToolUse `defer` (headless runs): the run stops with the call handed to its host
+/// (`stop_reason: "tool_deferred"`, `deferred_tool_use`), the command not run, both ways.
+#[test]
+fn a_deferred_tool_call_is_deferred_as_natively() {
+    let run = |way: Way| {
+        let session = Session::new(way);
+        let fake = FakeAnthropic::start(vec![Turn::bash("echo defer-me"), Turn::text("done")]);
+        let run = session.claude(&fake, &["-p", "go"]);
+        (
+            run.result["stop_reason"].clone(),
+            run.result["deferred_tool_use"]["name"].clone(),
+            run.result["deferred_tool_use"]["input"]["command"].clone(),
+            fake.main_requests().len(),
+        )
+    };
+    let native = run(Way::Native);
+    assert_eq!(native.0, "tool_deferred", "natively: {native:?}");
+    assert_eq!(native.2, "echo defer-me", "natively: {native:?}");
+    assert_eq!(
+        run(Way::Amplihack),
+        native,
+        "through amplihack (left), natively (right)"
+    );
 }
