@@ -77,6 +77,8 @@ fn the_reminder_reaches_the_model_on_a_new_topic_and_not_on_a_follow_up() {
     assert_clean(&env, &first);
     let seen = fake.everything_the_model_saw();
     assert!(seen.contains(marker), "the first prompt gets the reminder");
+    // Since 2.1.292 Claude Code escapes a `<system-reminder>` tag in hook output: none is sent.
+    assert!(!seen.contains("&lt;system-reminder"), "{seen}");
 
     let follow = FakeAnthropic::start(vec![Turn::text("Tests added.")]);
     let second = env.claude_with(
@@ -99,6 +101,43 @@ fn the_reminder_reaches_the_model_on_a_new_topic_and_not_on_a_follow_up() {
         1,
         "only the first prompt's reminder is in the continued conversation"
     );
+}
+
+/// A project's own reminder text written with `<system-reminder>` tags (as amplihack's Python
+/// predecessor shipped it) reads as plain text in the newest and the oldest Claude Code: the tags
+/// are taken out, not escaped (2.1.292 and later) nor doubled.
+#[test]
+fn a_tagged_reminder_reads_as_plain_text_in_every_version() {
+    for (claude, debug_file) in [
+        (support::claude_bin(), true),
+        (support::oldest_claude_bin(), false),
+    ] {
+        let env = installed();
+        env.write(
+            &env.project.join(".claude/context/WORKFLOW_REMINDER.md"),
+            "<system-reminder source=\"amplihack-workflow-classification\">\nClassify the zebra request first.\n</system-reminder>\n",
+        );
+        let fake = FakeAnthropic::start(vec![Turn::text("Classified.")]);
+        env.claude_bin_with(
+            &claude,
+            &fake.url,
+            &["-p", "implement a parser for the zebra format"],
+            &[],
+            debug_file,
+        );
+        let seen = fake.everything_the_model_saw();
+        assert!(
+            seen.contains("Classify the zebra request first."),
+            "{}: {seen}",
+            claude.display()
+        );
+        assert!(
+            !seen.contains("&lt;system-reminder")
+                && !seen.contains("system-reminder source=\\\"amplihack"),
+            "{}: {seen}",
+            claude.display()
+        );
+    }
 }
 
 #[test]

@@ -1316,6 +1316,42 @@ fn prompt_handlers_go_to_the_hosts_model() {
     );
 }
 
+/// A model-backed handler on an event where Claude Code refuses to run one (a `prompt` on
+/// SessionStart: no conversation yet) is not asked under Amplifier either, and amplihack reports
+/// it failed to run, in Claude Code's words; a `prompt` on PreToolUse still goes to the model.
+#[test]
+fn model_handlers_claude_code_refuses_are_reported_not_asked() {
+    let env = TestEnv::new();
+    let dir = env.user_hooks_dir();
+    env.plugin(
+        &dir,
+        "greeter",
+        &one_group(
+            "SessionStart",
+            None,
+            vec![json!({"type": "prompt", "prompt": "Greet? $ARGUMENTS"})],
+        ),
+    );
+    let event = json!({"hook_event_name": "SessionStart", "session_id": "sess-1", "cwd": env.project, "source": "startup"});
+    let (output, _) = env.run_hooks(
+        &["--host", "amplifier", "session-start"],
+        &event,
+        &[("AMPLIHACK_VIA_MODULE", "1")],
+    );
+    assert!(
+        reply_of(&output).get("modelHandlers").is_none(),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains(
+            "hook from greeter failed to run: prompt-type hooks are not supported for SessionStart events (no conversation context is available)"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}
+
 /// An `http` handler under Amplifier: the event is POSTed (by a helper run with the app's Python,
 /// `$AMPLIHACK_PYTHON`) with its headers, `$VAR` filled in only for `allowedEnvVars`, and the 2xx
 /// answer is read as a command's (here a denial); a non-2xx answer is a non-blocking error. Under

@@ -269,6 +269,84 @@ fn install_from_a_directory_or_a_git_repository() {
     );
 }
 
+/// Every plugin layout the engine runs installs: hooks inline in `.claude-plugin/plugin.json`,
+/// and a manifest naming its hooks file; a manifest naming a file outside the plugin, or declaring
+/// no hooks, is refused. `hooks list` names a prompt handler in one line.
+#[test]
+fn install_takes_every_layout_the_engine_runs_and_list_names_handlers_in_one_line() {
+    let env = TestEnv::new();
+    let long_prompt = format!(
+        "You review shell commands for safety.\n{}",
+        "Answer ok or not ok with a reason. ".repeat(100)
+    );
+    let inline = env.root().join("src/inline-plugin");
+    env.write(
+        &inline.join(".claude-plugin/plugin.json"),
+        &json!({"name": "inline-plugin", "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "exit 0"}]}],
+            "SessionStart": [{"hooks": [{"type": "prompt", "prompt": long_prompt}]}]
+        }})
+        .to_string(),
+    );
+    let pointing = env.root().join("src/pointing-plugin");
+    env.write(
+        &pointing.join(".claude-plugin/plugin.json"),
+        &json!({"name": "pointing-plugin", "hooks": "./config/hooks.json"}).to_string(),
+    );
+    env.write(
+        &pointing.join("config/hooks.json"),
+        &one_group("Stop", None, vec![command("exit 0")]).to_string(),
+    );
+    for (source, name) in [(&inline, "inline-plugin"), (&pointing, "pointing-plugin")] {
+        let output = env.run_amplihack(&["hooks", "install", &source.display().to_string()]);
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        assert!(
+            env.user_hooks_dir()
+                .join(name)
+                .join(".claude-plugin/plugin.json")
+                .is_file()
+        );
+    }
+    let list = env.run_amplihack(&["hooks", "list"]);
+    let text = stdout(&list);
+    assert!(
+        text.contains("inline-plugin") && text.contains("PreToolUse(Bash), SessionStart"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pointing-plugin") && text.contains("Stop"),
+        "{text}"
+    );
+    assert!(
+        text.contains("prompt `You review shell commands for safety. …` handler on SessionStart"),
+        "{text}"
+    );
+    assert!(
+        text.lines().all(|line| line.chars().count() < 400),
+        "no handler's name runs over lines: {text}"
+    );
+
+    let outside = env.root().join("src/outside-plugin");
+    env.write(&env.root().join("src/elsewhere.json"), "{\"hooks\": {}}");
+    env.write(
+        &outside.join(".claude-plugin/plugin.json"),
+        &json!({"name": "outside", "hooks": "../elsewhere.json"}).to_string(),
+    );
+    let empty = env.root().join("src/skills-only");
+    env.write(
+        &empty.join(".claude-plugin/plugin.json"),
+        &json!({"name": "skills-only"}).to_string(),
+    );
+    for (source, says) in [
+        (&outside, "a file outside the plugin"),
+        (&empty, "declares no hooks"),
+    ] {
+        let output = env.run_amplihack(&["hooks", "install", &source.display().to_string()]);
+        assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+        assert!(stderr(&output).contains(says), "{}", stderr(&output));
+    }
+}
+
 #[test]
 fn import_claude_moves_the_users_hooks_and_leaves_amplihacks() {
     let env = TestEnv::new();

@@ -541,6 +541,40 @@ fn uninstall_removes_exactly_what_install_added_from_every_scope() {
     assert_success(&env.run_amplihack(&["uninstall", "--keep-binaries"]));
 }
 
+/// A settings file with no `hooks` key comes back byte for byte, whatever the scope and the host:
+/// the key install added goes with amplihack's entries. One that had an empty `hooks` keeps it.
+#[test]
+fn uninstall_gives_back_a_file_without_hooks_byte_for_byte() {
+    for scope in ["user", "project", "local"] {
+        for host in ["claude", "amplifier", "all"] {
+            let env = TestEnv::new();
+            let files = [
+                (env.claude_settings_path(), "{\"model\":\"x\"}"),
+                (
+                    env.project.join(".claude/settings.json"),
+                    "{\n  \"model\": \"y\"\n}\n",
+                ),
+                (
+                    env.project.join(".claude/settings.local.json"),
+                    "{\"permissions\": {}, \"hooks\": {}}",
+                ),
+                (
+                    env.home.join(".amplifier/settings.yaml"),
+                    "# mine\nconfig:\n  providers: []\n",
+                ),
+            ];
+            for (path, text) in &files {
+                env.write(path, text);
+            }
+            assert_success(&env.run_amplihack(&["install", "--scope", scope, "--host", host]));
+            assert_success(&env.run_amplihack(&["uninstall"]));
+            for (path, text) in &files {
+                assert_eq!(&env.read(path), text, "{scope} {host}: {}", path.display());
+            }
+        }
+    }
+}
+
 #[test]
 fn uninstall_keep_binaries_and_single_scope() {
     let env = TestEnv::new();
@@ -635,6 +669,35 @@ fn doctor_finds_problems_names_fixes_and_repairs_them() {
     assert_success(&fixed);
     assert_success(&env.run_amplihack(&["doctor"]));
     assert_canonical(&env, &env.read_json(&env.claude_settings_path()), false);
+}
+
+/// `doctor` says when the installed Claude Code is newer than the newest amplihack was tested with
+/// (and which that is), as a note: not a problem, exit 0. The real pinned one gets no note.
+#[test]
+fn doctor_notes_a_claude_code_newer_than_the_newest_tested() {
+    let env = TestEnv::new();
+    assert_success(&env.run_amplihack(&["install", "--host", "claude"]));
+    let newer = env.script(
+        &env.root().join("claude-newer/claude"),
+        "echo '2.1.999 (Claude Code)'",
+    );
+    let pinned = support::claude_bin();
+    for (claude, noted) in [(newer, true), (pinned, false)] {
+        let mut doctor = env.amplihack(&["doctor"]);
+        doctor.env("AMPLIHACK_CLAUDE_BIN", &claude);
+        let (output, _) =
+            support::run_with_timeout(doctor, b"", std::time::Duration::from_secs(60));
+        assert_success(&output);
+        let said = stdout(&output);
+        assert_eq!(
+            said.contains(
+                "note: Claude Code 2.1.999 is newer than the newest version amplihack was tested with (2.1.332)"
+            ),
+            noted,
+            "{said}"
+        );
+        assert_eq!(said.contains("is newer than the newest"), noted, "{said}");
+    }
 }
 
 #[test]

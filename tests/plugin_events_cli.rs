@@ -246,10 +246,28 @@ fn session_start_registers_what_a_hand_copied_plugin_needs() {
         ["SubagentStart"]
     );
     assert!(
-        stdout(&output).contains("plugin events registered"),
+        stdout(&output).contains("plugin events registered")
+            && stdout(&output)
+                .contains("SubagentStart reach your plugins from the next Claude Code session"),
         "{}",
         stdout(&output)
     );
+    // That session read its hooks before: `hooks list` says the event starts with the next one,
+    // and stops saying so once a session started with it registered.
+    let listed = |env: &TestEnv| stdout(&amplihack(env, &claude, &["hooks", "list"]));
+    let said = listed(&env);
+    assert!(
+        said.contains("SubagentStart: registered from the next session"),
+        "{said}"
+    );
+    let (output, _) = env.run_hooks(
+        &["session-start"],
+        &json!({"hook_event_name": "SessionStart", "session_id": "s2", "source": "startup", "cwd": env.project}),
+        &[("AI_AGENT", "claude-code_2-1-328_harness")],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let said = listed(&env);
+    assert!(!said.contains("from the next session"), "{said}");
 }
 
 /// After an install for Amplifier only, `hooks list` and `doctor` weigh Amplifier's delivery: an

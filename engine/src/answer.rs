@@ -116,11 +116,52 @@ pub fn interpret(
     }
 }
 
+/// Where plain stdout on exit 0 is not ignored: context for the model, and PreCompact's extra
+/// instructions for the compaction (Claude Code 2.1.332: `Additional Instructions:`).
 fn takes_plain_text_context(event: &EventName) -> bool {
     matches!(
         event,
-        EventName::UserPromptSubmit | EventName::SessionStart | EventName::UserPromptExpansion
+        EventName::UserPromptSubmit
+            | EventName::SessionStart
+            | EventName::UserPromptExpansion
+            | EventName::PreCompact
     )
+}
+
+/// Whether Claude Code acts on a handler's `onFailure: "block"` on this event (2.1.332 ignores
+/// it on Stop, SubagentStop, TaskCompleted and TeammateIdle, logging `not blocking`; async
+/// handlers never block).
+pub fn on_failure_honoured(event: &EventName) -> bool {
+    !matches!(
+        event,
+        EventName::Stop
+            | EventName::SubagentStop
+            | EventName::TaskCompleted
+            | EventName::TeammateIdle
+    )
+}
+
+/// A handler with `onFailure: "block"` that failed, as Claude Code 2.1.332 counts failure: it
+/// could not start, timed out, or exited with a code other than 0 and 2 (a valid JSON answer
+/// does not save it). Exit 0 with output that is not JSON is no failure. The text is Claude
+/// Code's (observed): the model gets it as the hook's error. `None`: it did not fail.
+pub fn failure_block(origin: &Origin<'_>, finished: &Finished) -> Option<String> {
+    let command = origin.command.unwrap_or(origin.plugin);
+    let blocking = "blocking because onFailure is \"block\"";
+    if finished.timed_out {
+        return Some(format!("[{command}]: timed out; {blocking}"));
+    }
+    let detail = match (&finished.spawn_error, finished.exit) {
+        (Some(error), _) => error.to_string(),
+        (None, Some(0 | 2)) => return None,
+        (None, _) => finished.stderr.trim_end().to_string(),
+    };
+    let detail = if detail.is_empty() {
+        "No stderr output"
+    } else {
+        &detail
+    };
+    Some(format!("[{command}]: failed; {blocking}\n{detail}"))
 }
 
 /// Stdout that starts with `{` is a JSON answer (Claude Code's rule): the object, or why not.
@@ -397,6 +438,53 @@ mod tests {
             let (reply, warning) = interpret(&event, &ORIGIN, &output);
             assert_eq!(reply, want, "{event} {output:?}");
             assert_eq!(warning.is_some(), warns, "{event} {output:?}: {warning:?}");
+        }
+    }
+
+    #[test]
+    fn on_failure_block_counts_failure_as_claude_code_does() {
+        let blocking = "blocking because onFailure is \"block\"";
+        let cases = [
+            (finished(Some(0), "{oops", ""), None),
+            (finished(Some(2), "", "no"), None),
+            (
+                finished(Some(3), "", "guard-crashed\n"),
+                Some(format!(
+                    "[/plugins/p/check]: failed; {blocking}\nguard-crashed"
+                )),
+            ),
+            (
+                finished(Some(1), "{\"systemMessage\": \"fine\"}", ""),
+                Some(format!(
+                    "[/plugins/p/check]: failed; {blocking}\nNo stderr output"
+                )),
+            ),
+            (
+                finished(None, "", ""),
+                Some(format!(
+                    "[/plugins/p/check]: failed; {blocking}\nNo stderr output"
+                )),
+            ),
+            (
+                Finished {
+                    timed_out: true,
+                    ..finished(None, "", "late")
+                },
+                Some(format!("[/plugins/p/check]: timed out; {blocking}")),
+            ),
+        ];
+        for (output, want) in cases {
+            assert_eq!(failure_block(&ORIGIN, &output), want, "{output:?}");
+        }
+        for (event, honoured) in [
+            (EventName::PreToolUse, true),
+            (EventName::PreSkillShellCommand, true),
+            (EventName::Stop, false),
+            (EventName::SubagentStop, false),
+            (EventName::TaskCompleted, false),
+            (EventName::TeammateIdle, false),
+        ] {
+            assert_eq!(on_failure_honoured(&event), honoured, "{event}");
         }
     }
 

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use amplihack_protocol::EventName;
 use amplihack_protocol::event::json_kind as kind;
 use serde_json::Value;
 
@@ -337,6 +338,12 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                         )
                     })?,
                 };
+                // Claude Code's `onFailure: "block"` (2.1.295), where it acts on it.
+                let fails_closed = checker
+                    .string_field(handler.get("onFailure"), Field(&at, "onFailure"))?
+                    .as_deref()
+                    == Some("block")
+                    && crate::answer::on_failure_honoured(&EventName::parse(event));
                 parsed.push(Handler {
                     kind: handler_kind,
                     command,
@@ -366,7 +373,12 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                     description: checker
                         .string_field(handler.get("description"), Field(&at, "description"))?,
                     protocol: crate::dialects::Protocol::Claude,
-                    on_failure: crate::dialects::OnFailure::Warn,
+                    // Async handlers never block: they run in the background, not through it.
+                    on_failure: if fails_closed {
+                        crate::dialects::OnFailure::Block
+                    } else {
+                        crate::dialects::OnFailure::Warn
+                    },
                 });
             }
             groups.push(Group {

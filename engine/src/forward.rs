@@ -433,6 +433,25 @@ fn candidates<'p>(
             if !applies {
                 continue;
             }
+            // What Claude Code refuses to run it reports as the hook's failure: so does amplihack
+            // where it asks the model itself (Claude Code reports its own copy).
+            let model_backed = matches!(handler.kind, Kind::Prompt(_) | Kind::Agent(_));
+            if let Some(why) = model_backed
+                .then(|| {
+                    crate::handlers::prompt::refused_on(
+                        &event.name,
+                        matches!(handler.kind, Kind::Agent(_)),
+                    )
+                })
+                .flatten()
+            {
+                if module_asks {
+                    outcome
+                        .problems
+                        .push(format!("hook from {} failed to run: {why}", plugin.name));
+                }
+                continue;
+            }
             if let Kind::Prompt(prompt) = &handler.kind {
                 // A model answers it: the host's own (Claude Code runs its copy of the handler;
                 // amplihack's Amplifier module asks the session's provider).
@@ -704,11 +723,19 @@ fn run_in_order(
                 command: (candidate.protocol == Protocol::Claude).then_some(&*candidate.shown),
                 plugin_id: plugin_id.as_deref(),
             };
-            let (reply, warning) = answer::interpret(&event.name, &origin, &finished);
+            let (mut reply, warning) = answer::interpret(&event.name, &origin, &finished);
             let failed =
                 unreadable.map(|why| format!("hook from {}: {why}", candidate.plugin.name));
+            // A Claude Code handler fails closed as Claude Code counts failure (answer.rs).
+            let mut on_failure = candidate.on_failure;
+            if candidate.protocol == Protocol::Claude && on_failure == OnFailure::Block {
+                on_failure = OnFailure::Warn;
+                if let Some(reason) = answer::failure_block(&origin, &finished) {
+                    reply = Reply::deny(reason);
+                }
+            }
             let (reply, warning) = dialects::on_failure(
-                candidate.on_failure,
+                on_failure,
                 &candidate.plugin.name,
                 reply,
                 failed.or(warning),

@@ -66,8 +66,9 @@ pub fn sync(ctx: &Context) -> Result<Vec<String>, CommandError> {
         // `claude --version` only when some plugin needs an event beyond amplihack's own.
         let version = shared::beyond_table(places).then(claude_version).flatten();
         shared::sync(places, version, &EditOptions::default())
-            .map(|lines| {
-                lines
+            .map(|synced| {
+                synced
+                    .lines
                     .into_iter()
                     .map(|l| format!("Claude Code: {l}"))
                     .collect()
@@ -114,6 +115,16 @@ pub struct Hosts {
     pub claude: bool,
     /// `amplihack install --host amplifier` was run (the manifest says so).
     pub amplifier: bool,
+    /// The machine's managed settings allow only their own hooks (`allowManagedHooksOnly`):
+    /// only their `dispatch` entries deliver.
+    pub managed_only: bool,
+}
+
+/// Whether the machine's managed settings allow only their own hooks.
+pub fn managed_only() -> bool {
+    crate::managed::read(&claude_paths::managed_dir())
+        .hooks_only_from
+        .is_some()
 }
 
 /// Whether amplihack was installed for Amplifier (its manifest's hosts).
@@ -133,7 +144,7 @@ pub fn undelivered_anywhere(
     if !hosts.claude && !hosts.amplifier {
         return Vec::new();
     }
-    let by_claude = undelivered(plugin, version, registered);
+    let by_claude = undelivered(plugin, version, registered, hosts.managed_only);
     shared::events_of(plugin)
         .into_iter()
         .filter_map(|event| {
@@ -167,6 +178,7 @@ pub fn undelivered(
     plugin: &Plugin,
     version: Option<Version>,
     registered: &[String],
+    managed_only: bool,
 ) -> Vec<(String, String)> {
     let table = plugin_events::registered_by_table();
     shared::events_of(plugin)
@@ -176,8 +188,10 @@ pub fn undelivered(
                 why
             } else if table.contains(&event.as_str()) || registered.contains(&event) {
                 return None;
+            } else if managed_only {
+                "Claude Code runs only the managed settings' hooks here (allowManagedHooksOnly), and they do not dispatch it: an administrator adds `amplihack-hooks dispatch` on it to the managed settings".into()
             } else {
-                "not registered with Claude Code yet (`amplihack doctor --fix`, any `amplihack hooks` change or the next session registers it)"
+                "not registered with Claude Code yet (`amplihack doctor --fix` or any `amplihack hooks` change registers it for the next session; a session's start registers it for the session after, since Claude Code reads its hooks once, at start)"
                     .into()
             };
             Some((event, why))
@@ -195,30 +209,44 @@ pub fn not_run(plugin: &Plugin, version: Option<Version>, claude_registered: boo
             let Some((_, since)) = handler.kind.host_entry() else {
                 continue;
             };
-            let why = match version {
-                // Without Claude Code, amplihack's Amplifier module puts a prompt (or an agent's
-                // task) to the session's model, and an http handler's POST is made with the app's
-                // Python.
-                _ if !claude_registered
-                    && matches!(handler.kind.type_name(), "prompt" | "http" | "agent") =>
-                {
-                    continue;
+            let agent = handler.kind.type_name() == "agent";
+            let refused = matches!(handler.kind.type_name(), "prompt" | "agent")
+                .then(|| {
+                    amplihack_engine::handlers::prompt::refused_on(
+                        &amplihack_protocol::EventName::parse(&group.event),
+                        agent,
+                    )
+                })
+                .flatten();
+            // Claude Code refuses it there (and amplihack's Amplifier module does too).
+            let why = if let Some(refusal) = refused {
+                format!("Claude Code refuses it: {refusal}")
+            } else {
+                match version {
+                    // Without Claude Code, amplihack's Amplifier module puts a prompt (or an agent's
+                    // task) to the session's model, and an http handler's POST is made with the app's
+                    // Python.
+                    _ if !claude_registered
+                        && matches!(handler.kind.type_name(), "prompt" | "http" | "agent") =>
+                    {
+                        continue;
+                    }
+                    _ if !claude_registered => {
+                        "amplihack is not registered with Claude Code, the only host that runs it"
+                            .to_string()
+                    }
+                    Some(v) if v >= since => continue,
+                    Some(v) => format!(
+                        "Claude Code {}.{}.{} does not have it (it came in {}.{}.{})",
+                        v.0, v.1, v.2, since.0, since.1, since.2
+                    ),
+                    None => "the installed Claude Code's version is unknown".to_string(),
                 }
-                _ if !claude_registered => {
-                    "amplihack is not registered with Claude Code, the only host that runs it"
-                        .to_string()
-                }
-                Some(v) if v >= since => continue,
-                Some(v) => format!(
-                    "Claude Code {}.{}.{} does not have it (it came in {}.{}.{})",
-                    v.0, v.1, v.2, since.0, since.1, since.2
-                ),
-                None => "the installed Claude Code's version is unknown".to_string(),
             };
             notes.push(format!(
                 "{} `{}` handler on {}: {why}",
                 handler.kind.type_name(),
-                handler.command,
+                amplihack_engine::handlers::short_name(&handler.command),
                 group.event
             ));
         }
@@ -235,10 +263,19 @@ pub fn delivery(ctx: &Context) -> (Option<Version>, Vec<String>, bool) {
         .flatten();
     let mut registered = Vec::new();
     let mut ours = false;
-    for (_, file) in claude_paths::all(&ctx.locations.claude_config_dir, &ctx.locations.project) {
+    // Under allowManagedHooksOnly only the managed settings' `dispatch` entries deliver.
+    let managed = claude_paths::managed(&claude_paths::managed_dir());
+    let only_managed = managed_only();
+    let files = claude_paths::all(&ctx.locations.claude_config_dir, &ctx.locations.project)
+        .into_iter()
+        .map(|(_, file)| file)
+        .chain(std::iter::once(managed.clone()));
+    for file in files {
         if let Ok(Some((_, value))) = safe_file::read_json(&file) {
             ours |= shared::our_binary(&value).is_some();
-            registered.extend(plugin_events::registered(&value));
+            if !only_managed || file == managed {
+                registered.extend(plugin_events::registered(&value));
+            }
         }
     }
     (version, registered, ours)
@@ -260,6 +297,7 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
     let hosts = Hosts {
         claude: claude_registered,
         amplifier: amplifier_installed(ctx),
+        managed_only: managed_only(),
     };
     for plugin in ctx.plugins() {
         for (event, why) in undelivered_anywhere(&plugin, hosts, version, &registered) {

@@ -17,13 +17,20 @@ pub enum Scope {
     /// `<project>/.claude/settings.local.json`, `<project>/.amplifier/settings.local.yaml` and
     /// the bridge's `<project>/.amplifier/hooks/amplihack/`.
     Local,
+    /// Claude Code's managed settings, for every user of the machine: `managed-settings.json` in
+    /// `/etc/claude-code/` (Linux) or `/Library/Application Support/ClaudeCode/` (macOS); root
+    /// writes it. Claude Code only (Amplifier has no such file).
+    Managed,
 }
 
 impl Scope {
+    /// The scopes a user's own commands cover when none is named.
     pub const ALL: [Scope; 3] = [Scope::User, Scope::Project, Scope::Local];
+    /// Every scope, the machine's managed one included (what `doctor` looks at).
+    pub const EVERY: [Scope; 4] = [Scope::User, Scope::Project, Scope::Local, Scope::Managed];
 
     pub fn from_name(name: &str) -> Option<Scope> {
-        Scope::ALL.into_iter().find(|s| s.as_str() == name)
+        Scope::EVERY.into_iter().find(|s| s.as_str() == name)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -31,6 +38,7 @@ impl Scope {
             Scope::User => "user",
             Scope::Project => "project",
             Scope::Local => "local",
+            Scope::Managed => "managed",
         }
     }
 }
@@ -80,15 +88,18 @@ impl Locations {
             Scope::User => claude_paths::user(&self.claude_config_dir),
             Scope::Project => claude_paths::project(&self.project),
             Scope::Local => claude_paths::local(&self.project),
+            Scope::Managed => claude_paths::managed(&claude_paths::managed_dir()),
         }
     }
 
     /// Amplifier's settings file of a scope, where amplihack lists its app bundle (`bundle.app`).
-    pub fn amplifier_settings(&self, scope: Scope) -> PathBuf {
+    /// `None` for the managed scope: Amplifier has none.
+    pub fn amplifier_settings(&self, scope: Scope) -> Option<PathBuf> {
         match scope {
-            Scope::User => self.home.join(".amplifier/settings.yaml"),
-            Scope::Project => self.project.join(".amplifier/settings.yaml"),
-            Scope::Local => self.project.join(".amplifier/settings.local.yaml"),
+            Scope::User => Some(self.home.join(".amplifier/settings.yaml")),
+            Scope::Project => Some(self.project.join(".amplifier/settings.yaml")),
+            Scope::Local => Some(self.project.join(".amplifier/settings.local.yaml")),
+            Scope::Managed => None,
         }
     }
 
@@ -98,7 +109,7 @@ impl Locations {
     /// amplihack from `bundle.app` in the scope's settings file).
     pub fn amplifier_registration(&self, scope: Scope) -> PathBuf {
         match scope {
-            Scope::User => self.home.join(".amplifier/hooks"),
+            Scope::User | Scope::Managed => self.home.join(".amplifier/hooks"),
             Scope::Project | Scope::Local => self.project.join(".amplifier/hooks"),
         }
         .join(amplihack_engine::discovery::AMPLIHACK_DIR)

@@ -30,17 +30,35 @@ fn can_block(event: &EventName) -> bool {
     )
 }
 
+/// The texts for the model. A PreCompact handler's plain stdout is Claude Code's instructions for
+/// its compaction, which Amplifier has no place for: not handed to the model as context.
+fn model_context(event: &EventName, reply: &Reply) -> Vec<String> {
+    if *event == EventName::PreCompact {
+        return reply
+            .context
+            .iter()
+            .chain(&reply.unlabelled_context)
+            .cloned()
+            .collect();
+    }
+    reply.all_context()
+}
+
 pub fn render(event: &EventName, reply: &Reply) -> Rendered {
     let mut out = Map::new();
-    let mut context = reply.all_context();
-    let restrictive = matches!(reply.decision, Some(Decision::Deny | Decision::Ask));
+    let mut context = model_context(event, reply);
+    // Amplifier has no `defer`: the user is asked, as for `ask`.
+    let restrictive = matches!(
+        reply.decision,
+        Some(Decision::Deny | Decision::Ask | Decision::Defer)
+    );
 
     if restrictive && can_block(event) {
         let reason = reply
             .reason
             .clone()
             .unwrap_or_else(|| "Blocked by amplihack".into());
-        let reason = if reply.decision == Some(Decision::Ask) {
+        let reason = if matches!(reply.decision, Some(Decision::Ask | Decision::Defer)) {
             format!("confirmation required (Amplifier cannot ask): {reason}")
         } else {
             reason
@@ -85,7 +103,7 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
 /// say. One action, by the registry's own precedence: deny, then ask_user, then modify (a new
 /// `tool_input` on `tool:pre`), then inject_context.
 pub fn hook_result(event: &EventName, reply: &Reply) -> Option<Value> {
-    let mut context = reply.all_context();
+    let mut context = model_context(event, reply);
     let mut result = Map::new();
     let blocks = matches!(
         event,
@@ -93,8 +111,8 @@ pub fn hook_result(event: &EventName, reply: &Reply) -> Option<Value> {
     );
     let action = match reply.decision {
         Some(Decision::Deny) if blocks => "deny",
-        Some(Decision::Ask) if blocks => "ask_user",
-        Some(Decision::Deny | Decision::Ask) => {
+        Some(Decision::Ask | Decision::Defer) if blocks => "ask_user",
+        Some(Decision::Deny | Decision::Ask | Decision::Defer) => {
             // Where Amplifier cannot block (tool:post, Stop, ...), the reason reaches the model.
             if let Some(reason) = &reply.reason {
                 context.insert(0, reason.clone());

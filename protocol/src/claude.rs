@@ -88,7 +88,8 @@ fn context_text(labels: &Labels, reply: &Reply, plain_allowed: bool) -> Option<(
     Some((plain, text))
 }
 
-/// Events where a top-level `decision: "block"` with a `reason` is honoured.
+/// Events where a top-level `decision: "block"` with a `reason` is honoured (Elicitation and
+/// ElicitationResult since 2.1.284: it declines the MCP request).
 fn takes_top_level_block(event: &EventName) -> bool {
     use EventName as E;
     matches!(
@@ -103,7 +104,33 @@ fn takes_top_level_block(event: &EventName) -> bool {
             | E::PreCompact
             | E::ConfigChange
             | E::TaskCreated
+            | E::Elicitation
+            | E::ElicitationResult
+    ) || blocks_with_exit_2(event)
+}
+
+/// Events whose block is an exit 2 (the contract since they came, 2.1.33): the task is not
+/// completed, the teammate keeps working, and the model gets the reason. amplihack also prints
+/// the reason as `decision: "block"`, which Claude Code 2.1.332 takes as the message over stderr
+/// (observed: `TaskCompleted hook feedback:\n<reason>`), so its own command is not named.
+fn blocks_with_exit_2(event: &EventName) -> bool {
+    matches!(event, EventName::TaskCompleted | EventName::TeammateIdle)
+}
+
+/// Events answered with `hookSpecificOutput.permissionDecision` (allow, deny, ask, defer), as
+/// PreToolUse is: PreModelSwitch (2.1.251) and PreSkillShellCommand (2.1.332), where deny, ask
+/// and defer keep the shell command from running.
+fn takes_permission_decision(event: &EventName) -> bool {
+    matches!(
+        event,
+        EventName::PreToolUse | EventName::PreModelSwitch | EventName::PreSkillShellCommand
     )
+}
+
+/// Events where a handler's plain stdout reaches the model as it is: PreCompact's, which Claude
+/// Code 2.1.332 hands the compaction as `Additional Instructions:`.
+fn passes_plain_stdout(event: &EventName) -> bool {
+    *event == EventName::PreCompact
 }
 
 /// Events whose `hookSpecificOutput` accepts `additionalContext`.
@@ -122,6 +149,7 @@ fn takes_additional_context(event: &EventName) -> bool {
             | E::SessionStart
             | E::Stop
             | E::SubagentStop
+            | E::PostModelSwitch
     )
 }
 
@@ -135,7 +163,7 @@ pub fn render_labelled(event: &EventName, labels: &Labels, reply: &Reply) -> Ren
     let mut specific = Map::new();
 
     match (event, reply.decision) {
-        (EventName::PreToolUse, decision) => {
+        (event, decision) if takes_permission_decision(event) => {
             if let Some(decision) = decision {
                 specific.insert("permissionDecision".into(), json!(decision.as_str()));
                 if let Some(reason) = &reply.reason {
@@ -180,7 +208,8 @@ pub fn render_labelled(event: &EventName, labels: &Labels, reply: &Reply) -> Ren
     // A block where none is possible (SessionStart, SessionEnd, Notification, ...): Claude Code
     // shows such a hook's exit-2 stderr to the user, so the reason goes to the user.
     let unblockable = reply.decision == Some(Decision::Deny)
-        && !matches!(event, EventName::PreToolUse | EventName::PermissionRequest)
+        && !takes_permission_decision(event)
+        && *event != EventName::PermissionRequest
         && !takes_top_level_block(event);
     let system_message = match (unblockable, &reply.reason, &reply.system_message) {
         (true, Some(reason), Some(message)) => Some(format!("{reason}\n{message}")),
@@ -212,6 +241,13 @@ pub fn render_labelled(event: &EventName, labels: &Labels, reply: &Reply) -> Ren
             exit_code: 0,
         };
     }
+    if passes_plain_stdout(event) && !needs_json && !reply.plain_context.is_empty() {
+        return Rendered {
+            stdout: Some(reply.plain_context.join("\n\n")),
+            stderr: None,
+            exit_code: 0,
+        };
+    }
     if let Some((_, text)) = context {
         specific.insert("additionalContext".into(), json!(text));
     }
@@ -222,9 +258,17 @@ pub fn render_labelled(event: &EventName, labels: &Labels, reply: &Reply) -> Ren
         out.insert("hookSpecificOutput".into(), Value::Object(with_name));
     }
 
+    let exit_2 = blocks_with_exit_2(event) && reply.decision == Some(Decision::Deny);
+    let stderr = exit_2
+        .then(|| {
+            out.get("reason")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .flatten();
     Rendered {
         stdout: (!out.is_empty()).then(|| Value::Object(out).to_string()),
-        stderr: None,
-        exit_code: 0,
+        stderr,
+        exit_code: if exit_2 { 2 } else { 0 },
     }
 }

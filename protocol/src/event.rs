@@ -10,8 +10,20 @@ use std::fmt;
 
 use crate::tool::canonical_tool_name;
 
+/// A Claude Code version, `(major, minor, patch)`.
+pub type Version = (u32, u32, u32);
+
+/// The newest Claude Code the tests run amplihack against (pinned in
+/// `tests/claude-code/package.json`; a test keeps the two in step): past it, parity is unproven
+/// (`amplihack doctor` says so).
+pub const NEWEST_TESTED_CLAUDE_CODE: Version = (2, 1, 332);
+
+/// Since 2.1.101 Claude Code skips only the entry of an event it does not know, not the whole
+/// settings file.
+pub const UNKNOWN_EVENTS_SAFE_SINCE: Version = (2, 1, 101);
+
 macro_rules! event_names {
-    ($($variant:ident),* $(,)?) => {
+    ($($variant:ident since $since:expr),* $(,)?) => {
         /// Every event of Claude Code's hook contract (core, extended and newer), plus `Unknown`.
         #[derive(Debug, Clone, PartialEq, Eq)]
         pub enum EventName {
@@ -32,6 +44,16 @@ macro_rules! event_names {
                 }
             }
 
+            /// The first Claude Code version that delivers the event (from the changelog and
+            /// docs; one documented without a version counts from [`UNKNOWN_EVENTS_SAFE_SINCE`],
+            /// where registering it can do no harm). `None` for an unknown event.
+            pub const fn since(&self) -> Option<Version> {
+                match self {
+                    $(EventName::$variant => Some($since),)*
+                    EventName::Unknown(_) => None,
+                }
+            }
+
             /// The name as Claude Code spells it (`hook_event_name`, `hookSpecificOutput.hookEventName`).
             pub fn as_str(&self) -> &str {
                 match self {
@@ -43,38 +65,43 @@ macro_rules! event_names {
     };
 }
 
+// Claude Code's events and the version each came in: a new event is one row here (and, if
+// amplihack reads its fields or renders its answer specially, a line where it does).
 event_names!(
-    PreToolUse,
-    PermissionRequest,
-    PermissionDenied,
-    PostToolUse,
-    PostToolUseFailure,
-    PostToolBatch,
-    UserPromptSubmit,
-    UserPromptExpansion,
-    Notification,
-    Stop,
-    StopFailure,
-    SubagentStart,
-    SubagentStop,
-    PreCompact,
-    PostCompact,
-    SessionStart,
-    SessionEnd,
-    Setup,
-    ConfigChange,
-    InstructionsLoaded,
-    TeammateIdle,
-    TaskCreated,
-    TaskCompleted,
-    WorktreeCreate,
-    WorktreeRemove,
-    Elicitation,
-    ElicitationResult,
-    CwdChanged,
-    FileChanged,
-    MessageDisplay,
-    DirectoryAdded,
+    PreToolUse since (1, 0, 38),
+    PermissionRequest since (2, 0, 45),
+    PermissionDenied since (2, 1, 89),
+    PostToolUse since (1, 0, 38),
+    PostToolUseFailure since UNKNOWN_EVENTS_SAFE_SINCE,
+    PostToolBatch since UNKNOWN_EVENTS_SAFE_SINCE,
+    UserPromptSubmit since (1, 0, 54),
+    UserPromptExpansion since UNKNOWN_EVENTS_SAFE_SINCE,
+    Notification since (1, 0, 38),
+    Stop since (1, 0, 38),
+    StopFailure since (2, 1, 78),
+    SubagentStart since (2, 0, 43),
+    SubagentStop since (1, 0, 41),
+    PreCompact since (1, 0, 48),
+    PostCompact since (2, 1, 76),
+    SessionStart since (1, 0, 62),
+    SessionEnd since (1, 0, 85),
+    Setup since (2, 1, 10),
+    ConfigChange since (2, 1, 49),
+    InstructionsLoaded since (2, 1, 69),
+    TeammateIdle since (2, 1, 33),
+    TaskCreated since (2, 1, 84),
+    TaskCompleted since (2, 1, 33),
+    WorktreeCreate since (2, 1, 50),
+    WorktreeRemove since (2, 1, 50),
+    Elicitation since (2, 1, 76),
+    ElicitationResult since (2, 1, 76),
+    CwdChanged since (2, 1, 83),
+    FileChanged since (2, 1, 83),
+    MessageDisplay since (2, 1, 152),
+    DirectoryAdded since UNKNOWN_EVENTS_SAFE_SINCE,
+    PreModelSwitch since (2, 1, 251),
+    PostModelSwitch since (2, 1, 251),
+    PreSkillShellCommand since (2, 1, 332),
 );
 
 impl EventName {
@@ -527,6 +554,13 @@ impl HookEvent {
             E::InstructionsLoaded => field(&["load_reason"]),
             E::UserPromptExpansion => field(&["command_name"]),
             E::Elicitation | E::ElicitationResult => field(&["mcp_server_name"]),
+            // Claude Code 2.1.332 tests these against `to_model`, a `[1m]` suffix dropped.
+            E::PreModelSwitch | E::PostModelSwitch => field(&["to_model"]).map(|model| {
+                model
+                    .strip_suffix("[1m]")
+                    .map_or(model.clone(), str::to_string)
+            }),
+            E::PreSkillShellCommand => field(&["tool_name"]),
             E::FileChanged => {
                 field(&["file_path"]).map(|p| p.rsplit('/').next().unwrap_or_default().to_string())
             }

@@ -4,10 +4,14 @@ use serde_json::Value;
 
 /// A hook's verdict. On tool events it is a permission decision; on the events that can be blocked
 /// (UserPromptSubmit, Stop, PostToolUse, ...) `Deny` is a block and `Allow` means "carry on".
+/// Ordered as Claude Code ranks them when hooks disagree: deny over defer over ask over allow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Decision {
     Allow,
     Ask,
+    /// `defer` (PreToolUse in `-p`, PreSkillShellCommand): the host decides later; on
+    /// PreSkillShellCommand it keeps the command from running.
+    Defer,
     Deny,
 }
 
@@ -17,6 +21,7 @@ impl Decision {
         match value {
             "allow" | "approve" => Some(Decision::Allow),
             "ask" => Some(Decision::Ask),
+            "defer" => Some(Decision::Defer),
             "deny" | "block" => Some(Decision::Deny),
             _ => None,
         }
@@ -26,6 +31,7 @@ impl Decision {
         match self {
             Decision::Allow => "allow",
             Decision::Ask => "ask",
+            Decision::Defer => "defer",
             Decision::Deny => "deny",
         }
     }
@@ -198,6 +204,9 @@ mod tests {
             (Some(Allow), Some(Deny), Some(Deny), "b"),
             (Some(Deny), Some(Allow), Some(Deny), "a"),
             (Some(Ask), Some(Allow), Some(Ask), "a"),
+            (Some(Ask), Some(Defer), Some(Defer), "b"),
+            (Some(Defer), Some(Deny), Some(Deny), "b"),
+            (Some(Defer), Some(Allow), Some(Defer), "a"),
             (Some(Allow), Some(Ask), Some(Ask), "b"),
             (None, Some(Allow), Some(Allow), "b"),
             (Some(Deny), None, Some(Deny), "a"),

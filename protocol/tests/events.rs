@@ -34,9 +34,13 @@ fn parse(value: Value, implied: Option<EventName>) -> Result<HookEvent, InvalidI
 
 #[test]
 fn every_captured_payload_parses_as_its_event_and_keeps_every_field() {
-    for version in ["claude-code-2.1.328", "claude-code-2.0.30"] {
+    for (version, at_least) in [
+        ("claude-code-2.1.328", 9),
+        ("claude-code-2.0.30", 9),
+        ("claude-code-2.1.332", 3),
+    ] {
         let files = fixtures(version);
-        assert!(files.len() >= 9, "{version}: fixtures missing");
+        assert!(files.len() >= at_least, "{version}: fixtures missing");
         for (stem, bytes) in files {
             let event =
                 HookEvent::parse(&bytes, None).unwrap_or_else(|e| panic!("{version}/{stem}: {e}"));
@@ -109,6 +113,43 @@ fn captured_payloads_expose_the_typed_fields() {
     assert!(
         matches!(parsed("SessionEnd").payload, Payload::SessionEnd { reason: Some(ref r) } if r == "other")
     );
+}
+
+/// Claude Code 2.1.332's newer events: what their matchers are tested against (`to_model` with
+/// `[1m]` dropped; the shell tool).
+#[test]
+fn newer_events_match_as_claude_code_matches_them() {
+    let by_name: std::collections::HashMap<_, _> =
+        fixtures("claude-code-2.1.332").into_iter().collect();
+    let parsed = |stem: &str| HookEvent::parse(&by_name[stem], None).expect("parses");
+    assert_eq!(
+        parsed("PreModelSwitch").matcher_target().as_deref(),
+        Some("claude-haiku-5-5")
+    );
+    assert_eq!(
+        parsed("PostModelSwitch").matcher_target().as_deref(),
+        Some("claude-haiku-5-5")
+    );
+    assert_eq!(
+        parsed("PreSkillShellCommand").matcher_target().as_deref(),
+        Some("Bash")
+    );
+    for (to_model, target) in [
+        ("claude-opus-5-5[1m]", "claude-opus-5-5"),
+        ("sonnet", "sonnet"),
+        ("x[1m]y", "x[1m]y"),
+    ] {
+        let event = parse(
+            json!({"hook_event_name": "PreModelSwitch", "to_model": to_model}),
+            None,
+        )
+        .expect("parses");
+        assert_eq!(
+            event.matcher_target().as_deref(),
+            Some(target),
+            "{to_model}"
+        );
+    }
 }
 
 #[test]
@@ -423,4 +464,18 @@ fn the_specified_contract_requires_only_what_it_lists() {
     )
     .expect("parse");
     assert_eq!(future.name, EventName::Unknown("FutureEvent".into()));
+}
+
+/// The newest Claude Code amplihack claims to be tested with is the one the tests pin.
+#[test]
+fn the_newest_tested_claude_code_is_the_pinned_one() {
+    let package =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/claude-code/package.json");
+    let text = std::fs::read_to_string(&package).expect("package.json");
+    let pinned: Value = serde_json::from_str(&text).expect("json");
+    let version = pinned["dependencies"]["@anthropic-ai/claude-code"]
+        .as_str()
+        .expect("a pinned version");
+    let (major, minor, patch) = amplihack_protocol::event::NEWEST_TESTED_CLAUDE_CODE;
+    assert_eq!(version, format!("{major}.{minor}.{patch}"));
 }

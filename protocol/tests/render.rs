@@ -103,6 +103,97 @@ fn claude_code_dialect() {
     }
 }
 
+/// Claude Code 2.1.332's forms: the newer events, `defer`, the Elicitation decline and the
+/// TaskCompleted block (exit 2 with the reason as `decision: "block"` too, which 2.1.332 takes as
+/// the message: `TaskCompleted hook feedback:\n<reason>`).
+#[test]
+fn claude_code_2_1_332_forms() {
+    use EventName as E;
+    let defer = Reply {
+        decision: Some(Decision::Defer),
+        ..Reply::default()
+    };
+    let cases = vec![
+        (
+            E::PreModelSwitch,
+            deny("not that one"),
+            json!({"hookSpecificOutput":{"hookEventName":"PreModelSwitch","permissionDecision":"deny","permissionDecisionReason":"not that one"}}),
+            None,
+        ),
+        (
+            E::PreModelSwitch,
+            ask("sure?"),
+            json!({"hookSpecificOutput":{"hookEventName":"PreModelSwitch","permissionDecision":"ask","permissionDecisionReason":"sure?"}}),
+            None,
+        ),
+        (
+            E::PreSkillShellCommand,
+            defer.clone(),
+            json!({"hookSpecificOutput":{"hookEventName":"PreSkillShellCommand","permissionDecision":"defer"}}),
+            None,
+        ),
+        (
+            E::PreToolUse,
+            defer,
+            json!({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"defer"}}),
+            None,
+        ),
+        (
+            E::PostModelSwitch,
+            Reply::context("mind the budget"),
+            json!({"hookSpecificOutput":{"hookEventName":"PostModelSwitch","additionalContext":"mind the budget"}}),
+            None,
+        ),
+        (
+            E::Elicitation,
+            deny("no forms"),
+            json!({"decision":"block","reason":"no forms"}),
+            None,
+        ),
+        (
+            E::ElicitationResult,
+            deny("no"),
+            json!({"decision":"block","reason":"no"}),
+            None,
+        ),
+        (
+            E::TaskCompleted,
+            deny("tests fail"),
+            json!({"decision":"block","reason":"tests fail"}),
+            Some("tests fail"),
+        ),
+        (
+            E::TeammateIdle,
+            deny("keep at it"),
+            json!({"decision":"block","reason":"keep at it"}),
+            Some("keep at it"),
+        ),
+    ];
+    for (event, reply, want, exit_2) in cases {
+        let rendered = claude::render(&event, &reply);
+        assert_eq!(stdout_json(rendered.stdout), want, "{event} {reply:?}");
+        assert_eq!(rendered.stderr.as_deref(), exit_2, "{event} {reply:?}");
+        let code = if exit_2.is_some() { 2 } else { 0 };
+        assert_eq!(rendered.exit_code, code, "{event} {reply:?}");
+    }
+    // PreCompact: plain stdout goes out as it is (the compaction's extra instructions).
+    let rendered = claude::render(
+        &E::PreCompact,
+        &Reply {
+            plain_context: vec!["keep the API notes".into(), "and the plan".into()],
+            ..Reply::default()
+        },
+    );
+    assert_eq!(
+        rendered.stdout.as_deref(),
+        Some("keep the API notes\n\nand the plan")
+    );
+    // Amplifier has no compaction instructions: nothing goes to its model.
+    let plain = Reply::plain_context("keep the API notes");
+    assert_eq!(amplifier::render(&E::PreCompact, &plain).stdout, None);
+    assert!(amplifier::hook_result(&E::PreCompact, &plain).is_none());
+}
+
 #[test]
 fn amplifier_dialect_uses_only_forms_the_bridge_honours() {
     use EventName as E;

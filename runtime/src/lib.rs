@@ -13,6 +13,7 @@
 pub mod builtins;
 pub mod context;
 pub mod failure_log;
+pub mod model_text;
 pub mod pipeline;
 
 use std::ffi::OsString;

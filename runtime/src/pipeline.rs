@@ -64,7 +64,7 @@ pub fn run(call: &Call<'_>) -> Outcome {
             continue;
         }
         match builtins::run(builtin, call, &outcome.reply) {
-            Ok(reply) => outcome.reply.merge(reply),
+            Ok(reply) => outcome.reply.merge(crate::model_text::own(reply)),
             Err(e) => outcome
                 .problems
                 .push(format!("built-in {} failed, skipped: {e}", builtin.name())),

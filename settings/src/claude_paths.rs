@@ -25,6 +25,35 @@ pub fn local(root: &Path) -> PathBuf {
     root.join(".claude/settings.local.json")
 }
 
+/// Where an organisation's managed settings live on this system (`managed-settings.json` and the
+/// `managed-settings.d/` drop-ins): `/Library/Application Support/ClaudeCode` on macOS,
+/// `/etc/claude-code` on Linux (and WSL). Claude Code ranks them above every other scope.
+pub fn managed_dir() -> PathBuf {
+    if cfg!(target_os = "macos") {
+        PathBuf::from("/Library/Application Support/ClaudeCode")
+    } else {
+        PathBuf::from("/etc/claude-code")
+    }
+}
+
+/// The managed settings file in `dir` ([`managed_dir`]).
+pub fn managed(dir: &Path) -> PathBuf {
+    dir.join("managed-settings.json")
+}
+
+/// The managed drop-ins in `dir` (since Claude Code 2.1.83), merged after the file, by name.
+pub fn managed_drop_ins(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir.join("managed-settings.d"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    found.sort();
+    found
+}
+
 /// The three files Claude Code merges, named by scope, in its order: user, project, local.
 pub fn all(config_dir: &Path, root: &Path) -> [(&'static str, PathBuf); 3] {
     [

@@ -13,51 +13,13 @@ use serde_json::{Map, Value, json};
 
 use crate::registration::{self, Host, ShapeError, kind_of, recognise};
 
-/// A Claude Code version, `(major, minor, patch)`.
-pub type Version = (u32, u32, u32);
-
-/// Since 2.1.101 an unknown event name skips only its entry, not the whole settings file.
-pub const UNKNOWN_EVENTS_SAFE_SINCE: Version = (2, 1, 101);
+use amplihack_protocol::EventName;
+/// Claude Code's versions and the one each event came in live in amplihack's event table
+/// (`amplihack_protocol::event`): one row per event.
+pub use amplihack_protocol::event::{UNKNOWN_EVENTS_SAFE_SINCE, Version};
 
 /// The subcommand the plugin-event entries run (it takes the event from the payload).
 pub const DISPATCH: &str = "dispatch";
-
-/// The first Claude Code version that delivers each event (from the changelog and docs; an event
-/// documented without a version counts from [`UNKNOWN_EVENTS_SAFE_SINCE`], where registering it
-/// can do no harm).
-pub const EVENT_SINCE: &[(&str, Version)] = &[
-    ("PreToolUse", (1, 0, 38)),
-    ("PostToolUse", (1, 0, 38)),
-    ("Notification", (1, 0, 38)),
-    ("Stop", (1, 0, 38)),
-    ("SubagentStop", (1, 0, 41)),
-    ("PreCompact", (1, 0, 48)),
-    ("UserPromptSubmit", (1, 0, 54)),
-    ("SessionStart", (1, 0, 62)),
-    ("SessionEnd", (1, 0, 85)),
-    ("SubagentStart", (2, 0, 43)),
-    ("PermissionRequest", (2, 0, 45)),
-    ("Setup", (2, 1, 10)),
-    ("TeammateIdle", (2, 1, 33)),
-    ("TaskCompleted", (2, 1, 33)),
-    ("ConfigChange", (2, 1, 49)),
-    ("WorktreeCreate", (2, 1, 50)),
-    ("WorktreeRemove", (2, 1, 50)),
-    ("InstructionsLoaded", (2, 1, 69)),
-    ("PostCompact", (2, 1, 76)),
-    ("Elicitation", (2, 1, 76)),
-    ("ElicitationResult", (2, 1, 76)),
-    ("StopFailure", (2, 1, 78)),
-    ("CwdChanged", (2, 1, 83)),
-    ("FileChanged", (2, 1, 83)),
-    ("TaskCreated", (2, 1, 84)),
-    ("PermissionDenied", (2, 1, 89)),
-    ("PostToolUseFailure", UNKNOWN_EVENTS_SAFE_SINCE),
-    ("UserPromptExpansion", UNKNOWN_EVENTS_SAFE_SINCE),
-    ("PostToolBatch", UNKNOWN_EVENTS_SAFE_SINCE),
-    ("DirectoryAdded", UNKNOWN_EVENTS_SAFE_SINCE),
-    ("MessageDisplay", (2, 1, 152)),
-];
 
 /// `2.1.328 (Claude Code)` or `claude-code_2-1-328_harness` → (2, 1, 328).
 pub fn parse_version(text: &str) -> Option<Version> {
@@ -73,16 +35,20 @@ pub fn parse_version(text: &str) -> Option<Version> {
 /// Whether Claude Code `version` delivers `event`; `Err` says why not. With no version known,
 /// only events every Claude Code with hooks knows.
 pub fn delivers(event: &str, version: Option<Version>) -> Result<(), String> {
-    let Some((_, since)) = EVENT_SINCE.iter().find(|(name, _)| *name == event) else {
+    let since = EventName::KNOWN
+        .iter()
+        .find(|known| known.as_str() == event)
+        .and_then(EventName::since);
+    let Some(since) = since else {
         return Err(format!("`{event}` is not a Claude Code event"));
     };
     match version {
-        Some(version) if version >= *since => Ok(()),
+        Some(version) if version >= since => Ok(()),
         Some(version) => Err(format!(
             "Claude Code {}.{}.{} does not have it (it came in {}.{}.{})",
             version.0, version.1, version.2, since.0, since.1, since.2
         )),
-        None if *since <= (1, 0, 85) => Ok(()),
+        None if since <= (1, 0, 85) => Ok(()),
         None => Err(format!(
             "the installed Claude Code's version is unknown (`claude --version` did not answer); it needs {}.{}.{}",
             since.0, since.1, since.2
@@ -300,6 +266,11 @@ mod tests {
             ("Notification", None, true),
             ("SubagentStart", None, false),
             ("NoSuchEvent", Some((9, 9, 9)), false),
+            ("PreModelSwitch", Some((2, 1, 250)), false),
+            ("PreModelSwitch", Some((2, 1, 251)), true),
+            ("PostModelSwitch", Some((2, 1, 328)), true),
+            ("PreSkillShellCommand", Some((2, 1, 328)), false),
+            ("PreSkillShellCommand", Some((2, 1, 332)), true),
         ];
         for (event, version, delivered) in cases {
             let got = delivers(event, version);

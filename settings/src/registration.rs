@@ -265,8 +265,8 @@ pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), Sh
 }
 
 /// Removes exactly amplihack's entries and the wrappers and event keys that became empty because
-/// of that. (`hooks` itself stays: whether it was there before cannot be known, and an empty
-/// `hooks` object is harmless.) Returns whether anything changed.
+/// of that. (`hooks` itself stays: whether it was there before is the installer's record.)
+/// Returns whether anything changed.
 pub fn uninstall(settings: &mut Value) -> Result<bool, ShapeError> {
     let Some(hooks) = hooks_object(settings, false)? else {
         return Ok(false);

@@ -25,6 +25,10 @@ pub struct Manifest {
     /// again when nothing but amplihack's entries was ever in them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created: Vec<PathBuf>,
+    /// Settings files that had no `hooks` key before `install` added one: `uninstall` takes the
+    /// key out again when it is left empty, so the file comes back byte for byte.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks_key_added: Vec<PathBuf>,
     /// Man pages and completion scripts `install` wrote, and the directories it made for them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub docs: Vec<PathBuf>,
@@ -44,6 +48,7 @@ impl Manifest {
         self.registrations.is_empty()
             && self.bin_dir.is_none()
             && self.created.is_empty()
+            && self.hooks_key_added.is_empty()
             && self.hosts.is_empty()
     }
 }

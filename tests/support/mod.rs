@@ -232,15 +232,30 @@ impl TestEnv {
         env: &[(&str, &str)],
         with_debug_file: bool,
     ) -> ClaudeRun {
+        self.claude_wrapped(&|c| c, claude, api_url, args, env, with_debug_file, b"")
+    }
+
+    /// [`TestEnv::claude_bin_with`], the command run through `wrap` (in a private mount
+    /// namespace, say), with `stdin` (several prompts, with `--input-format stream-json`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn claude_wrapped(
+        &self,
+        wrap: &dyn Fn(Command) -> Command,
+        claude: &Path,
+        api_url: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        with_debug_file: bool,
+        stdin: &[u8],
+    ) -> ClaudeRun {
         let mut command = self.command(claude);
+        command.args(args);
+        // JSON out, unless the caller chose (stream-json in and out, say).
+        if !args.contains(&"--output-format") {
+            command.args(["--output-format", "json"]);
+        }
         command
-            .args(args)
-            .args([
-                "--output-format",
-                "json",
-                "--allowedTools",
-                "Bash Write Edit",
-            ])
+            .args(["--allowedTools", "Bash Write Edit"])
             .envs(env.iter().copied())
             .env("ANTHROPIC_API_KEY", "sk-ant-test-fake")
             .env("ANTHROPIC_BASE_URL", api_url)
@@ -256,7 +271,7 @@ impl TestEnv {
         if with_debug_file {
             command.arg("--debug-file").arg(&debug_file);
         }
-        let (output, _) = run_with_timeout(command, b"", Duration::from_secs(180));
+        let (output, _) = run_with_timeout(wrap(command), stdin, Duration::from_secs(180));
         let debug_log = std::fs::read_to_string(&debug_file).unwrap_or_default();
         let stdout = String::from_utf8_lossy(&output.stdout);
         let result = stdout

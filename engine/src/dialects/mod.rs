@@ -547,6 +547,9 @@ pub fn input(protocol: Protocol, event: &HookEvent, host_bytes: &[u8]) -> Vec<u8
                     ("tool_response", "result"),
                     ("error", "error"),
                     ("prompt", "prompt"),
+                    // ModelSwitch (Claude Code's PostModelSwitch).
+                    ("from_model", "from_model"),
+                    ("to_model", "to_model"),
                 ] {
                     if let Some(value) = raw.remove(from) {
                         out.insert(to.into(), value);

@@ -13,8 +13,9 @@
 //!       message: "..."
 //! ```
 //!
-//! Its events map to the host's ([`EVENTS`]); `Checkpoint`, `ModelSwitch` and `MemoryUpdate` have
-//! no counterpart in Claude Code 2.1.328 or Amplifier: such hooks are listed as not run. `type:
+//! Its events map to the host's ([`EVENTS`]): `ModelSwitch` ("when model changes": logging, quota
+//! tracking) is Claude Code's `PostModelSwitch` (2.1.251); `Checkpoint` and `MemoryUpdate` have no
+//! counterpart in Claude Code 2.1.332 or Amplifier: such hooks are listed as not run. `type:
 //! llm` is a model-backed handler ([`crate::handlers::llm`]), asked through the host's own model
 //! access.
 
@@ -36,10 +37,11 @@ pub const EVENTS: &[(&str, &str)] = &[
     ("PromptSubmit", "UserPromptSubmit"),
     ("ResponseComplete", "Stop"),
     ("Error", "PostToolUseFailure"),
+    ("ModelSwitch", "PostModelSwitch"),
 ];
 
 /// The proposal's events no host delivers.
-pub const WITHOUT_COUNTERPART: &[&str] = &["Checkpoint", "ModelSwitch", "MemoryUpdate"];
+pub const WITHOUT_COUNTERPART: &[&str] = &["Checkpoint", "MemoryUpdate"];
 
 /// The file name of a plugin written in this dialect.
 pub const FILE: &str = "hooks.yaml";

@@ -148,6 +148,22 @@ impl HandlerKind for Kind {
     }
 }
 
+/// A handler named in one line, for lists and notes: its label's first line, cut to
+/// [`SHORT_NAME_CHARS`] characters with `…` (a prompt handler's label is its whole prompt,
+/// kilobytes in some published plugins).
+pub fn short_name(label: &str) -> String {
+    let first = label.trim().lines().next().unwrap_or_default().trim_end();
+    let more_lines = label.trim().lines().nth(1).is_some();
+    match first.char_indices().nth(SHORT_NAME_CHARS) {
+        Some((cut, _)) => format!("{}…", first[..cut].trim_end()),
+        None if more_lines => format!("{first} …"),
+        None => first.to_string(),
+    }
+}
+
+/// How long a [`short_name`] may be, in characters.
+pub const SHORT_NAME_CHARS: usize = 60;
+
 /// A model-backed handler's question: `$ARGUMENTS` replaced by the event's JSON, or the JSON
 /// appended when the prompt has no placeholder (as Claude Code does).
 pub fn with_arguments(prompt: &str, event: &Map<String, Value>) -> String {
@@ -221,6 +237,26 @@ pub fn placeholders(context: &Context<'_>) -> [(&'static str, String); 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_names_fit_one_line() {
+        let long = "Check whether the command is safe. ".repeat(10);
+        let cases = [
+            ("echo hi", "echo hi".to_string()),
+            (
+                "You are a reviewer.\nRead the diff and answer ok or not.",
+                "You are a reviewer. …".to_string(),
+            ),
+            (
+                long.as_str(),
+                "Check whether the command is safe. Check whether the command…".to_string(),
+            ),
+            ("  ", String::new()),
+        ];
+        for (label, want) in cases {
+            assert_eq!(short_name(label), want, "{label}");
+        }
+    }
     use std::path::PathBuf;
 
     fn context_at(root: &Path) -> (PathBuf, PathBuf, PathBuf) {

@@ -5,6 +5,7 @@
 //! binary hands it, `$ARGUMENTS` filled in, to amplihack's module (`modelHandlers`), which asks the
 //! session's own provider.
 
+use amplihack_protocol::EventName;
 use serde_json::{Map, Value};
 
 use super::{Context, FieldError, HandlerKind, optional_string, required_string};
@@ -34,6 +35,28 @@ impl Prompt {
     }
 }
 
+/// Why Claude Code 2.1.332 refuses a model-backed handler (`prompt`, or `agent` when `agent`) on
+/// this event, in its words (it reports it as a hook failure and runs nothing), or `None`.
+/// Observed: a prompt on SessionStart, an agent on PermissionRequest; from its event reference:
+/// neither on PreSkillShellCommand. SessionEnd and Setup have no conversation either, as
+/// SessionStart has none.
+pub fn refused_on(event: &EventName, agent: bool) -> Option<String> {
+    let kind = if agent { "agent" } else { "prompt" };
+    match event {
+        EventName::PreSkillShellCommand => {
+            Some("prompt and agent hooks don't run on PreSkillShellCommand".into())
+        }
+        EventName::PermissionRequest if agent => Some(
+            "agent-type hooks are not supported for PermissionRequest events (an agent hook answers ok or not ok, and cannot return the allow / deny decision a permission request needs). Use a command- or http-type hook instead."
+                .into(),
+        ),
+        EventName::SessionStart | EventName::SessionEnd | EventName::Setup => Some(format!(
+            "{kind}-type hooks are not supported for {event} events (no conversation context is available). Use a command-type hook instead."
+        )),
+        _ => None,
+    }
+}
+
 impl HandlerKind for Prompt {
     fn type_name(&self) -> &'static str {
         "prompt"
@@ -49,5 +72,35 @@ impl HandlerKind for Prompt {
 
     fn host_entry(&self) -> Option<(&Map<String, Value>, super::Version)> {
         Some((&self.raw, (2, 0, 30)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_where_claude_code_refuses_them() {
+        for (event, agent, refused) in [
+            (EventName::SessionStart, false, true),
+            (EventName::PreSkillShellCommand, false, true),
+            (EventName::PreSkillShellCommand, true, true),
+            (EventName::PermissionRequest, true, true),
+            (EventName::PermissionRequest, false, false),
+            (EventName::PreToolUse, false, false),
+            (EventName::Stop, true, false),
+        ] {
+            assert_eq!(
+                refused_on(&event, agent).is_some(),
+                refused,
+                "{event} agent: {agent}"
+            );
+        }
+        assert_eq!(
+            refused_on(&EventName::SessionStart, false).as_deref(),
+            Some(
+                "prompt-type hooks are not supported for SessionStart events (no conversation context is available). Use a command-type hook instead."
+            )
+        );
     }
 }

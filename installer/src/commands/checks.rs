@@ -26,6 +26,15 @@ impl Finding {
         }
     }
 
+    /// Worth knowing, not wrong: no exit 1, and `doctor --fix` leaves it.
+    pub(crate) fn note(message: String, advice: String) -> Finding {
+        Finding {
+            problem: false,
+            message,
+            fix: Some(advice),
+        }
+    }
+
     pub(crate) fn problem(message: String, fix: String) -> Finding {
         Finding {
             problem: true,

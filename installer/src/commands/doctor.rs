@@ -70,7 +70,7 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
 
     // Every recorded registration, plus any scope of this project that holds our entries.
     let mut checked: Vec<Target> = manifest_targets(manifest);
-    for scope in Scope::ALL {
+    for scope in Scope::EVERY {
         for target in targets(locations, scope, HostChoice::All) {
             // An Amplifier scope counts when its settings file, its bridge registration or the
             // user-level bridge file of earlier versions holds amplihack's entries.
@@ -108,6 +108,15 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
         ));
     }
     findings.extend(hidden_app_bundle(locations));
+    if wanted.contains(&Host::ClaudeCode)
+        && let Some(version) = crate::plugin_events::claude_version()
+    {
+        findings.extend(untested_claude_code(version));
+    }
+    findings.extend(managed_policy(
+        &crate::managed::read(&amplihack_settings::claude_paths::managed_dir()),
+        &checked,
+    ));
     let mut repairable = Vec::new();
     let mut vanished = Vec::new();
     for target in &checked {
@@ -135,7 +144,8 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
         .iter()
         .filter(|t| {
             t.host == Host::ClaudeCode
-                && (t.scope == Scope::User || t.path.starts_with(&locations.project))
+                && (matches!(t.scope, Scope::User | Scope::Managed)
+                    || t.path.starts_with(&locations.project))
         })
         .filter(|t| {
             safe_file::read_json(&t.path)
@@ -224,6 +234,9 @@ pub fn doctor(args: &DoctorArgs) -> Result<Outcome, CommandError> {
             (Some(fix), true) => {
                 text.push_str(&format!("problem: {}\n  fix: {fix}\n", finding.message))
             }
+            (Some(advice), false) => {
+                text.push_str(&format!("note: {}\n  {advice}\n", finding.message))
+            }
             _ => text.push_str(&format!("ok: {}\n", finding.message)),
         }
     }
@@ -284,4 +297,80 @@ fn hidden_app_bundle(locations: &Locations) -> Option<Finding> {
             scope.as_str()
         ),
     ))
+}
+
+/// What the machine's managed settings mean for amplihack: with `allowManagedHooksOnly`, Claude
+/// Code runs none of amplihack's entries outside the managed scope; a managed file Claude Code
+/// cannot read stops every session (2.1.259 and later).
+fn managed_policy(managed: &crate::managed::Managed, checked: &[Target]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (path, why) in &managed.unreadable {
+        findings.push(Finding::problem(
+            format!(
+                "{}: Claude Code's managed settings cannot be read ({why}); Claude Code 2.1.259 and later refuses to start",
+                path.display()
+            ),
+            "ask your administrator to correct the file".into(),
+        ));
+    }
+    if managed.ours {
+        findings.push(Finding::ok(
+            "Claude Code: amplihack is registered in the managed settings (every user of this machine runs it)".into(),
+        ));
+    }
+    let elsewhere: Vec<String> = checked
+        .iter()
+        .filter(|t| t.host == Host::ClaudeCode && t.scope != Scope::Managed)
+        .map(|t| t.path.display().to_string())
+        .collect();
+    if let (Some(from), false, false) =
+        (&managed.hooks_only_from, managed.ours, elsewhere.is_empty())
+    {
+        findings.push(Finding::problem(
+            format!(
+                "Claude Code: {} sets {}: true, so Claude Code runs only the managed settings' hooks, and amplihack's entries in {} never run",
+                from.display(),
+                crate::managed::HOOKS_ONLY_KEY,
+                elsewhere.join(", ")
+            ),
+            "an administrator registers amplihack for every user: `sudo amplihack install --scope managed` (README, \"For administrators\")".into(),
+        ));
+    }
+    findings
+}
+
+/// The installed Claude Code against the newest amplihack was tested with: past it, parity (every
+/// event and reply handled as natively) is unproven.
+fn untested_claude_code(installed: amplihack_settings::plugin_events::Version) -> Option<Finding> {
+    let newest = amplihack_protocol::event::NEWEST_TESTED_CLAUDE_CODE;
+    let name = |v: (u32, u32, u32)| format!("{}.{}.{}", v.0, v.1, v.2);
+    (installed > newest).then(|| {
+        Finding::note(
+            format!(
+                "Claude Code {} is newer than the newest version amplihack was tested with ({}): events or reply forms it added may not be handled as natively",
+                name(installed),
+                name(newest)
+            ),
+            "an amplihack release tested with it, when there is one, closes the gap (`amplihack update`)".into(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claude_code_newer_than_the_newest_tested_is_noted() {
+        let newest = amplihack_protocol::event::NEWEST_TESTED_CLAUDE_CODE;
+        assert!(untested_claude_code(newest).is_none());
+        assert!(untested_claude_code((2, 0, 30)).is_none());
+        let newer = untested_claude_code((newest.0, newest.1, newest.2 + 1)).expect("noted");
+        assert!(!newer.problem);
+        assert!(
+            newer
+                .message
+                .contains("newer than the newest version amplihack was tested with")
+        );
+    }
 }

@@ -28,8 +28,26 @@ pub struct InstallArgs {
 
 pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     let locations = Locations::from_env(&args.project)?;
-    let bin_dir = deploy::bin_dir(args.bin_dir.as_deref(), &locations.home);
-    let targets = targets(&locations, args.scope, args.host);
+    let managed = args.scope == Scope::Managed;
+    if managed && args.host == HostChoice::Amplifier {
+        return Err(CommandError(
+            "Amplifier has no managed settings: --scope managed is for Claude Code (--host claude)"
+                .into(),
+        ));
+    }
+    // The managed scope: Claude Code only, run by every user, so from a directory all can read.
+    let host = if managed {
+        HostChoice::Claude
+    } else {
+        args.host
+    };
+    let managed_bin = (managed && std::env::var_os("AMPLIHACK_BIN_DIR").is_none())
+        .then(|| PathBuf::from(crate::managed::MANAGED_BIN_DIR));
+    let bin_dir = deploy::bin_dir(
+        args.bin_dir.as_deref().or(managed_bin.as_deref()),
+        &locations.home,
+    );
+    let targets = targets(&locations, args.scope, host);
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
 
     // Refuse before touching anything: every file must parse and have a shape we can edit.
@@ -38,8 +56,16 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         .filter(|t| t.host == Host::ClaudeCode)
         .cloned()
         .chain(targets.iter().filter_map(bridge_of));
+    // The user's files that have no `hooks` key yet: uninstall takes the one added out again.
+    let mut hooks_key_added = Vec::new();
     for target in json_files {
         let current = safe_file::read_json(&target.path)?;
+        if let Some((_, serde_json::Value::Object(root))) = &current
+            && !root.contains_key("hooks")
+            && target.host == Host::ClaudeCode
+        {
+            hooks_key_added.push(target.path.clone());
+        }
         let mut probe = current.map_or_else(|| starting_value(target.host), |(_, v)| v);
         registration::install(&mut probe, &hooks_binary, target.host).map_err(|e| {
             format!(
@@ -79,7 +105,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
             .and_then(|files| crate::docs::install_files(&files))
             .map_err(|e| format!("cannot write the man pages and shell completions: {e}"))?
     };
-    let bundle = if args.host.amplifier() {
+    let bundle = if host.amplifier() {
         let module = deploy::deploy_module(&locations.home, args.dry_run)?;
         Some(deploy::deploy_bundle(
             &locations.home,
@@ -121,7 +147,21 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
             reports.push((file, report));
         }
     }
-    if args.scope != Scope::User && !locations.project.join(".git").exists() {
+    if managed && args.host == HostChoice::All {
+        warnings.push(
+            "Amplifier has no managed settings: amplihack is registered for Claude Code only"
+                .into(),
+        );
+    }
+    if managed && !args.dry_run {
+        warnings.push(format!(
+            "managed scope: every user's Claude Code on this machine now runs {}; users cannot remove or turn off these hooks in their own settings",
+            hooks_binary.display()
+        ));
+    }
+    if matches!(args.scope, Scope::Project | Scope::Local)
+        && !locations.project.join(".git").exists()
+    {
         warnings.push(format!(
             "no git work tree at or above the current directory: the project is {} (pass --project DIR to choose another)",
             locations.project.display()
@@ -168,11 +208,16 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
             .filter(|(_, r)| r.action == Action::Created)
             .map(|(t, _)| t.path.clone())
             .collect();
-        if !created.is_empty() {
+        if !created.is_empty() || !hooks_key_added.is_empty() {
             manifest::update(&locations.state(), |m| {
                 for path in created {
                     if !m.created.contains(&path) {
                         m.created.push(path);
+                    }
+                }
+                for path in hooks_key_added {
+                    if !m.hooks_key_added.contains(&path) {
+                        m.hooks_key_added.push(path);
                     }
                 }
             })?;

@@ -27,11 +27,13 @@ pub(crate) fn targets(locations: &Locations, scope: Scope, hosts: HostChoice) ->
             path: locations.claude_settings(scope),
         });
     }
-    if hosts.amplifier() {
+    if hosts.amplifier()
+        && let Some(path) = locations.amplifier_settings(scope)
+    {
         targets.push(Target {
             host: Host::Amplifier,
             scope,
-            path: locations.amplifier_settings(scope),
+            path,
         });
     }
     targets
@@ -356,7 +358,7 @@ pub(crate) fn record_registrations(
 /// The project directory a project- or local-scope registration file belongs to.
 pub(crate) fn project_of(target: &Target) -> Option<PathBuf> {
     let levels = match (target.scope, is_bridge(target)) {
-        (Scope::User, _) => return None,
+        (Scope::User | Scope::Managed, _) => return None,
         (_, true) => 4,  // <project>/.amplifier/hooks/amplihack/hooks.json
         (_, false) => 2, // <project>/.claude/settings.json, <project>/.amplifier/settings.yaml
     };
@@ -365,11 +367,13 @@ pub(crate) fn project_of(target: &Target) -> Option<PathBuf> {
 
 /// Takes amplihack's entries out of one registration file; deletes the file when nothing of
 /// the user's is left in it (amplihack's own bridge plugin file, or a settings file install
-/// created), and then amplihack's plugin directory and git exclusion.
+/// created), and then amplihack's plugin directory and git exclusion. `hooks_key_added`: install
+/// added the file's `hooks` key, which goes again when left empty (the user's bytes back).
 pub(crate) fn unregister(
     target: &Target,
     options: &EditOptions,
     created_by_us: bool,
+    hooks_key_added: bool,
 ) -> Result<EditReport, CommandError> {
     let report = safe_file::edit_json(&target.path, options, |current| {
         let Some(current) = current else {
@@ -377,6 +381,15 @@ pub(crate) fn unregister(
         };
         let mut value = current.clone();
         registration::uninstall(&mut value)?;
+        if hooks_key_added
+            && let Value::Object(root) = &mut value
+            && root
+                .get("hooks")
+                .and_then(Value::as_object)
+                .is_some_and(serde_json::Map::is_empty)
+        {
+            root.remove("hooks");
+        }
         // Our own plugin file, or a settings file install created, holds nothing of the
         // user's once our hooks are gone.
         let only_ours = (target.host == Host::Amplifier || created_by_us)
@@ -440,7 +453,7 @@ pub(crate) fn register_amplifier(
         reports.push((bridge, report));
     }
     if let Some(legacy) = legacy_bridge_of(target).filter(|l| l.path.exists()) {
-        let report = unregister(&legacy, options, created.contains(&legacy.path))?;
+        let report = unregister(&legacy, options, created.contains(&legacy.path), false)?;
         if report.action != Action::Unchanged {
             reports.push((legacy, report));
         }

@@ -6,10 +6,11 @@ use serde_json::json;
 
 use super::checks::check_target;
 use super::shared::{host_name, manifest_targets, read_manifest};
-use super::{CommandError, Outcome, VERSION};
+use super::{CommandError, Outcome, Target, VERSION};
 use crate::deploy::{self, BINARIES};
-use crate::registration;
-use crate::scopes::Locations;
+use crate::registration::{self, Host};
+use crate::scopes::{Locations, Scope};
+use amplihack_settings::claude_paths;
 
 pub fn status(project: &Path, bin_dir: Option<&Path>) -> Result<Outcome, CommandError> {
     let locations = Locations::from_env(project)?;
@@ -39,7 +40,18 @@ pub fn status(project: &Path, bin_dir: Option<&Path>) -> Result<Outcome, Command
     }
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
     let mut registrations = Vec::new();
-    for target in manifest_targets(&manifest) {
+    // The machine's managed settings, which root registers in (not this user's record).
+    let managed = crate::managed::read(&claude_paths::managed_dir());
+    let mut targets = manifest_targets(&manifest);
+    let managed_target = Target {
+        host: Host::ClaudeCode,
+        scope: Scope::Managed,
+        path: claude_paths::managed(&claude_paths::managed_dir()),
+    };
+    if managed.ours && !targets.contains(&managed_target) {
+        targets.push(managed_target);
+    }
+    for target in targets {
         let state = if check_target(&target, &hooks_binary, &locations.home)
             .iter()
             .any(|f| f.problem)
@@ -60,9 +72,16 @@ pub fn status(project: &Path, bin_dir: Option<&Path>) -> Result<Outcome, Command
     if registrations.is_empty() {
         text.push_str("  no hooks registered: run `amplihack install`\n");
     }
+    if let Some(from) = &managed.hooks_only_from {
+        text.push_str(&format!(
+            "  note: {} sets {}: Claude Code runs only managed hooks\n",
+            from.display(),
+            crate::managed::HOOKS_ONLY_KEY
+        ));
+    }
     Ok(Outcome {
         text,
-        json: json!({"command": "status", "version": VERSION, "bin_dir": bin_dir, "binaries": binaries, "registrations": registrations}),
+        json: json!({"command": "status", "version": VERSION, "bin_dir": bin_dir, "binaries": binaries, "registrations": registrations, "managed_hooks_only": managed.hooks_only_from}),
         code: 0,
     })
 }

@@ -102,7 +102,8 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
             backup: target.host != Host::Amplifier && !created_by_us,
             ..options
         };
-        let report = unregister(target, &own_options, created_by_us)?;
+        let hooks_key_added = manifest.hooks_key_added.contains(&target.path);
+        let report = unregister(target, &own_options, created_by_us, hooks_key_added)?;
         if report.action != Action::Unchanged || report.before_text.is_some() {
             reports.push((target.clone(), report));
         }
@@ -165,6 +166,8 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
             m.created.retain(|p| {
                 !all.iter().any(|t| t.path == *p) && !json_files.iter().any(|t| t.path == *p)
             });
+            m.hooks_key_added
+                .retain(|p| !json_files.iter().any(|t| t.path == *p));
             let registered: Vec<String> = m.registrations.iter().map(|r| r.host.clone()).collect();
             m.hosts.retain(|h| registered.contains(h));
         })?;
@@ -240,7 +243,7 @@ fn sibling_keeps_bridge(target: &Target, uninstalling: &[Target]) -> bool {
     let other = match target.scope {
         Scope::Project => "settings.local.yaml",
         Scope::Local => "settings.yaml",
-        Scope::User => return false,
+        Scope::User | Scope::Managed => return false,
     };
     let sibling = target.path.with_file_name(other);
     !uninstalling.iter().any(|t| t.path == sibling)

@@ -4,7 +4,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use amplihack_engine::config;
 use amplihack_engine::discovery::{self};
 use serde_json::json;
 
@@ -104,27 +103,49 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
     let root = source
         .canonicalize()
         .map_err(|e| format!("{}: {e}", source.display()))?;
-    let hooks_file = [root.join("hooks.json"), root.join("hooks/hooks.json")]
-        .into_iter()
-        .find(|f| f.is_file())
-        .ok_or_else(|| {
-            CommandError(format!(
-                "{} has no hooks.json (or hooks/hooks.json, the Claude Code plugin layout)",
-                args.source
-            ))
-        })?;
-    if !hooks_file
-        .canonicalize()
-        .is_ok_and(|real| real.starts_with(&root))
+    // Every layout the engine runs (discovery): hooks.json, hooks/hooks.json, or the manifest's
+    // `hooks` (inline, or the path of its hooks file).
+    let hooks_file = [
+        root.join("hooks.json"),
+        root.join("hooks/hooks.json"),
+        root.join(discovery::MANIFEST),
+    ]
+    .into_iter()
+    .find(|f| f.is_file())
+    .ok_or_else(|| {
+        CommandError(format!(
+            "{} has no hooks.json, hooks/hooks.json or {} (the Claude Code plugin layouts)",
+            args.source,
+            discovery::MANIFEST
+        ))
+    })?;
+    let text = discovery::read_small(&hooks_file)
+        .map_err(|e| format!("{}: cannot be read: {e}", hooks_file.display()))?;
+    let mut read = vec![hooks_file.clone()];
+    if hooks_file.ends_with(discovery::MANIFEST)
+        && let Ok(serde_json::Value::Object(manifest)) = serde_json::from_str(&text)
+        && let Some(serde_json::Value::String(relative)) = manifest.get("hooks")
     {
+        read.push(root.join(relative));
+    }
+    for file in &read {
+        if !file
+            .canonicalize()
+            .is_ok_and(|real| real.starts_with(&root))
+        {
+            return Err(CommandError(format!(
+                "{} is a link to, or names, a file outside the plugin; refusing to install it",
+                file.display()
+            )));
+        }
+    }
+    let config = discovery::parse_file(&hooks_file, &text).map_err(|e| e.to_string())?;
+    if hooks_file.ends_with(discovery::MANIFEST) && config.groups.is_empty() {
         return Err(CommandError(format!(
-            "{} is a link to a file outside the plugin; refusing to install it",
+            "{} declares no hooks; nothing to install",
             hooks_file.display()
         )));
     }
-    let text = discovery::read_small(&hooks_file)
-        .map_err(|e| format!("{}: cannot be read: {e}", hooks_file.display()))?;
-    config::parse(&hooks_file, &text).map_err(|e| e.to_string())?;
     let name = match &args.name {
         Some(name) => name.clone(),
         None => {

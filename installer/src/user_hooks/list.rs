@@ -15,7 +15,10 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
     let hosts = crate::plugin_events::Hosts {
         claude: claude_registered,
         amplifier: crate::plugin_events::amplifier_installed(ctx),
+        managed_only: crate::plugin_events::managed_only(),
     };
+    // Events a session-start repair registered after that session had read its hooks.
+    let next_session = amplihack_runtime::builtins::plugin_events::next_session(&ctx.state());
     let mut text = String::new();
     let mut items = Vec::new();
     for (level, dir) in ctx.levels() {
@@ -76,11 +79,21 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
             for note in &not_run {
                 text.push_str(&format!("    not run: {note}\n"));
             }
+            let from_next_session: Vec<String> =
+                amplihack_runtime::builtins::plugin_events::events_of(&plugin)
+                    .into_iter()
+                    .filter(|e| next_session.contains(e))
+                    .collect();
+            for event in &from_next_session {
+                text.push_str(&format!(
+                    "    {event}: registered from the next session (registered as the current one started; Claude Code reads its hooks once, at start)\n"
+                ));
+            }
             let undelivered_json: Vec<Value> = undelivered
                 .iter()
                 .map(|(event, why)| json!({"event": event, "why": why}))
                 .collect();
-            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_run": not_run}));
+            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_run": not_run, "from_next_session": from_next_session}));
         }
     }
     Ok(outcome_of("list", text, json!({"plugins": items}), 0))

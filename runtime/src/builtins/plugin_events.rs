@@ -180,6 +180,40 @@ fn recorded(state: &StateDir) -> BTreeMap<PathBuf, Record> {
 /// What amplihack put into Claude Code's settings for the plugins, under its state.
 pub const RECORD: &str = "claude-host-groups.json";
 
+/// What [`sync`] did: one line per file changed, and the events it registered that were not
+/// registered before (Claude Code reads its hooks once, at start: they reach the plugins from
+/// the next session).
+#[derive(Debug, Default, PartialEq)]
+pub struct Synced {
+    pub lines: Vec<String>,
+    pub added: Vec<String>,
+}
+
+/// The events the session-start repair registered while that session had already read its
+/// settings: they reach the plugins from the next session (`hooks list` says so).
+pub const NEXT_SESSION: &str = "plugin-events-next-session.json";
+
+/// The events [`NEXT_SESSION`] holds.
+pub fn next_session(state: &StateDir) -> Vec<String> {
+    files::read_json(&state.file(NEXT_SESSION))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Records the events a session-start repair registered, or (none) clears the record: a session
+/// that started with nothing to add read every registration there is.
+pub fn set_next_session(state: &StateDir, events: &[String]) -> Result<(), String> {
+    let file = state.file(NEXT_SESSION);
+    if events.is_empty() {
+        return match std::fs::remove_file(&file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
+            _ => Ok(()),
+        };
+    }
+    files::write_json(&file, &events).map_err(|e| e.to_string())
+}
+
 /// Brings every file's plugin-event entries and copied handler groups in line; one line per file
 /// changed. A file without amplihack's registration takes the user file's binary; with neither,
 /// it is left alone.
@@ -187,7 +221,7 @@ pub fn sync(
     places: &Places<'_>,
     version: Option<Version>,
     options: &EditOptions,
-) -> Result<Vec<String>, String> {
+) -> Result<Synced, String> {
     let user_file = claude_paths::user(places.claude_config_dir);
     let read = |file: &Path| safe_file::read_json(file).ok().flatten().map(|(_, v)| v);
     // A settings file that is not a regular file within SETTINGS_MAX (a project's is the
@@ -209,6 +243,7 @@ pub fn sync(
     let recorded = recorded(places.state);
     let mut record = recorded.clone();
     let mut lines = Vec::new();
+    let mut added: Vec<String> = Vec::new();
     for Wanted {
         file,
         events,
@@ -245,6 +280,11 @@ pub fn sync(
             Ok(NewContent::Value(value))
         })
         .map_err(|e| e.to_string())?;
+        let new_here: Vec<String> = now_owned
+            .iter()
+            .filter(|e| !owned.contains(e))
+            .cloned()
+            .collect();
         record.insert(file.clone(), (now_owned, groups.clone()));
         let mut parts = vec![format!(
             "plugin events registered: {}",
@@ -260,6 +300,13 @@ pub fn sync(
                 groups.len()
             ));
         }
+        if !new_here.is_empty() {
+            parts.push(format!(
+                "{} reach your plugins from the next Claude Code session (it reads its hooks once, at start)",
+                new_here.join(", ")
+            ));
+            added.extend(new_here);
+        }
         lines.push(format!("{}: {}", file.display(), parts.join("; ")));
     }
     record.retain(|_, (events, groups)| !events.is_empty() || !groups.is_empty());
@@ -271,7 +318,9 @@ pub fn sync(
             files::write_json(&file, &record).map_err(|e| e.to_string())?;
         }
     }
-    Ok(lines)
+    added.sort();
+    added.dedup();
+    Ok(Synced { lines, added })
 }
 
 /// The calling Claude Code's version, from the environment it gives hooks: `AI_AGENT`

@@ -159,7 +159,12 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
             ..EditOptions::default()
         };
         match super::plugin_events::sync(&places, Some(version), &options) {
-            Ok(lines) => changed.extend(lines),
+            Ok(synced) => {
+                // This session read its hooks before the repair: `hooks list` says which
+                // events reach the plugins from the next one.
+                let _ = super::plugin_events::set_next_session(&state, &synced.added);
+                changed.extend(synced.lines);
+            }
             Err(e) => return Err(BuiltinError::Other(e)),
         }
     }

@@ -20,12 +20,12 @@ pub const OVERRIDE_FILE: &str = ".claude/context/WORKFLOW_REMINDER.md";
 /// Prompts after a reminder during which no other is given.
 pub const QUIET_PROMPTS: u64 = 3;
 
-pub const DEFAULT_TEXT: &str = "<system-reminder source=\"amplihack-workflow-classification\">
-This prompt opens a new topic. Before starting, classify it and say the class in one line:
+/// Plain text: Claude Code hands it to the model as a system reminder of its own, and from 2.1.292
+/// escapes any tag in it ([`crate::model_text`]).
+pub const DEFAULT_TEXT: &str = "This prompt opens a new topic (amplihack-workflow-classification). Before starting, classify it and say the class in one line:
 - Q&A (explain, what is, how do I): answer directly.
 - OPERATIONS (run a command, git status, clean up): do it directly.
-- INVESTIGATION or DEVELOPMENT (understand code, implement, fix, refactor): follow the project's development workflow (for amplihack: `/dev`, the dev-orchestrator skill) before changing code.
-</system-reminder>";
+- INVESTIGATION or DEVELOPMENT (understand code, implement, fix, refactor): follow the project's development workflow (for amplihack: `/dev`, the dev-orchestrator skill) before changing code.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
