@@ -1,1 +1,179 @@
 //! Hostile-repository cases: amplihack's helpers and installers never run the repository's code (findings 5, 6, 13, 15, 17, 19, 20).
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::harness::{bash_event, changed, home_snapshot, python_payload, ran};
+use crate::support::{TestEnv, one_group, stderr, stdout};
+
+/// Plants Python modules in the project that record they ran when imported.
+fn plant_modules(env: &TestEnv, modules: &[&str]) {
+    for module in modules {
+        let file = if module.ends_with('/') {
+            env.project.join(module).join("__init__.py")
+        } else {
+            env.project.join(format!("{module}.py"))
+        };
+        env.write(&file, &python_payload(env, &format!("repo {module} ran")));
+    }
+}
+
+/// Finding 5: amplihack's Python helpers (the `http` POST under Amplifier, the AMCP function
+/// shim) run in the project directory, isolated: a repository's modules shadowing the standard
+/// library never run, while the user's own (trusted by definition) handlers still fire.
+#[test]
+fn python_helpers_never_import_the_repository_modules() {
+    let shadows: &[(&str, &[&str])] = &[
+        (
+            "the http helper's imports",
+            &["json", "re", "os", "urllib/"],
+        ),
+        (
+            "the shim's imports",
+            &["asyncio", "importlib/", "inspect", "site"],
+        ),
+        (
+            "what a handler imports",
+            &["posixpath", "string", "textwrap", "enum", "typing"],
+        ),
+    ];
+    for (repo, modules) in shadows {
+        // A user-level http handler, run under Amplifier with the app's Python.
+        let stub = crate::support::http_stub::HttpStub::start(vec![("200 OK", "")]);
+        let env = TestEnv::new();
+        plant_modules(&env, modules);
+        env.plugin(
+            &env.user_hooks_dir(),
+            "notify",
+            &one_group(
+                "PreToolUse",
+                Some("Bash"),
+                vec![json!({"type": "http", "url": stub.url})],
+            ),
+        );
+        let before = home_snapshot(&env);
+        let (out, _) = env.run_hooks(
+            &["--host", "amplifier", "pre-tool-use"],
+            &bash_event(&env, "ls"),
+            &[("AMPLIHACK_PYTHON", "python3")],
+        );
+        assert_eq!(
+            stub.received().len(),
+            1,
+            "{repo}: the POST was made: {}",
+            stderr(&out)
+        );
+        assert_eq!(ran(&env), Vec::<String>::new(), "{repo}: http helper");
+        assert_eq!(
+            changed(&before, &home_snapshot(&env)),
+            Vec::<std::path::PathBuf>::new()
+        );
+        assert_no_bytecode(&env.project, repo);
+
+        // A user-level AMCP function handler, under Claude Code: the module it names (in the
+        // project, as AMCP resolves it) imports the standard library, which must stay the real one.
+        let env = TestEnv::new();
+        plant_modules(&env, modules);
+        let fired = env.root().join("fired");
+        env.write(&env.project.join("myhooks/__init__.py"), "");
+        env.write(
+            &env.project.join("myhooks/handlers.py"),
+            &format!(
+                "import json, re, inspect, os, posixpath, string, textwrap, enum, typing, urllib.parse\n\
+                 def check(data):\n    open({:?}, 'a').write(data['tool_name'] + ' ' + json.__file__ + '\\n')\n    return {{}}\n",
+                fired.display().to_string()
+            ),
+        );
+        env.write(
+            &env.home.join(".config/amcp/hooks.toml"),
+            "[[hooks.PreToolUse.handlers]]\nmatcher = \"*\"\ntype = \"python\"\nfunction = \"myhooks.handlers.check\"\n",
+        );
+        let before = home_snapshot(&env);
+        let (out, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+        let fired = std::fs::read_to_string(&fired).unwrap_or_default();
+        assert!(
+            fired.starts_with("bash ") && !fired.contains(&*env.project.to_string_lossy()),
+            "{repo}: the user's function ran with the real json: {fired:?} {} {}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert_eq!(ran(&env), Vec::<String>::new(), "{repo}: AMCP shim");
+        assert_eq!(
+            changed(&before, &home_snapshot(&env)),
+            Vec::<std::path::PathBuf>::new()
+        );
+        assert_no_bytecode(&env.project, repo);
+    }
+}
+
+/// `-B`: no `__pycache__` is written into the project.
+fn assert_no_bytecode(project: &Path, repo: &str) {
+    let mut found = Vec::new();
+    let mut dirs = vec![project.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.ends_with("__pycache__") {
+                found.push(path);
+            } else if path.is_dir() {
+                dirs.push(path);
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "{repo}: bytecode written into the project: {found:?}"
+    );
+}
+
+/// A cached `.pyc` committed next to the module a user's AMCP handler names (its header matching
+/// the source's size and mtime, as an attacker can make it) is not what runs: the source is.
+#[test]
+fn the_amcp_shim_runs_source_never_a_committed_pyc() {
+    let env = TestEnv::new();
+    let fired = env.root().join("fired");
+    let module = env.project.join("myhooks/handlers.py");
+    env.write(&env.project.join("myhooks/__init__.py"), "");
+    let benign = format!(
+        "def check(data):\n    open({:?}, 'a').write('source\\n')\n    return {{}}\n",
+        fired.display().to_string()
+    );
+    // The same length as the benign source, so the `.pyc` header matches it.
+    let evil = python_payload(&env, "repo pyc ran");
+    let evil = format!("{evil}def check(data):\n    return {{}}\n");
+    let evil = format!("{evil:<width$}", width = benign.len().max(evil.len()));
+    let benign = format!("{benign:<width$}", width = evil.len());
+    env.write(&module, &evil);
+    let compiled = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import py_compile, sys; py_compile.compile(sys.argv[1], doraise=True)",
+        ])
+        .arg(&module)
+        .status()
+        .expect("python3");
+    assert!(compiled.success());
+    let mtime = std::fs::metadata(&module)
+        .expect("meta")
+        .modified()
+        .expect("mtime");
+    env.write(&module, &benign);
+    std::fs::File::options()
+        .write(true)
+        .open(&module)
+        .and_then(|f| f.set_modified(mtime))
+        .expect("mtime");
+    env.write(
+        &env.home.join(".config/amcp/hooks.toml"),
+        "[[hooks.PreToolUse.handlers]]\nmatcher = \"*\"\ntype = \"python\"\nfunction = \"myhooks.handlers.check\"\n",
+    );
+    let (out, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(
+        std::fs::read_to_string(&fired).unwrap_or_default(),
+        "source\n",
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(ran(&env), Vec::<String>::new());
+}
