@@ -12,8 +12,8 @@
 #   temporary directory and runs the unpacked `amplihack install`, which copies both binaries to
 #   ~/.local/bin (or $AMPLIHACK_BIN_DIR) and registers the hooks.
 #
-# From a clone of the repository, `./install.sh [install options]` builds from source instead,
-# statically, the way releases are built (packaging/build).
+# From a clone of the repository, `./install.sh [install options]` (run as a file, not piped)
+# builds from source instead, statically, the way releases are built (packaging/build).
 set -eu
 
 DEFAULT_RELEASES_URL="https://github.com/amplihack/amplihack-hooks/releases"
@@ -23,7 +23,13 @@ fail() {
   exit 1
 }
 
-here=$(cd "$(dirname "$0")" 2>/dev/null && pwd || echo "")
+# From a clone only when this script runs as a file of that clone (`./install.sh`,
+# `sh path/to/install.sh`). Piped into sh, $0 is the shell: the current directory, which may be
+# any repository (`curl ... | sh -s -- --scope project` runs inside one), is never looked at.
+here=""
+if [ -f "$0" ] && [ "$(basename "$0")" = install.sh ]; then
+  here=$(cd "$(dirname "$0")" 2>/dev/null && pwd || echo "")
+fi
 if [ -n "$here" ] && [ -f "$here/Cargo.toml" ] && [ -x "$here/packaging/build" ]; then
   dir=$("$here/packaging/build")
   exec "$dir/amplihack" install "$@"

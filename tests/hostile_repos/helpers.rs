@@ -177,3 +177,88 @@ fn the_amcp_shim_runs_source_never_a_committed_pyc() {
     );
     assert_eq!(ran(&env), Vec::<String>::new());
 }
+
+/// A repository that looks like a clone of amplihack: `Cargo.toml` and an executable
+/// `packaging/build` that records it ran and offers a fake `amplihack` that records it too.
+fn plant_fake_clone(env: &TestEnv, dir: &Path, what: &str) {
+    env.write(&dir.join("Cargo.toml"), "[package]\nname = \"evil\"\n");
+    let bin = dir.join("fake-bin");
+    env.script(
+        &bin.join("amplihack"),
+        &format!(
+            "{}\necho \"$@\" >> '{}'",
+            crate::harness::payload(env, &format!("{what}-amplihack")),
+            env.root().join("fake-amplihack-args").display()
+        ),
+    );
+    env.script(
+        &dir.join("packaging/build"),
+        &format!(
+            "{}\necho '{}'",
+            crate::harness::payload(env, &format!("{what}-build")),
+            bin.display()
+        ),
+    );
+}
+
+/// Finding 6: `curl … | sh` (and `| sh -s -- --scope project`, which the README has run inside a
+/// project) never runs the current directory's `packaging/build`, whatever its shape; run as a
+/// file of a clone, install.sh builds that clone (its own directory, not the current one).
+#[test]
+fn install_sh_piped_never_builds_the_current_directory() {
+    let script = crate::support::repo_root().join("install.sh");
+    let invocations: &[(&str, &[&str])] = &[
+        ("curl | sh", &["-s"]),
+        (
+            "curl | sh -s -- --scope project",
+            &["-s", "--", "--scope", "project"],
+        ),
+    ];
+    for (how, args) in invocations {
+        let env = TestEnv::new();
+        plant_fake_clone(&env, &env.project, "repo");
+        // A file named like the script in the repository changes nothing either.
+        env.script(
+            &env.project.join("install.sh"),
+            &crate::harness::payload(&env, "repo-install.sh"),
+        );
+        let before = home_snapshot(&env);
+        let mut sh = env.command(Path::new("sh"));
+        sh.args(*args)
+            .env("AMPLIHACK_RELEASES_URL", "http://127.0.0.1:1");
+        let (out, took) = crate::support::run_with_timeout(
+            sh,
+            &std::fs::read(&script).expect("install.sh"),
+            std::time::Duration::from_secs(60),
+        );
+        assert_eq!(ran(&env), Vec::<String>::new(), "{how}: {}", stderr(&out));
+        assert!(!out.status.success(), "{how}: the download fails");
+        assert!(
+            stderr(&out).contains("could not download"),
+            "{how}: {}",
+            stderr(&out)
+        );
+        assert!(took < std::time::Duration::from_secs(30), "{how}: {took:?}");
+        assert_eq!(
+            changed(&before, &home_snapshot(&env)),
+            Vec::<std::path::PathBuf>::new()
+        );
+    }
+
+    // Run as a file of a clone, from inside another such repository: the clone is built.
+    let env = TestEnv::new();
+    plant_fake_clone(&env, &env.project, "repo");
+    let clone = env.root().join("clone");
+    plant_fake_clone(&env, &clone, "clone");
+    std::fs::copy(&script, clone.join("install.sh")).expect("copy");
+    let mut sh = env.command(Path::new("sh"));
+    sh.arg(clone.join("install.sh"))
+        .args(["--scope", "project"]);
+    let (out, _) = crate::support::run_with_timeout(sh, b"", std::time::Duration::from_secs(60));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(ran(&env), ["clone-build", "clone-amplihack"]);
+    assert_eq!(
+        std::fs::read_to_string(env.root().join("fake-amplihack-args")).unwrap_or_default(),
+        "install --scope project\n"
+    );
+}
