@@ -68,6 +68,13 @@ command -v tar >/dev/null 2>&1 || fail "tar is not installed; install it and run
 
 base=${AMPLIHACK_RELEASES_URL:-$DEFAULT_RELEASES_URL}
 base=${base%/}
+# Over HTTPS only; plain http:// for this machine alone (a local mirror, the tests).
+case "$base" in
+  [Hh][Tt][Tt][Pp][Ss]://*) ;;
+  http://*@*) fail "AMPLIHACK_RELEASES_URL is $base: a plain http:// site may not carry user@; use https:// or a plain loopback URL; nothing was installed" ;;
+  http://localhost|http://localhost[:/]*|http://127.0.0.1|http://127.0.0.1[:/]*|http://\[::1\]|http://\[::1\][:/]*) ;;
+  *) fail "AMPLIHACK_RELEASES_URL is $base: releases are downloaded over HTTPS only (plain http:// only from localhost, 127.0.0.1 or [::1]); set it to an https:// URL or unset it; nothing was installed" ;;
+esac
 if [ -n "${AMPLIHACK_VERSION:-}" ]; then
   url="$base/download/v${AMPLIHACK_VERSION#v}"
 else

@@ -262,3 +262,90 @@ fn install_sh_piped_never_builds_the_current_directory() {
         "install --scope project\n"
     );
 }
+
+/// This machine's release target, as archives are named.
+fn release_target() -> &'static str {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => "x86_64-unknown-linux-gnu",
+        ("linux", "aarch64") => "aarch64-unknown-linux-gnu",
+        ("macos", "x86_64") => "x86_64-apple-darwin",
+        _ => "aarch64-apple-darwin",
+    }
+}
+
+/// Finding 20: `amplihack update` fetches over HTTPS only (plain http:// for a loopback site, as
+/// the tests' own), and a manifest's asset `name` is a plain file name: anything else is refused
+/// with the reason before a byte is written.
+#[test]
+fn update_refuses_plain_http_and_asset_names_that_are_paths() {
+    let env = TestEnv::new();
+    let before = home_snapshot(&env);
+    for (url, how) in [
+        (
+            "http://releases.example/releases",
+            "plain http to another host",
+        ),
+        (
+            "http://127.0.0.1:1@releases.example/releases",
+            "a loopback user@ in front of another host",
+        ),
+        ("ftp://127.0.0.1/releases", "another scheme"),
+    ] {
+        let mut update = env.amplihack(&["update", "--check"]);
+        update.env("AMPLIHACK_RELEASES_URL", url);
+        let (out, took) =
+            crate::support::run_with_timeout(update, b"", std::time::Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(1), "{how}: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains("AMPLIHACK_RELEASES_URL") && stderr(&out).contains("HTTPS only"),
+            "{how}: {}",
+            stderr(&out)
+        );
+        assert!(
+            took < std::time::Duration::from_secs(10),
+            "{how}: no network: {took:?}"
+        );
+        // install.sh says the same.
+        let mut sh = env.command(Path::new("sh"));
+        sh.arg("-s").env("AMPLIHACK_RELEASES_URL", url);
+        let script =
+            std::fs::read(crate::support::repo_root().join("install.sh")).expect("install.sh");
+        let (out, _) =
+            crate::support::run_with_timeout(sh, &script, std::time::Duration::from_secs(60));
+        assert!(
+            !out.status.success() && stderr(&out).contains("AMPLIHACK_RELEASES_URL is"),
+            "{how}: {}",
+            stderr(&out)
+        );
+    }
+
+    for name in [
+        "/tmp/amplihack.tar.gz",
+        "../amplihack.tar.gz",
+        "x/../../amplihack.tar.gz",
+        "..",
+    ] {
+        let site = env.root().join("site");
+        let manifest = json!({"version": "99.0.0", "artifacts": [
+            {"name": name, "target": release_target(), "sha256": "0".repeat(64)}]});
+        env.write(
+            &site.join("v99.0.0/dist-manifest.json"),
+            &manifest.to_string(),
+        );
+        let releases = crate::support::releases::Releases::serve(&site, "99.0.0");
+        let mut update = env.amplihack(&["update"]);
+        update.env("AMPLIHACK_RELEASES_URL", &releases.url);
+        let (out, _) =
+            crate::support::run_with_timeout(update, b"", std::time::Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains("not a plain file name") && stderr(&out).contains(name),
+            "{name}: {}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(
+        changed(&before, &home_snapshot(&env)),
+        Vec::<std::path::PathBuf>::new()
+    );
+}
