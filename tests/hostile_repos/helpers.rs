@@ -349,3 +349,89 @@ fn update_refuses_plain_http_and_asset_names_that_are_paths() {
         Vec::<std::path::PathBuf>::new()
     );
 }
+
+/// Findings 17 and 19: the user's settings file as a FIFO, a hard link, or a symlink into a
+/// dotfiles repository. A FIFO is refused at once naming the file (never waited on); a hard link
+/// keeps its other name up to date; a symlink's target directory gets nothing but the new bytes
+/// (the backup and the lock sidecar stay beside the link, in `~/.claude`).
+#[test]
+fn unusual_settings_files_are_refused_or_kept_as_they_are() {
+    use std::os::unix::fs::MetadataExt;
+    // A FIFO: refused within seconds, naming it; nothing written.
+    let env = TestEnv::new();
+    let settings = env.claude_settings_path();
+    std::fs::create_dir_all(settings.parent().expect("dir")).expect("mkdir");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&settings)
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    let before = home_snapshot(&env);
+    let (out, took) = crate::support::run_with_timeout(
+        env.amplihack(&["install", "--yes", "--host", "claude"]),
+        b"",
+        std::time::Duration::from_secs(60),
+    );
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "no hang: {took:?}"
+    );
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&*settings.to_string_lossy()) && stderr(&out).contains("FIFO"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(
+        &std::fs::symlink_metadata(&settings)
+            .expect("meta")
+            .file_type()
+    ));
+    let sidecars: Vec<_> = changed(&before, &home_snapshot(&env))
+        .into_iter()
+        .filter(|p| p.starts_with(settings.parent().expect("dir")))
+        .collect();
+    assert_eq!(sidecars, Vec::<std::path::PathBuf>::new());
+
+    // A hard link: both names see the registration.
+    let env = TestEnv::new();
+    let settings = env.claude_settings_path();
+    let dotfiles = env.root().join("dotfiles/claude-settings.json");
+    env.write(&dotfiles, "{\"model\": \"sonnet\"}\n");
+    std::fs::create_dir_all(settings.parent().expect("dir")).expect("mkdir");
+    std::fs::hard_link(&dotfiles, &settings).expect("hard link");
+    let out = env.run_amplihack(&["install", "--yes", "--host", "claude"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::metadata(&settings).expect("meta").nlink(), 2);
+    let text = std::fs::read_to_string(&dotfiles).expect("dotfiles");
+    assert!(
+        text.contains("amplihack-hooks") && text.contains("sonnet"),
+        "{text}"
+    );
+
+    // A symlink into a dotfiles repository: nothing of ours lands there.
+    let env = TestEnv::new();
+    let settings = env.claude_settings_path();
+    let dotfiles = env.root().join("dotfiles/claude-settings.json");
+    env.write(&dotfiles, "{\"model\": \"sonnet\"}\n");
+    std::fs::create_dir_all(settings.parent().expect("dir")).expect("mkdir");
+    std::os::unix::fs::symlink(&dotfiles, &settings).expect("symlink");
+    let out = env.run_amplihack(&["install", "--yes", "--host", "claude"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let in_dotfiles: Vec<_> = std::fs::read_dir(dotfiles.parent().expect("dir"))
+        .expect("dotfiles")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(in_dotfiles, ["claude-settings.json"]);
+    assert!(
+        std::fs::read_to_string(&dotfiles)
+            .expect("dotfiles")
+            .contains("amplihack-hooks")
+    );
+    assert_eq!(
+        env.backups_of(&settings).len(),
+        1,
+        "the backup is beside the link"
+    );
+}
