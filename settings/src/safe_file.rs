@@ -743,8 +743,9 @@ fn read_regular(path: &Path, target: &Path) -> Result<Option<Vec<u8>>, FileError
         kind,
     };
     if kind.is_dir() {
-        return Err(io_error(path, "read")(io::Error::from(
-            ErrorKind::IsADirectory,
+        // What reading a directory reports (EISDIR), with its fix.
+        return Err(io_error(path, "read")(io::Error::from_raw_os_error(
+            libc::EISDIR,
         )));
     } else if kind.is_fifo() {
         return Err(not_regular("a FIFO (named pipe)"));
@@ -834,7 +835,11 @@ fn stage(
     let mut staged = tempfile::Builder::new()
         .prefix(&temporary_prefix(name))
         .tempfile_in(dir)
-        .map_err(io_error(dir, "create a temporary file"))?;
+        // Named as the file it would have been, so the fix names its directory.
+        .map_err(io_error(
+            &dir.join(format!("{}…", temporary_prefix(name))),
+            "create the temporary file",
+        ))?;
     staged
         .write_all(text.as_bytes())
         .map_err(io_error(staged.path(), "write"))?;
