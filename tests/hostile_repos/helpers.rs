@@ -435,3 +435,72 @@ fn unusual_settings_files_are_refused_or_kept_as_they_are() {
         "the backup is beside the link"
     );
 }
+
+/// Finding 15: a repository cloned under a name that is a command (``q`touch$IFS.INJECTED`q``,
+/// `q$(touch .INJECTED)q`) or that simply has a space: a user-level plugin's `${CLAUDE_PROJECT_DIR}`
+/// in backticks, in `"$(…)"` and in a heredoc runs nothing of the name and gets the path exactly.
+#[test]
+fn a_project_directory_name_never_runs_through_a_placeholder() {
+    // (command writing to the mark, what it writes for the project path)
+    let contexts: &[(&str, fn(&str) -> String)] = &[
+        ("echo G:`echo \"${CLAUDE_PROJECT_DIR}\"`", |p| {
+            format!("G:{p}")
+        }),
+        ("echo U:`echo ${CLAUDE_PROJECT_DIR}`", |p| format!("U:{p}")),
+        (
+            "printf '%s\\n' \"$(printf '%s' \"${CLAUDE_PROJECT_DIR}\")\"",
+            |p| p.to_string(),
+        ),
+        ("cat <<EOF\n${CLAUDE_PROJECT_DIR}\nEOF", |p| p.to_string()),
+        ("printf '%s\\n' ${CLAUDE_PROJECT_DIR}", |p| p.to_string()),
+    ];
+    for name in [
+        "q`touch$IFS.INJECTED`q",
+        "q$(touch .INJECTED)q",
+        "My Project",
+    ] {
+        let env = TestEnv::new();
+        let project = env.root().join(name);
+        std::fs::create_dir_all(&project).expect("project");
+        let mark = env.root().join("mark");
+        let handlers: Vec<_> = contexts
+            .iter()
+            .map(|(command, _)| {
+                crate::support::command(&format!("{{ {command}\n}} >> '{}'", mark.display()))
+            })
+            .collect();
+        env.plugin(
+            &env.user_hooks_dir(),
+            "paths",
+            &one_group("PreToolUse", Some("Bash"), handlers),
+        );
+        let mut event = bash_event(&env, "ls");
+        event["cwd"] = json!(project);
+        let value = project.to_string_lossy().into_owned();
+        let (out, _) = env.run_hooks(
+            &["pre-tool-use"],
+            &event,
+            &[("CLAUDE_PROJECT_DIR", value.as_str())],
+        );
+        let injected: Vec<_> = [env.root(), &env.project, &project, &env.home]
+            .iter()
+            .map(|d| d.join(".INJECTED"))
+            .filter(|f| f.exists())
+            .collect();
+        assert_eq!(
+            injected,
+            Vec::<std::path::PathBuf>::new(),
+            "{name:?}: {}",
+            stderr(&out)
+        );
+        let mut got: Vec<String> = std::fs::read_to_string(&mark)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let mut want: Vec<String> = contexts.iter().map(|(_, f)| f(&value)).collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{name:?}: {}", stderr(&out));
+    }
+}
