@@ -436,13 +436,16 @@ fn unusual_settings_files_are_refused_or_kept_as_they_are() {
     );
 }
 
+/// What a command writes for the project path.
+type Expected = fn(&str) -> String;
+
 /// Finding 15: a repository cloned under a name that is a command (``q`touch$IFS.INJECTED`q``,
 /// `q$(touch .INJECTED)q`) or that simply has a space: a user-level plugin's `${CLAUDE_PROJECT_DIR}`
 /// in backticks, in `"$(…)"` and in a heredoc runs nothing of the name and gets the path exactly.
 #[test]
 fn a_project_directory_name_never_runs_through_a_placeholder() {
     // (command writing to the mark, what it writes for the project path)
-    let contexts: &[(&str, fn(&str) -> String)] = &[
+    let contexts: &[(&str, Expected)] = &[
         ("echo G:`echo \"${CLAUDE_PROJECT_DIR}\"`", |p| {
             format!("G:{p}")
         }),
