@@ -716,6 +716,22 @@ pub fn edit_text(
     commit(path, &target, options, || plan(read()?, &mut change))
 }
 
+/// A settings file's text, for reading only (symlinks followed; a regular UTF-8 file of at most
+/// [`MAX_BYTES`], else the error naming it). `Ok(None)` when it does not exist.
+pub fn read_text(path: &Path) -> Result<Option<String>, FileError> {
+    let target = resolve_target(path)?;
+    read_regular(path, &target)?
+        .map(|bytes| {
+            String::from_utf8(bytes).map_err(|e| FileError::Parse {
+                path: path.to_path_buf(),
+                line: 1,
+                column: e.utf8_error().valid_up_to() + 1,
+                message: "the file is not UTF-8".into(),
+            })
+        })
+        .transpose()
+}
+
 fn read_bytes(path: &Path) -> Result<Option<String>, FileError> {
     Ok(read_regular(path, path)?.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }
@@ -996,6 +1012,8 @@ mod tests {
                 "{message}"
             );
             let error = read_json(path).expect_err("refused");
+            assert!(matches!(error, FileError::NotRegular { .. }), "{error}");
+            let error = read_text(path).expect_err("refused");
             assert!(matches!(error, FileError::NotRegular { .. }), "{error}");
         }
         let mut left: Vec<_> = std::fs::read_dir(dir.path())

@@ -357,41 +357,63 @@ fn update_refuses_plain_http_and_asset_names_that_are_paths() {
 #[test]
 fn unusual_settings_files_are_refused_or_kept_as_they_are() {
     use std::os::unix::fs::MetadataExt;
-    // A FIFO: refused within seconds, naming it; nothing written.
-    let env = TestEnv::new();
-    let settings = env.claude_settings_path();
-    std::fs::create_dir_all(settings.parent().expect("dir")).expect("mkdir");
-    let status = std::process::Command::new("mkfifo")
-        .arg(&settings)
-        .status()
-        .expect("mkfifo");
-    assert!(status.success());
-    let before = home_snapshot(&env);
-    let (out, took) = crate::support::run_with_timeout(
-        env.amplihack(&["install", "--yes", "--host", "claude"]),
-        b"",
-        std::time::Duration::from_secs(60),
-    );
-    assert!(
-        took < std::time::Duration::from_secs(20),
-        "no hang: {took:?}"
-    );
-    assert!(!out.status.success(), "{}", stdout(&out));
-    assert!(
-        stderr(&out).contains(&*settings.to_string_lossy()) && stderr(&out).contains("FIFO"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(std::os::unix::fs::FileTypeExt::is_fifo(
-        &std::fs::symlink_metadata(&settings)
-            .expect("meta")
-            .file_type()
-    ));
-    let sidecars: Vec<_> = changed(&before, &home_snapshot(&env))
-        .into_iter()
-        .filter(|p| p.starts_with(settings.parent().expect("dir")))
-        .collect();
-    assert_eq!(sidecars, Vec::<std::path::PathBuf>::new());
+    // A FIFO where a host's settings file should be: install refuses within seconds, naming it;
+    // doctor and uninstall do not wait on it either; nothing is written beside it.
+    let settings_files = |env: &TestEnv| {
+        [
+            ("claude", env.claude_settings_path()),
+            ("amplifier", env.home.join(".amplifier/settings.yaml")),
+        ]
+    };
+    for host in ["claude", "amplifier"] {
+        let env = TestEnv::new();
+        let settings = settings_files(&env)
+            .into_iter()
+            .find(|(h, _)| *h == host)
+            .map(|(_, p)| p)
+            .expect("host");
+        std::fs::create_dir_all(settings.parent().expect("dir")).expect("mkdir");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&settings)
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+        let before = home_snapshot(&env);
+        for args in [
+            &["install", "--yes", "--host", host][..],
+            &["doctor"],
+            &["uninstall", "--yes"],
+        ] {
+            let (out, took) = crate::support::run_with_timeout(
+                env.amplihack(args),
+                b"",
+                std::time::Duration::from_secs(60),
+            );
+            assert!(
+                took < std::time::Duration::from_secs(20),
+                "{host} {args:?}: no hang: {took:?}"
+            );
+            if args[0] == "install" {
+                assert!(!out.status.success(), "{}", stdout(&out));
+                assert!(
+                    stderr(&out).contains(&*settings.to_string_lossy())
+                        && stderr(&out).contains("FIFO"),
+                    "{host}: {}",
+                    stderr(&out)
+                );
+            }
+        }
+        assert!(std::os::unix::fs::FileTypeExt::is_fifo(
+            &std::fs::symlink_metadata(&settings)
+                .expect("meta")
+                .file_type()
+        ));
+        let sidecars: Vec<_> = changed(&before, &home_snapshot(&env))
+            .into_iter()
+            .filter(|p| p.starts_with(settings.parent().expect("dir")))
+            .collect();
+        assert_eq!(sidecars, Vec::<std::path::PathBuf>::new(), "{host}");
+    }
 
     // A hard link: both names see the registration.
     let env = TestEnv::new();
