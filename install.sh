@@ -58,7 +58,13 @@ else
   fail "neither sha256sum nor shasum is installed, so the download cannot be verified; nothing was installed. Install coreutils (sha256sum) or perl (shasum) and run this again."
 fi
 if command -v curl >/dev/null 2>&1; then
-  fetch() { curl -fsSL --retry 2 -o "$2" "$1"; }
+  # From an https:// site, curl follows no redirect off HTTPS either.
+  fetch() {
+    case "$1" in
+      [Hh][Tt][Tt][Pp][Ss]://*) curl -fsSL --retry 2 --proto =https --proto-redir =https -o "$2" "$1" ;;
+      *) curl -fsSL --retry 2 -o "$2" "$1" ;;
+    esac
+  }
 elif command -v wget >/dev/null 2>&1; then
   fetch() { wget -q -O "$2" "$1"; }
 else
