@@ -529,3 +529,48 @@ fn a_project_directory_name_never_runs_through_a_placeholder() {
         assert_eq!(got, want, "{name:?}: {}", stderr(&out));
     }
 }
+
+/// A user-level AMCP function naming the user's own package (on `PYTHONPATH`, outside the
+/// project): a repository that ships a package of the same name does not replace it.
+#[test]
+fn the_amcp_shim_prefers_the_users_installed_package() {
+    let env = TestEnv::new();
+    let fired = env.root().join("fired");
+    let site = env.root().join("user-python");
+    env.write(&site.join("userpkg/__init__.py"), "");
+    env.write(
+        &site.join("userpkg/hooks.py"),
+        &format!(
+            "def check(data):\n    open({:?}, 'a').write('user package\\n')\n    return {{}}\n",
+            fired.display().to_string()
+        ),
+    );
+    env.write(
+        &env.project.join("userpkg/__init__.py"),
+        &python_payload(&env, "repo userpkg ran"),
+    );
+    env.write(
+        &env.project.join("userpkg/hooks.py"),
+        &format!(
+            "{}def check(data):\n    return {{}}\n",
+            python_payload(&env, "repo userpkg.hooks ran")
+        ),
+    );
+    env.write(
+        &env.home.join(".config/amcp/hooks.toml"),
+        "[[hooks.PreToolUse.handlers]]\nmatcher = \"*\"\ntype = \"python\"\nfunction = \"userpkg.hooks.check\"\n",
+    );
+    let site = site.to_string_lossy().into_owned();
+    let (out, _) = env.run_hooks(
+        &["pre-tool-use"],
+        &bash_event(&env, "ls"),
+        &[("PYTHONPATH", site.as_str())],
+    );
+    assert_eq!(
+        std::fs::read_to_string(&fired).unwrap_or_default(),
+        "user package\n",
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(ran(&env), Vec::<String>::new());
+}

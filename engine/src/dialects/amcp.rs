@@ -40,8 +40,9 @@ const EVENTS: &[&str] = &[
 /// a coroutine awaited; a dict returned is the JSON answer, a string is printed as it is.
 /// Run with `python3 -I -B` ([`crate::handlers::http::ISOLATED`]): the project directory (the
 /// working directory) is not on `sys.path`. Only the target's top-level package is loaded from
-/// it, by absolute path, from source (never a `.pyc` found there), and only when that name is not
-/// the standard library's or already loaded: a repo's `json.py` or `inspect.py` never runs. What
+/// it, by absolute path, from source (never a `.pyc` found there), and only when no such name is
+/// loaded or installed (the standard library, site-packages): a repo's `json.py` or `inspect.py`
+/// never runs, nor does a repo's copy of a package a user-level handler names. What
 /// `-I` drops that is the user's own comes back after the standard library: absolute
 /// `PYTHONPATH` entries and the user's site-packages.
 const FUNCTION_SHIM: &str = r#"import asyncio, importlib, importlib.machinery as m, importlib.util, inspect, json, os, sys
@@ -61,7 +62,7 @@ import site; site.addsitedir(site.getusersitepackages())
 name = sys.argv[1]
 module, _, function = name.rpartition('.')
 top = module.partition('.')[0]
-if top not in sys.modules and top not in getattr(sys, 'stdlib_module_names', ()):
+if top not in sys.modules and importlib.util.find_spec(top) is None:
     spec = m.PathFinder.find_spec(top, [root])
     if spec is not None and spec.loader is not None:
         sys.modules[top] = importlib.util.module_from_spec(spec)
