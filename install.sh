@@ -12,8 +12,8 @@
 #   temporary directory and runs the unpacked `amplihack install`, which copies both binaries to
 #   ~/.local/bin (or $AMPLIHACK_BIN_DIR) and registers the hooks.
 #
-# From a clone of the repository, `./install.sh [install options]` builds from source instead,
-# statically, the way releases are built (packaging/build).
+# From a clone of the repository, `./install.sh [install options]` (run as a file, not piped)
+# builds from source instead, statically, the way releases are built (packaging/build).
 set -eu
 
 DEFAULT_RELEASES_URL="https://github.com/amplihack/amplihack-hooks/releases"
@@ -23,7 +23,13 @@ fail() {
   exit 1
 }
 
-here=$(cd "$(dirname "$0")" 2>/dev/null && pwd || echo "")
+# From a clone only when this script runs as a file of that clone (`./install.sh`,
+# `sh path/to/install.sh`). Piped into sh, $0 is the shell: the current directory, which may be
+# any repository (`curl ... | sh -s -- --scope project` runs inside one), is never looked at.
+here=""
+if [ -f "$0" ] && [ "$(basename "$0")" = install.sh ]; then
+  here=$(cd "$(dirname "$0")" 2>/dev/null && pwd || echo "")
+fi
 if [ -n "$here" ] && [ -f "$here/Cargo.toml" ] && [ -x "$here/packaging/build" ]; then
   dir=$("$here/packaging/build")
   exec "$dir/amplihack" install "$@"
@@ -52,7 +58,13 @@ else
   fail "neither sha256sum nor shasum is installed, so the download cannot be verified; nothing was installed. Install coreutils (sha256sum) or perl (shasum) and run this again."
 fi
 if command -v curl >/dev/null 2>&1; then
-  fetch() { curl -fsSL --retry 2 -o "$2" "$1"; }
+  # From an https:// site, curl follows no redirect off HTTPS either.
+  fetch() {
+    case "$1" in
+      [Hh][Tt][Tt][Pp][Ss]://*) curl -fsSL --retry 2 --proto =https --proto-redir =https -o "$2" "$1" ;;
+      *) curl -fsSL --retry 2 -o "$2" "$1" ;;
+    esac
+  }
 elif command -v wget >/dev/null 2>&1; then
   fetch() { wget -q -O "$2" "$1"; }
 else
@@ -62,6 +74,13 @@ command -v tar >/dev/null 2>&1 || fail "tar is not installed; install it and run
 
 base=${AMPLIHACK_RELEASES_URL:-$DEFAULT_RELEASES_URL}
 base=${base%/}
+# Over HTTPS only; plain http:// for this machine alone (a local mirror, the tests).
+case "$base" in
+  [Hh][Tt][Tt][Pp][Ss]://*) ;;
+  http://*@*) fail "AMPLIHACK_RELEASES_URL is $base: a plain http:// site may not carry user@; use https:// or a plain loopback URL; nothing was installed" ;;
+  http://localhost|http://localhost[:/]*|http://127.0.0.1|http://127.0.0.1[:/]*|http://\[::1\]|http://\[::1\][:/]*) ;;
+  *) fail "AMPLIHACK_RELEASES_URL is $base: releases are downloaded over HTTPS only (plain http:// only from localhost, 127.0.0.1 or [::1]); set it to an https:// URL or unset it; nothing was installed" ;;
+esac
 if [ -n "${AMPLIHACK_VERSION:-}" ]; then
   url="$base/download/v${AMPLIHACK_VERSION#v}"
 else

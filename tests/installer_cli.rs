@@ -330,7 +330,8 @@ fn unparseable_or_misshapen_files_are_refused_untouched() {
 }
 
 #[test]
-fn a_symlinked_settings_file_is_edited_at_its_target_and_stays_a_link() {
+fn a_symlinked_settings_file_is_edited_at_its_target_and_stays_a_link_with_our_files_beside_the_link()
+ {
     let env = TestEnv::new();
     let dotfiles = env.root().join("dotfiles/claude-settings.json");
     env.write(&dotfiles, "{\"model\": \"sonnet\"}\n");
@@ -356,11 +357,19 @@ fn a_symlinked_settings_file_is_edited_at_its_target_and_stays_a_link() {
         0o600,
         "mode kept"
     );
+    // The backup and the lock sidecar go beside the link, in the user's directory; the
+    // directory the link points into (a dotfiles repository) gets nothing of ours.
     assert_eq!(
-        env.backups_of(&dotfiles).len(),
+        env.backups_of(&env.claude_settings_path()).len(),
         1,
-        "backup beside the target"
+        "backup beside the link"
     );
+    let dotfiles_dir: Vec<_> = std::fs::read_dir(dotfiles.parent().expect("dir"))
+        .expect("dotfiles")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(dotfiles_dir, ["claude-settings.json"]);
 }
 
 #[test]

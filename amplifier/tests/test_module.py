@@ -401,6 +401,53 @@ class AgentHandlers(unittest.TestCase):
                 with self.subTest(name=name, arguments=arguments):
                     self.assertTrue(run_tool(name, arguments, project).startswith(expected), run_tool(name, arguments, project))
 
+    def test_tools_are_rooted_at_the_project(self) -> None:
+        """Finding 13: absolute paths, `..` and symlinks that lead out of the project are refused
+        with a clear answer; a FIFO is not waited on; reads are bounded."""
+        with tempfile.TemporaryDirectory() as scratch:
+            project = os.path.join(scratch, "project")
+            os.makedirs(os.path.join(project, "src"))
+            secret = os.path.join(scratch, "secret.txt")
+            with open(secret, "w") as f:
+                f.write("SECRET outside\n")
+            with open(os.path.join(project, "src", "a.py"), "w") as f:
+                f.write("inside = 1\n")
+            with open(os.path.join(project, "big.txt"), "w") as f:
+                f.write("x" * 100_000)
+            os.symlink(secret, os.path.join(project, "link.txt"))
+            os.symlink(scratch, os.path.join(project, "up"))
+            os.mkfifo(os.path.join(project, "pipe"))
+            refused = "error: "
+            cases: list[tuple[str, dict[str, Any], str]] = [
+                ("Read", {"file_path": secret}, refused),
+                ("Read", {"file_path": "../secret.txt"}, refused),
+                ("Read", {"file_path": "src/../../secret.txt"}, refused),
+                ("Read", {"file_path": "link.txt"}, refused),
+                ("Read", {"file_path": "up/secret.txt"}, refused),
+                ("Read", {"file_path": "/etc/passwd"}, refused),
+                ("Read", {"file_path": "pipe"}, refused),
+                ("Read", {"file_path": os.path.join(project, "src", "a.py")}, "inside = 1"),
+                ("Read", {"file_path": "src/../src/a.py"}, "inside = 1"),
+                ("Grep", {"pattern": "SECRET", "path": ".."}, refused),
+                ("Grep", {"pattern": "SECRET", "path": "/"}, refused),
+                ("Grep", {"pattern": "SECRET", "path": "up"}, refused),
+                ("Grep", {"pattern": "SECRET"}, "no matches"),
+                ("Glob", {"pattern": "*", "path": "/etc"}, refused),
+                ("Glob", {"pattern": "/etc/*"}, refused),
+                ("Glob", {"pattern": "../*"}, refused),
+                ("Glob", {"pattern": "src/../../*"}, refused),
+                ("Glob", {"pattern": "up/*"}, ""),
+                ("Glob", {"pattern": "**/*.py"}, "src/a.py"),
+            ]
+            for name, arguments, expected in cases:
+                with self.subTest(name=name, arguments=arguments):
+                    answer = run_tool(name, arguments, project)
+                    self.assertTrue(answer.startswith(expected), answer)
+                    self.assertNotIn("SECRET outside", answer)
+            self.assertIn("outside the project", run_tool("Read", {"file_path": "../secret.txt"}, project))
+            self.assertIn("not a regular file", run_tool("Read", {"file_path": "pipe"}, project))
+            self.assertEqual(len(run_tool("Read", {"file_path": "big.txt"}, project)), 30_000)
+
     def test_the_subagent_calls_tools_until_it_answers(self) -> None:
         class Call:
             def __init__(self, name: str, arguments: dict[str, Any]) -> None:

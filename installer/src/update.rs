@@ -65,6 +65,10 @@ pub enum UpdateError {
     NothingToRollBack {
         dir: PathBuf,
     },
+    /// `AMPLIHACK_RELEASES_URL` is not `https://` (plain `http://` is for a loopback host only).
+    InsecureUrl {
+        url: String,
+    },
 }
 
 impl fmt::Display for UpdateError {
@@ -104,6 +108,12 @@ impl fmt::Display for UpdateError {
                 f,
                 "no previous version is kept in {} (there has been no `amplihack update` yet)",
                 dir.display()
+            ),
+            UpdateError::InsecureUrl { url } => write!(
+                f,
+                "{RELEASES_VAR} is {url}: releases are fetched over HTTPS only (plain http:// only \
+                 from this machine: localhost, 127.0.0.1, [::1]); set it to an https:// URL, or \
+                 unset it for {DEFAULT_RELEASES_URL}; {KEPT}"
             ),
         }
     }
@@ -149,13 +159,53 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
     parts(a).cmp(&parts(b))
 }
 
-fn releases_url() -> String {
-    std::env::var("AMPLIHACK_RELEASES_URL")
+/// The variable naming another release site.
+const RELEASES_VAR: &str = "AMPLIHACK_RELEASES_URL";
+
+/// The release site: `https://`, or plain `http://` to a loopback host (a local mirror, the tests).
+fn releases_url() -> Result<String, UpdateError> {
+    let url = std::env::var(RELEASES_VAR)
         .ok()
         .filter(|u| !u.is_empty())
         .unwrap_or_else(|| DEFAULT_RELEASES_URL.to_string())
         .trim_end_matches('/')
-        .to_string()
+        .to_string();
+    secure(url)
+}
+
+fn secure(url: String) -> Result<String, UpdateError> {
+    match scheme_and_host(&url) {
+        Some(("https", _)) => Ok(url),
+        Some(("http", host)) if is_loopback(host) => Ok(url),
+        _ => Err(UpdateError::InsecureUrl { url }),
+    }
+}
+
+/// `("https", "example.com")` of `https://user@example.com:8443/x`, the scheme lowercased.
+fn scheme_and_host(url: &str) -> Option<(&'static str, &str)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = ["https", "http"]
+        .into_iter()
+        .find(|s| s.eq_ignore_ascii_case(scheme))?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host_port.split(':').next().unwrap_or_default(),
+    };
+    Some((scheme, host))
+}
+
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A manifest's asset `name` is a file in the release's directory: a plain file name.
+fn plain_file_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
 }
 
 fn release_url(base: &str, version: Option<&str>) -> String {
@@ -165,8 +215,10 @@ fn release_url(base: &str, version: Option<&str>) -> String {
     }
 }
 
-fn agent() -> ureq::Agent {
+fn agent(base: &str) -> ureq::Agent {
     ureq::Agent::config_builder()
+        // Redirects (GitHub's `latest`) stay on HTTPS when the site is.
+        .https_only(scheme_and_host(base).is_some_and(|(scheme, _)| scheme == "https"))
         .timeout_global(Some(Duration::from_secs(300)))
         .timeout_connect(Some(Duration::from_secs(20)))
         .proxy(ureq::Proxy::try_from_env())
@@ -201,9 +253,13 @@ struct Release {
     url: String,
 }
 
-fn find_release(agent: &ureq::Agent, pinned: Option<&str>) -> Result<Release, UpdateError> {
+fn find_release(
+    agent: &ureq::Agent,
+    base: &str,
+    pinned: Option<&str>,
+) -> Result<Release, UpdateError> {
     let target = current_target().ok_or(UpdateError::NoPlatform)?;
-    let url = release_url(&releases_url(), pinned);
+    let url = release_url(base, pinned);
     let manifest_url = format!("{url}/dist-manifest.json");
     let bad = |problem: &str| UpdateError::Manifest {
         url: manifest_url.clone(),
@@ -228,13 +284,18 @@ fn find_release(agent: &ureq::Agent, pinned: Option<&str>) -> Result<Release, Up
         .as_str()
         .ok_or_else(|| bad("an artifact without `name`"))?
         .to_string();
+    if !plain_file_name(&asset) {
+        return Err(bad(&format!(
+            "artifact `name` {asset:?} is not a plain file name (no `/`, no `..`, not absolute)"
+        )));
+    }
     let sha256 = artifact["sha256"]
         .as_str()
         .filter(|s| s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit()))
         .ok_or_else(|| bad("an artifact without a valid `sha256`"))?
         .to_ascii_lowercase();
     // A pinned release is fetched from its own directory; "latest" redirects there.
-    let url = release_url(&releases_url(), pinned.or(Some(&version)));
+    let url = release_url(base, pinned.or(Some(&version)));
     Ok(Release {
         version,
         asset,
@@ -344,8 +405,9 @@ pub fn update(args: &UpdateArgs) -> Result<Outcome, CommandError> {
     if args.rollback {
         return rollback(&locations, &bin_dir);
     }
-    let agent = agent();
-    let release = find_release(&agent, args.version.as_deref())?;
+    let base = releases_url()?;
+    let agent = agent(&base);
+    let release = find_release(&agent, &base, args.version.as_deref())?;
     let installed = deploy::reported_version(&bin_dir.join("amplihack-hooks"))
         .unwrap_or_else(|| VERSION.to_string());
     let order = compare_versions(&release.version, &installed);
@@ -475,6 +537,43 @@ mod tests {
             ("2.0.0", "1.99.99", Ordering::Greater),
         ] {
             assert_eq!(compare_versions(a, b), want, "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn release_sites_are_https_or_loopback_http() {
+        for (url, secure) in [
+            ("https://github.com/a/b/releases", true),
+            ("HTTPS://mirror.example/releases", true),
+            ("http://127.0.0.1:8080/releases", true),
+            ("http://localhost/releases", true),
+            ("http://[::1]:9/releases", true),
+            ("http://127.1.2.3/releases", true),
+            ("http://mirror.example/releases", false),
+            ("http://127.0.0.1.evil.example/releases", false),
+            ("http://localhost@evil.example/releases", false),
+            ("http://evil.example#@127.0.0.1/", false),
+            ("ftp://127.0.0.1/releases", false),
+            ("file:///tmp/releases", false),
+            ("127.0.0.1/releases", false),
+        ] {
+            assert_eq!(super::secure(url.into()).is_ok(), secure, "{url}");
+        }
+    }
+
+    #[test]
+    fn asset_names_are_plain_file_names() {
+        for (name, plain) in [
+            ("amplihack-x86_64-unknown-linux-gnu.tar.gz", true),
+            ("/tmp/x.tar.gz", false),
+            ("../x.tar.gz", false),
+            ("a/b.tar.gz", false),
+            ("..", false),
+            (".", false),
+            ("", false),
+            ("a\\b", false),
+        ] {
+            assert_eq!(plain_file_name(name), plain, "{name:?}");
         }
     }
 

@@ -1,13 +1,21 @@
 //! Loss-free edits of a JSON settings file.
 //!
-//! Every edit: follows a symlink to its target (a dotfile manager's link stays a link), takes a
-//! lock on a sidecar file (the settings file itself is replaced, so locking it would protect
-//! nothing), parses the file and refuses to touch one it cannot parse (naming path, line and
-//! column), computes the new text keeping the user's formatting, backs the old file up (mode
-//! 0600, the last five kept), writes a temporary file in the same directory, fsyncs it, re-reads
-//! the target and starts over if someone else (Claude Code itself writes this file) changed it
-//! meanwhile, renames the temporary file over the target with the target's mode, and fsyncs the
-//! directory. A crash at any point leaves the old file or the new one, never a torn one.
+//! Every edit: follows a symlink to its target (a dotfile manager's link stays a link), reads
+//! only a regular file of at most [`MAX_BYTES`] (a FIFO, a device or a socket is refused at once,
+//! never waited on), takes a lock on a sidecar file (the settings file itself is replaced, so
+//! locking it would protect nothing), parses the file and refuses to touch one it cannot parse
+//! (naming path, line and column), computes the new text keeping the user's formatting, backs the
+//! old file up (mode 0600, the last five kept), writes a temporary file in the target's
+//! directory, fsyncs it, re-reads the target and starts over if someone else (Claude Code itself
+//! writes this file) changed it meanwhile, renames the temporary file over the target with the
+//! target's mode, and fsyncs the directory. A crash at any point leaves the old file or the new
+//! one, never a torn one.
+//!
+//! The lock sidecar and the backups live beside the path the user named (`~/.claude/`), also
+//! when that path is a symlink: a dotfiles repository the link points into gets nothing of ours.
+//! A target with more than one hard link is written in place instead of renamed over (a rename
+//! would cut it off from its other names): the backup is written and synced first, so a crash
+//! mid-write leaves a torn file and, beside it, the backup of what it held.
 
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, ErrorKind, Write};
@@ -23,6 +31,8 @@ use crate::registration::ShapeError;
 pub const BACKUP_MARKER: &str = ".amplihack-backup-";
 pub const KEEP_BACKUPS: usize = 5;
 const MAX_ATTEMPTS: usize = 10;
+/// The most a settings file may weigh: settings are kilobytes; this bounds every read.
+pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 #[derive(Debug)]
 pub enum FileError {
@@ -56,6 +66,16 @@ pub enum FileError {
     Refused {
         path: PathBuf,
         message: String,
+    },
+    /// The file (or the symlink's target) is a FIFO, a device or a socket.
+    NotRegular {
+        path: PathBuf,
+        target: PathBuf,
+        kind: &'static str,
+    },
+    /// Larger than [`MAX_BYTES`].
+    TooLarge {
+        path: PathBuf,
     },
 }
 
@@ -108,6 +128,22 @@ impl std::fmt::Display for FileError {
             FileError::Refused { path, message } => {
                 write!(f, "{}: {message}; the file was not changed", path.display())
             }
+            FileError::NotRegular { path, target, kind } => {
+                write!(f, "{}", path.display())?;
+                if target != path {
+                    write!(f, " (a symlink to {})", target.display())?;
+                }
+                write!(
+                    f,
+                    ": is {kind}, not a regular file; amplihack reads and edits only regular files: move it aside (or point the link at a regular file) and run the command again; the file was not changed"
+                )
+            }
+            FileError::TooLarge { path } => write!(
+                f,
+                "{}: is larger than {} MiB, which no settings file is; move it aside (or point the link at the real settings file) and run the command again; the file was not changed",
+                path.display(),
+                MAX_BYTES / (1024 * 1024)
+            ),
             FileError::Contended { path } => write!(
                 f,
                 "{}: the file kept changing while amplihack was editing it ({MAX_ATTEMPTS} attempts); close the program writing it and run the command again",
@@ -336,22 +372,14 @@ impl Encoding {
 /// Reads and parses a settings file without changing anything. `Ok(None)` when it does not exist.
 pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
     let target = resolve_target(path)?;
-    let text = match fs::read(&target) {
-        Ok(bytes) => String::from_utf8(bytes).map_err(|e| FileError::Parse {
+    let text = match read_regular(path, &target)? {
+        Some(bytes) => String::from_utf8(bytes).map_err(|e| FileError::Parse {
             path: path.to_path_buf(),
             line: 1,
             column: e.utf8_error().valid_up_to() + 1,
             message: "the file is not UTF-8".into(),
         })?,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(FileError::Io {
-                path: path.to_path_buf(),
-                action: "read",
-                source: e,
-                file: None,
-            });
-        }
+        None => return Ok(None),
     };
     // One command reads the same file several times (a check before anything is written, a
     // preview without the lock, the edit under it): the same bytes are parsed once.
@@ -472,40 +500,76 @@ fn commit(
     options: &EditOptions,
     attempt: impl FnMut() -> Result<EditReport, FileError>,
 ) -> Result<EditReport, FileError> {
-    let dir = target
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "settings".into());
-    let lock_path = dir.join(format!(".{name}.amplihack.lock"));
-    let dir_existed = dir.is_dir();
-    let lock_existed = lock_path.exists();
-    let result = commit_locked(path, target, options, &dir, &name, &lock_path, attempt);
+    let sites = Sites::of(path, target);
+    let dir_existed = sites.dir.is_dir();
+    let lock_existed = sites.lock.exists();
+    let result = commit_locked(path, target, options, &sites, attempt);
     if result.is_err() {
         // A failed edit leaves nothing of ours behind: no lock sidecar, no directory we made.
         if !lock_existed {
-            let _ = fs::remove_file(&lock_path);
+            let _ = fs::remove_file(&sites.lock);
         }
         if !dir_existed {
-            let _ = fs::remove_dir(&dir);
+            let _ = fs::remove_dir(&sites.dir);
         }
     }
     result.map_err(|e| e.about(path))
+}
+
+/// Where an edit writes: the temporary file beside the target (a rename stays within one
+/// directory); the lock sidecar and the backups beside the path the user named, which differs
+/// from the target's only when that path is a symlink.
+struct Sites {
+    /// The target's directory and name.
+    dir: PathBuf,
+    name: String,
+    /// The named path's directory and name: backups go there.
+    side_dir: PathBuf,
+    side_name: String,
+    lock: PathBuf,
+}
+
+impl Sites {
+    fn of(path: &Path, target: &Path) -> Sites {
+        let split = |p: &Path| {
+            (
+                p.parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| PathBuf::from(".")),
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "settings".into()),
+            )
+        };
+        let (dir, name) = split(target);
+        let (side_dir, side_name) = split(path);
+        let lock = side_dir.join(format!(".{side_name}.amplihack.lock"));
+        Sites {
+            dir,
+            name,
+            side_dir,
+            side_name,
+            lock,
+        }
+    }
 }
 
 fn commit_locked(
     path: &Path,
     target: &Path,
     options: &EditOptions,
-    dir: &Path,
-    name: &str,
-    lock_path: &Path,
+    sites: &Sites,
     mut attempt: impl FnMut() -> Result<EditReport, FileError>,
 ) -> Result<EditReport, FileError> {
-    // Directories we create are private: settings can hold secrets (`env`).
+    let Sites {
+        dir,
+        name,
+        side_dir,
+        side_name,
+        lock: lock_path,
+    } = sites;
+    // Directories we create are private: settings can hold secrets (`env`). (The named path's
+    // directory is the target's, or holds the symlink.)
     amplihack_state::files::private_dir(dir).map_err(|e| FileError::Io {
         path: dir.to_path_buf(),
         action: "create the directory",
@@ -521,7 +585,7 @@ fn commit_locked(
             return Ok(report);
         }
         let backup = match (&report.before_text, options.backup) {
-            (Some(text), true) => Some(write_backup(dir, name, text)?),
+            (Some(text), true) => Some(write_backup(side_dir, side_name, text)?),
             _ => None,
         };
         // From here a failure leaves the file as it was, so its backup goes too.
@@ -530,15 +594,20 @@ fn commit_locked(
                 let _ = fs::remove_file(backup);
             }
         };
+        // A target with other hard links is written in place: a rename would cut it off them.
+        let in_place = {
+            use std::os::unix::fs::MetadataExt;
+            fs::symlink_metadata(target).is_ok_and(|m| m.is_file() && m.nlink() > 1)
+        };
         let staged = match &report.after_text {
-            Some(text) => match stage(dir, name, target, text) {
+            Some(text) if !in_place => match stage(dir, name, target, text) {
                 Ok(staged) => Some(staged),
                 Err(e) => {
                     discard(backup);
                     return Err(e);
                 }
             },
-            None => None,
+            _ => None,
         };
         // Someone else wrote the file since we read it: start over from their version.
         match read_bytes(target) {
@@ -552,14 +621,15 @@ fn commit_locked(
                 return Err(e);
             }
         }
-        let written = match staged {
-            Some(staged) => staged.persist(target).map(drop).map_err(|e| FileError::Io {
+        let written = match (staged, &report.after_text) {
+            (Some(staged), _) => staged.persist(target).map(drop).map_err(|e| FileError::Io {
                 path: target.to_path_buf(),
                 action: "rename into place",
                 source: e.error,
                 file: None,
             }),
-            None => fs::remove_file(target).map_err(io_error(target, "remove")),
+            (None, Some(text)) => write_in_place(target, text),
+            (None, None) => fs::remove_file(target).map_err(io_error(target, "remove")),
         };
         if let Err(e) = written {
             discard(backup);
@@ -568,13 +638,27 @@ fn commit_locked(
         File::open(dir)
             .and_then(|d| d.sync_all())
             .map_err(io_error(dir, "sync the directory"))?;
-        prune_backups(dir, name);
+        prune_backups(side_dir, side_name);
         report.backup = backup;
         return Ok(report);
     }
     Err(FileError::Contended {
         path: path.to_path_buf(),
     })
+}
+
+/// Rewrites a hard-linked file through its inode (mode, owner and every link kept), synced.
+fn write_in_place(target: &Path, text: &str) -> Result<(), FileError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(target)
+        .map_err(io_error(target, "open for writing"))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.set_len(text.len() as u64))
+        .and_then(|()| file.sync_all())
+        .map_err(io_error(target, "write in place"))
 }
 
 /// A text edit: the current text (`None`: no file) to the new text (`None`: remove the file), or
@@ -614,18 +698,16 @@ pub fn edit_text(
         })
     };
     let read = || -> Result<Option<String>, FileError> {
-        match fs::read(&target) {
-            Ok(bytes) => String::from_utf8(bytes)
-                .map(Some)
-                .map_err(|e| FileError::Parse {
+        read_regular(path, &target)?
+            .map(|bytes| {
+                String::from_utf8(bytes).map_err(|e| FileError::Parse {
                     path: path.to_path_buf(),
                     line: 1,
                     column: e.utf8_error().valid_up_to() + 1,
                     message: "the file is not UTF-8".into(),
-                }),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_error(path, "read")(e)),
-        }
+                })
+            })
+            .transpose()
     };
     let preview = plan(read()?, &mut change)?;
     if options.dry_run || preview.action == Action::Unchanged {
@@ -634,12 +716,72 @@ pub fn edit_text(
     commit(path, &target, options, || plan(read()?, &mut change))
 }
 
+/// A settings file's text, for reading only (symlinks followed; a regular UTF-8 file of at most
+/// [`MAX_BYTES`], else the error naming it). `Ok(None)` when it does not exist.
+pub fn read_text(path: &Path) -> Result<Option<String>, FileError> {
+    let target = resolve_target(path)?;
+    read_regular(path, &target)?
+        .map(|bytes| {
+            String::from_utf8(bytes).map_err(|e| FileError::Parse {
+                path: path.to_path_buf(),
+                line: 1,
+                column: e.utf8_error().valid_up_to() + 1,
+                message: "the file is not UTF-8".into(),
+            })
+        })
+        .transpose()
+}
+
 fn read_bytes(path: &Path) -> Result<Option<String>, FileError> {
-    match fs::read(path) {
-        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_error(path, "read")(e)),
+    Ok(read_regular(path, path)?.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The bytes of `target` (what `path` resolves to), `None` when it does not exist. Only a regular
+/// file is read, and at most [`MAX_BYTES`]: it is opened non-blocking (a FIFO opens at once
+/// instead of waiting for a writer) and its type checked on the open handle, so nothing swapped
+/// in between a check and the read is read either.
+fn read_regular(path: &Path, target: &Path) -> Result<Option<Vec<u8>>, FileError> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(target)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error(path, "read")(e)),
+    };
+    let kind = file.metadata().map_err(io_error(path, "read"))?.file_type();
+    let not_regular = |kind: &'static str| FileError::NotRegular {
+        path: path.to_path_buf(),
+        target: target.to_path_buf(),
+        kind,
+    };
+    if kind.is_dir() {
+        // What reading a directory reports (EISDIR), with its fix.
+        return Err(io_error(path, "read")(io::Error::from_raw_os_error(
+            libc::EISDIR,
+        )));
+    } else if kind.is_fifo() {
+        return Err(not_regular("a FIFO (named pipe)"));
+    } else if kind.is_char_device() || kind.is_block_device() {
+        return Err(not_regular("a device"));
+    } else if kind.is_socket() {
+        return Err(not_regular("a socket"));
+    } else if !kind.is_file() {
+        return Err(not_regular("not a file"));
     }
+    let mut bytes = Vec::new();
+    file.take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_error(path, "read"))?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(FileError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(Some(bytes))
 }
 
 struct Lock(File);
@@ -709,7 +851,11 @@ fn stage(
     let mut staged = tempfile::Builder::new()
         .prefix(&temporary_prefix(name))
         .tempfile_in(dir)
-        .map_err(io_error(dir, "create a temporary file"))?;
+        // Named as the file it would have been, so the fix names its directory.
+        .map_err(io_error(
+            &dir.join(format!("{}…", temporary_prefix(name))),
+            "create the temporary file",
+        ))?;
     staged
         .write_all(text.as_bytes())
         .map_err(io_error(staged.path(), "write"))?;
@@ -833,6 +979,123 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&kept[0]).expect("backup"),
             "{\"a\": 1, \"theirs\": true}"
+        );
+    }
+
+    fn add_ours(current: Option<&Value>) -> Result<NewContent, ShapeError> {
+        let mut value = current.cloned().unwrap_or_else(|| json!({}));
+        value["ours"] = json!(true);
+        Ok(NewContent::Value(value))
+    }
+
+    /// A FIFO, a device or a socket where the settings file should be (or where its symlink
+    /// points) is refused at once, naming the file; nothing is created beside it.
+    #[test]
+    fn files_that_are_not_regular_are_refused_at_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("settings.json");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("cstring");
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let device = dir.path().join("device.json");
+        std::os::unix::fs::symlink("/dev/zero", &device).expect("symlink");
+        for (path, kind) in [(&fifo, "a FIFO"), (&device, "a device")] {
+            let started = Instant::now();
+            let error = edit_json(path, &EditOptions::default(), add_ours).expect_err("refused");
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{kind}: no wait"
+            );
+            let message = error.to_string();
+            assert!(
+                message.starts_with(&path.display().to_string()) && message.contains(kind),
+                "{message}"
+            );
+            let error = read_json(path).expect_err("refused");
+            assert!(matches!(error, FileError::NotRegular { .. }), "{error}");
+            let error = read_text(path).expect_err("refused");
+            assert!(matches!(error, FileError::NotRegular { .. }), "{error}");
+        }
+        let mut left: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["device.json", "settings.json"]);
+    }
+
+    #[test]
+    fn reads_are_bounded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("settings.json");
+        let file = File::create(&path).expect("create");
+        file.set_len(MAX_BYTES + 1).expect("sparse");
+        let error = read_json(&path).expect_err("too large");
+        assert!(matches!(error, FileError::TooLarge { .. }), "{error}");
+        assert!(error.to_string().contains("larger than 16 MiB"), "{error}");
+    }
+
+    /// A hard-linked settings file keeps its links (it is written in place, after the backup).
+    #[test]
+    fn a_hard_linked_file_keeps_its_links() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("settings.json");
+        let other = dir.path().join("dotfiles-settings.json");
+        std::fs::write(
+            &path,
+            "{\"a\": 1, \"long\": \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}\n",
+        )
+        .expect("write");
+        std::fs::hard_link(&path, &other).expect("link");
+        let report = edit_json(&path, &EditOptions::default(), |current| {
+            let mut value = current.cloned().unwrap_or_else(|| json!({}));
+            value.as_object_mut().expect("object").remove("long");
+            Ok(NewContent::Value(value))
+        })
+        .expect("edit");
+        assert_eq!(std::fs::metadata(&path).expect("meta").nlink(), 2);
+        let written = std::fs::read_to_string(&other).expect("other");
+        assert_eq!(
+            serde_json::from_str::<Value>(&written).expect("json"),
+            json!({"a": 1})
+        );
+        assert_eq!(written, std::fs::read_to_string(&path).expect("path"));
+        let backup = report.backup.expect("backed up");
+        assert!(
+            std::fs::read_to_string(backup)
+                .expect("backup")
+                .contains("long"),
+            "the backup holds the old bytes"
+        );
+    }
+
+    /// With a symlinked settings file, the backup and the lock sidecar are written beside the
+    /// link, under the link's name; the target's directory gets only the new bytes.
+    #[test]
+    fn a_symlinks_backup_and_lock_go_beside_the_link() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let dotfiles = tempfile::tempdir().expect("tempdir");
+        let target = dotfiles.path().join("claude-settings.json");
+        std::fs::write(&target, "{\"a\": 1}").expect("write");
+        let path = home.path().join("settings.json");
+        std::os::unix::fs::symlink(&target, &path).expect("symlink");
+        let report = edit_json(&path, &EditOptions::default(), add_ours).expect("edit");
+        assert_eq!(report.target, target);
+        assert!(std::fs::symlink_metadata(&path).expect("meta").is_symlink());
+        assert_eq!(backups(home.path(), "settings.json").len(), 1);
+        assert!(home.path().join(".settings.json.amplihack.lock").exists());
+        let in_dotfiles: Vec<_> = std::fs::read_dir(dotfiles.path())
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(in_dotfiles, ["claude-settings.json"]);
+        assert!(
+            std::fs::read_to_string(&target)
+                .expect("target")
+                .contains("ours")
         );
     }
 }

@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Fields, Lines, OnFailure, Protocol, located};
 use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, Group, Handler, PluginConfig};
+use crate::handlers::http::ISOLATED;
 
 /// The name AMCP plugins are listed under.
 pub const NAME: &str = "amcp";
@@ -37,16 +38,46 @@ const EVENTS: &[&str] = &[
 
 /// Runs `module.function` with the event as AMCP calls a function handler: the input as a dict;
 /// a coroutine awaited; a dict returned is the JSON answer, a string is printed as it is.
-const FUNCTION_SHIM: &str = "import asyncio, importlib, inspect, json, sys\n\
-sys.path.insert(0, '.')\n\
-name = sys.argv[1]\n\
-module, _, function = name.rpartition('.')\n\
-handler = getattr(importlib.import_module(module), function)\n\
-result = handler(json.load(sys.stdin))\n\
-if inspect.isawaitable(result):\n    result = asyncio.run(result)\n\
-if hasattr(result, 'to_dict'):\n    result = result.to_dict()\n\
-if isinstance(result, (dict, list)):\n    print(json.dumps(result))\n\
-elif result is not None:\n    print(result)\n";
+/// Run with `python3 -I -B` ([`crate::handlers::http::ISOLATED`]): the project directory (the
+/// working directory) is not on `sys.path`. Only the target's top-level package is loaded from
+/// it, by absolute path, from source (never a `.pyc` found there), and only when no such name is
+/// loaded or installed (the standard library, site-packages): a repo's `json.py` or `inspect.py`
+/// never runs, nor does a repo's copy of a package a user-level handler names. What
+/// `-I` drops that is the user's own comes back after the standard library: absolute
+/// `PYTHONPATH` entries and the user's site-packages.
+const FUNCTION_SHIM: &str = r#"import asyncio, importlib, importlib.machinery as m, importlib.util, inspect, json, os, sys
+root = os.getcwd()
+class Source(m.SourceFileLoader):
+    def get_code(self, fullname):
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
+def finder(path):
+    if path == root or path.startswith(root + os.sep):
+        return m.FileFinder(path, (Source, m.SOURCE_SUFFIXES))
+    raise ImportError
+sys.path_hooks.insert(0, finder)
+sys.path_importer_cache.clear()
+sys.path += [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if os.path.isabs(p)]
+import site; site.addsitedir(site.getusersitepackages())
+name = sys.argv[1]
+module, _, function = name.rpartition('.')
+top = module.partition('.')[0]
+if top not in sys.modules and importlib.util.find_spec(top) is None:
+    spec = m.PathFinder.find_spec(top, [root])
+    if spec is not None and spec.loader is not None:
+        sys.modules[top] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[top])
+handler = getattr(importlib.import_module(module), function)
+result = handler(json.load(sys.stdin))
+if inspect.isawaitable(result):
+    result = asyncio.run(result)
+if hasattr(result, 'to_dict'):
+    result = result.to_dict()
+if isinstance(result, (dict, list)):
+    print(json.dumps(result))
+elif result is not None:
+    print(result)
+"#;
 
 /// How a function handler's label begins: `python3 -c call:<module.function> <module path>.py`.
 const FUNCTION_LABEL: &str = "python3 -c call:";
@@ -198,7 +229,7 @@ fn read_handler(
                     ));
                 }
                 (
-                    json!({"type": "command", "command": "python3", "args": ["-c", FUNCTION_SHIM, function]}),
+                    json!({"type": "command", "command": "python3", "args": [ISOLATED[0], ISOLATED[1], "-c", FUNCTION_SHIM, function]}),
                     // The label names the module's file ([`function_of`] reads it back: trust
                     // covers the module's package).
                     format!(

@@ -3,9 +3,14 @@
 //! Claude Code 2.1.328 on Linux runs it with `/bin/sh` whatever `shell` says (`"bash"` included:
 //! observed, `$BASH_VERSION` is empty), and does not substitute placeholders in it: the shell
 //! expands `$CLAUDE_PLUGIN_ROOT` and the others from the environment, so `'${CLAUDE_PLUGIN_ROOT}'`
-//! stays literal and `${CLAUDE_PLUGIN_ROOT:-.}` works. amplihack exports them as well and, outside
-//! single quotes, substitutes them escaped for their quoting context: the same result, except that
-//! an unquoted path with a space survives (where Claude Code breaks a plugin, it is not copied).
+//! stays literal and `${CLAUDE_PLUGIN_ROOT:-.}` works. amplihack exports them as well and leaves
+//! the expansion to the shell too: no value is ever spliced into the text `sh` parses, so a
+//! project directory named ``q`touch$IFS.X`q`` is only ever a value, and inside `"$(…)"`, backticks
+//! and heredocs the value arrives exactly as under Claude Code. One difference is kept on purpose:
+//! an unquoted placeholder at the command's top level becomes the quoted reference
+//! `"${CLAUDE_PLUGIN_ROOT}"` ([`quote_references`]), so an unquoted path with a space survives
+//! (where Claude Code breaks a plugin, it is not copied). A command that is only words runs
+//! without a shell, the values in its argv ([`simple_words`]).
 
 use serde_json::{Map, Value};
 
@@ -80,10 +85,11 @@ impl HandlerKind for Command {
         if let Some(words) = simple_words(&self.command, &pairs) {
             return Ok(words);
         }
+        let names: Vec<&str> = pairs.iter().map(|(p, _)| *p).collect();
         Ok(vec![
             "/bin/sh".into(),
             "-c".into(),
-            substitute_quoted(&self.command, &pairs),
+            quote_references(&self.command, &names),
         ])
     }
 }
@@ -175,7 +181,69 @@ fn runs_without_a_shell(path: &std::path::Path) -> bool {
         .is_ok_and(|()| head.starts_with(b"#!") || head == *b"\x7fELF")
 }
 
-/// Replaces each placeholder with its value escaped for the `sh` quoting context it appears in, so
+/// The command `sh -c` runs: each placeholder (`${CLAUDE_PROJECT_DIR}`…, exported with its value)
+/// left for the shell to expand, never replaced by its value. Unquoted at the top level it becomes
+/// `"${CLAUDE_PROJECT_DIR}"`, so a value with a space or a glob character stays one word, as
+/// amplihack has always run it; inside double quotes it is already one word; inside single quotes
+/// or after a backslash it is literal, as the shell keeps it. From the first backtick, `$(` or `<<`
+/// on (a command substitution or a heredoc, whose text this scan does not follow), the rest is left
+/// exactly as written: Claude Code's own behaviour.
+pub fn quote_references(command: &str, placeholders: &[&str]) -> String {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Quote {
+        None,
+        Single,
+        Double,
+    }
+    let mut out = String::with_capacity(command.len() + 8);
+    let mut quote = Quote::None;
+    let mut rest = command;
+    'scan: while let Some(c) = rest.chars().next() {
+        if quote == Quote::None {
+            for placeholder in placeholders {
+                if let Some(after) = rest.strip_prefix(placeholder) {
+                    out.push('"');
+                    out.push_str(placeholder);
+                    out.push('"');
+                    rest = after;
+                    continue 'scan;
+                }
+            }
+        }
+        let nested = quote != Quote::Single
+            && (c == '`'
+                || rest.starts_with("$(")
+                || (quote == Quote::None && rest.starts_with("<<")));
+        if nested {
+            out.push_str(rest);
+            break;
+        }
+        match (quote, c) {
+            (Quote::None, '\'') => quote = Quote::Single,
+            (Quote::Single, '\'') => quote = Quote::None,
+            (Quote::None, '"') => quote = Quote::Double,
+            (Quote::Double, '"') => quote = Quote::None,
+            (Quote::None | Quote::Double, '\\') => {
+                // An escaped character is copied as is, with its backslash.
+                out.push(c);
+                rest = &rest[1..];
+                if let Some(next) = rest.chars().next() {
+                    out.push(next);
+                    rest = &rest[next.len_utf8()..];
+                }
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// For display only (the audit log, and which handlers are the same): each placeholder replaced
+/// by its value escaped for the `sh` quoting context it appears in. What runs is
+/// [`quote_references`]'s text, which holds no value. So
 /// `${CLAUDE_PLUGIN_ROOT}/x.sh` and `"${CLAUDE_PLUGIN_ROOT}/x.sh"` both survive a path with spaces
 /// or quotes. Inside single quotes nothing is replaced (the shell keeps the text literal there, as
 /// under Claude Code), and `\${...}` stays escaped.
@@ -233,7 +301,7 @@ pub fn substitute_quoted(command: &str, placeholders: &[(&str, &str)]) -> String
 
 #[cfg(test)]
 mod tests {
-    use super::{Command, simple_words, substitute_quoted};
+    use super::{Command, quote_references, simple_words, substitute_quoted};
 
     /// Only commands that are words run without the shell, and then exactly as the shell would
     /// run them.
@@ -345,6 +413,94 @@ mod tests {
                 substitute_quoted(command, &[("${CLAUDE_PLUGIN_ROOT}", path)]),
                 command
             );
+        }
+    }
+
+    /// Finding 15: what `sh -c` runs holds no value, only references the shell expands from the
+    /// environment. Over every quoting context and hostile directory names: nothing a name holds
+    /// ever runs; at the top level and in double quotes, inside `"$(…)"` and in heredocs, the value
+    /// arrives exactly (no stray backslash, spaces kept); elsewhere the output is what plain `sh`
+    /// gives with the variable exported (Claude Code's own behaviour).
+    #[test]
+    fn project_directory_names_never_run_in_any_quoting_context() {
+        // (command, the value arrives exactly)
+        let contexts: &[(&str, bool)] = &[
+            ("printf '%s\\n' ${CLAUDE_PROJECT_DIR}", true),
+            ("printf '%s\\n' ${CLAUDE_PROJECT_DIR}/x", true),
+            ("printf '%s\\n' \"${CLAUDE_PROJECT_DIR}\"", true),
+            (
+                "printf '%s\\n' \"$(printf '%s' \"${CLAUDE_PROJECT_DIR}\")\"",
+                true,
+            ),
+            (
+                "printf '%s\\n' \"$(printf '%s' ${CLAUDE_PROJECT_DIR})\"",
+                false,
+            ),
+            (
+                "printf '%s\\n' \"`printf '%s' \"${CLAUDE_PROJECT_DIR}\"`\"",
+                true,
+            ),
+            ("echo G:`echo ${CLAUDE_PROJECT_DIR}`", false),
+            ("echo G:$(echo ${CLAUDE_PROJECT_DIR})", false),
+            ("cat <<EOF\n${CLAUDE_PROJECT_DIR}\nEOF", true),
+            ("cat <<'EOF'\n${CLAUDE_PROJECT_DIR}\nEOF", false),
+            ("printf '%s\\n' '${CLAUDE_PROJECT_DIR}'", false),
+            ("printf '%s\\n' \\${CLAUDE_PROJECT_DIR}", false),
+            ("x=${CLAUDE_PROJECT_DIR}; printf '%s\\n' \"$x\"", true),
+            ("printf '%s\\n' \"${CLAUDE_PROJECT_DIR:-.}\"", true),
+            ("sh -c 'printf \"%s\\n\" \"${CLAUDE_PROJECT_DIR}\"'", true),
+            (
+                "case ${CLAUDE_PROJECT_DIR} in *) printf '%s\\n' \"${CLAUDE_PROJECT_DIR}\";; esac",
+                true,
+            ),
+        ];
+        let names = [
+            "q`touch$IFS.INJECTED`q",
+            "q$(touch .INJECTED)q",
+            "My Project",
+            "two  spaces\ttab",
+            "it's \"quoted\" \\ back",
+            "glob *",
+        ];
+        for name in names {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let project = dir.path().join(name);
+            std::fs::create_dir(&project).expect("project dir");
+            let value = project.to_string_lossy().into_owned();
+            for (command, exact) in contexts {
+                let run = |text: &str| {
+                    let out = std::process::Command::new("/bin/sh")
+                        .arg("-c")
+                        .arg(text)
+                        .env("CLAUDE_PROJECT_DIR", &value)
+                        .current_dir(dir.path())
+                        .output()
+                        .expect("sh");
+                    String::from_utf8_lossy(&out.stdout).into_owned()
+                };
+                let ours = quote_references(command, &["${CLAUDE_PROJECT_DIR}"]);
+                assert!(
+                    !ours.contains(name),
+                    "{command}: a value in the text: {ours}"
+                );
+                let got = run(&ours);
+                assert!(
+                    !dir.path().join(".INJECTED").exists() && !project.join(".INJECTED").exists(),
+                    "{name:?} {command}: injected"
+                );
+                let native = run(command);
+                if *exact {
+                    let first = got.lines().next().unwrap_or_default();
+                    let want = if command.contains("/x") {
+                        format!("{value}/x")
+                    } else {
+                        value.clone()
+                    };
+                    assert_eq!(first, want, "{name:?} {command} → {ours}");
+                } else {
+                    assert_eq!(got, native, "{name:?} {command} → {ours}: as Claude Code");
+                }
+            }
         }
     }
 }

@@ -13,6 +13,11 @@ use serde_json::{Map, Value};
 
 use super::{Context, FieldError, HandlerKind, required_string};
 
+/// The interpreter flags every helper amplihack runs in a project directory starts with: `-I`
+/// (isolated: neither the working directory nor `PYTHON*` variables reach `sys.path`, so a repo's
+/// `json.py` is not imported) and `-B` (no bytecode written into the project).
+pub const ISOLATED: [&str; 2] = ["-I", "-B"];
+
 /// argv: url, headers (JSON object), allowed variables (JSON array); the event on stdin.
 const HELPER: &str = r#"import json, os, re, sys, urllib.error, urllib.request
 url, headers, allowed = sys.argv[1], json.loads(sys.argv[2]), set(json.loads(sys.argv[3]))
@@ -93,10 +98,12 @@ impl Http {
         })
     }
 
-    /// What runs the POST under Amplifier: `python -c HELPER url headers allowed`.
+    /// What runs the POST under Amplifier: `python -I -B -c HELPER url headers allowed`.
     pub fn amplifier_program(&self, python: &str) -> Vec<String> {
         vec![
             python.to_string(),
+            ISOLATED[0].into(),
+            ISOLATED[1].into(),
             "-c".into(),
             HELPER.into(),
             self.url.clone(),
@@ -121,5 +128,18 @@ impl HandlerKind for Http {
 
     fn host_entry(&self) -> Option<(&Map<String, Value>, super::Version)> {
         Some((&self.raw, (2, 1, 63)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_helper_runs_isolated_without_bytecode() {
+        let handler = serde_json::json!({"type": "http", "url": "http://127.0.0.1:9/hook"});
+        let http = Http::parse(handler.as_object().into_iter().next().unwrap(), "h").unwrap();
+        let program = http.amplifier_program("python3");
+        assert_eq!(program[..4], ["python3", "-I", "-B", "-c"]);
     }
 }

@@ -292,7 +292,11 @@ mod tests {
             (
                 r#"{"command": "node ${CLAUDE_PLUGIN_ROOT}/a.js > /tmp/log"}"#,
                 "command",
-                Ok(&["/bin/sh", "-c", "node /plug\\ in/a.js > /tmp/log"]),
+                Ok(&[
+                    "/bin/sh",
+                    "-c",
+                    "node \"${CLAUDE_PLUGIN_ROOT}\"/a.js > /tmp/log",
+                ]),
             ),
             // Claude Code 2.1.328 runs `shell: "bash"` with /bin/sh on Linux, as observed.
             (

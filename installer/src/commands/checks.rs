@@ -85,7 +85,10 @@ fn check_module(target: &Target, path: &Path, hooks_binary: &Path, home: &Path) 
         "amplihack install --scope {} --host amplifier (or amplihack doctor --fix)",
         target.scope.as_str()
     );
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = safe_file::read_text(path)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let bundle = deploy::bundle_file(home);
     let uri = amplifier_yaml::uri_of(&bundle);
     let mut findings = Vec::new();

@@ -275,7 +275,7 @@ fn hidden_app_bundle(locations: &Locations) -> Option<Finding> {
     let lists: Vec<(Scope, &PathBuf, Vec<String>)> = files
         .iter()
         .filter_map(|(scope, path)| {
-            let text = std::fs::read_to_string(path).ok()?;
+            let text = safe_file::read_text(path).ok().flatten()?;
             Some((*scope, path, amplifier_yaml::app_list(&text)?))
         })
         .collect();

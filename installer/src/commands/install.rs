@@ -78,7 +78,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
 
     for target in &targets {
         if let Some(path) = amplifier_settings(target)
-            && let Some(text) = std::fs::read_to_string(&path).ok()
+            && let Some(text) = safe_file::read_text(&path).map_err(|e| e.to_string())?
         {
             amplifier_yaml::install_app(
                 Some(&text),

@@ -76,7 +76,7 @@ pub(crate) fn is_bridge(target: &Target) -> bool {
 /// bundle (or the legacy module entry) in an Amplifier settings file.
 pub(crate) fn holds_ours(target: &Target) -> bool {
     if let Some(path) = amplifier_settings(target) {
-        return std::fs::read_to_string(path).is_ok_and(|t| {
+        return safe_file::read_text(&path).ok().flatten().is_some_and(|t| {
             matches!(amplifier_yaml::find_app(&t), Ok(Some(_)))
                 || matches!(amplifier_yaml::find(&t), Ok(Some(_)))
         });

@@ -73,7 +73,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
     }
     for target in &all {
         if let Some(path) = amplifier_settings(target)
-            && let Ok(text) = std::fs::read_to_string(&path)
+            && let Ok(Some(text)) = safe_file::read_text(&path)
         {
             amplifier_yaml::uninstall_app(&text)
                 .map_err(|e| format!("{}: {e}; nothing was changed", path.display()))?;
@@ -247,6 +247,8 @@ fn sibling_keeps_bridge(target: &Target, uninstalling: &[Target]) -> bool {
     };
     let sibling = target.path.with_file_name(other);
     !uninstalling.iter().any(|t| t.path == sibling)
-        && std::fs::read_to_string(&sibling)
-            .is_ok_and(|t| matches!(amplifier_yaml::find_app(&t), Ok(Some(_))))
+        && safe_file::read_text(&sibling)
+            .ok()
+            .flatten()
+            .is_some_and(|t| matches!(amplifier_yaml::find_app(&t), Ok(Some(_))))
 }
