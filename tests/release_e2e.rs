@@ -195,6 +195,8 @@ fn releases_install_verify_update_and_roll_back_without_rust() {
         "LICENSE",
         "amplifier/pyproject.toml",
         "amplifier/amplifier_module_hooks_amplihack/__init__.py",
+        // __init__.py imports it: without it `pip install ./amplifier` gives a module that fails.
+        "amplifier/amplifier_module_hooks_amplihack/agent.py",
         "completions/bash/amplihack",
         "completions/bash/amplihack-hooks",
         "completions/zsh/_amplihack",
