@@ -52,13 +52,39 @@ pub struct GuardContext<'a> {
 /// Subcommands on which skipping hooks is refused.
 const VERIFYING_SUBCOMMANDS: &[&str] = &["commit", "push", "merge", "rebase", "cherry-pick", "am"];
 
-/// Nested shells (`bash -c "…"` inside `$(…)` inside …) deeper than this are not followed.
-const MAX_DEPTH: usize = 8;
+/// Nested shells (`bash -c "…"`, `eval`) deeper than this are refused: the guard cannot see what
+/// they run.
+const MAX_DEPTH: usize = 16;
+
+/// Shell names whose `-c SCRIPT` is checked as a command line.
+const SHELLS: &[&str] = &[
+    "bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "busybox",
+];
+
+/// What one check has seen and may still spend.
+struct Walk {
+    /// Characters that re-parsing (`bash -c`, `eval`) may still read: nested shells could
+    /// otherwise read a large command many times over.
+    budget: usize,
+    /// Variables the command line assigns (`NAME=value`), for git's `GIT_CONFIG_*`.
+    assignments: Vec<String>,
+}
 
 /// Returns the reason to deny `command`, or `None` to let it run.
 pub fn check(command: &str, ctx: &GuardContext<'_>) -> Option<String> {
     let mut cwd = Some(normalize(&ctx.cwd));
-    check_line(command, ctx, &mut cwd, 0)
+    let mut walk = Walk {
+        budget: 4 * command.len() + (64 << 10),
+        assignments: Vec::new(),
+    };
+    check_line(command, ctx, &mut cwd, 0, &mut walk)
+}
+
+fn too_deep() -> String {
+    format!(
+        "amplihack blocked this command: it nests substitutions or shells deeper than the Bash guard reads ({} levels of `$(`, `${{`, backticks; {MAX_DEPTH} of `bash -c`/`eval`), so what it runs cannot be checked. Write it flatter.",
+        shell::MAX_NESTING
+    )
 }
 
 fn check_line(
@@ -66,10 +92,12 @@ fn check_line(
     ctx: &GuardContext<'_>,
     cwd: &mut Option<String>,
     depth: usize,
+    walk: &mut Walk,
 ) -> Option<String> {
-    if depth > MAX_DEPTH {
-        return None;
+    if depth > MAX_DEPTH || src.len() > walk.budget {
+        return Some(too_deep());
     }
+    walk.budget -= src.len();
     let here = cwd.clone();
     let vars = |name: &str| {
         if name == "PWD" {
@@ -79,15 +107,23 @@ fn check_line(
         }
     };
     let parsed = shell::parse(src, &vars);
-    for body in &parsed.substitutions {
-        if let Some(reason) = check_line(body, ctx, &mut cwd.clone(), depth + 1) {
-            return Some(reason);
+    if parsed.too_deep {
+        return Some(too_deep());
+    }
+    walk.assignments.extend(parsed.assignments);
+    // A substitution runs in a subshell: its `cd` does not move the line.
+    for commands in &parsed.substitutions {
+        let mut inner = cwd.clone();
+        for command in commands {
+            if let Some(reason) = check_command(&command.words, ctx, &mut inner, depth, walk) {
+                return Some(reason);
+            }
         }
     }
     parsed
         .commands
         .iter()
-        .find_map(|command| check_command(&command.words, ctx, cwd, depth))
+        .find_map(|command| check_command(&command.words, ctx, cwd, depth, walk))
 }
 
 fn check_command(
@@ -95,23 +131,40 @@ fn check_command(
     ctx: &GuardContext<'_>,
     cwd: &mut Option<String>,
     depth: usize,
+    walk: &mut Walk,
 ) -> Option<String> {
-    let words = strip_wrappers(words);
+    let (words, assignments) = strip_wrappers(words);
     let (first, args) = words.split_first()?;
     match basename(&first.text) {
         "cd" => {
             *cwd = change_dir(args, ctx, cwd.as_deref());
             None
         }
-        "bash" | "sh" | "zsh" | "dash" | "ksh" => {
+        shell if SHELLS.contains(&shell) => {
+            let args = if shell == "busybox" {
+                match args.split_first() {
+                    Some((applet, rest)) if matches!(applet.text.as_str(), "sh" | "ash") => rest,
+                    _ => return None,
+                }
+            } else {
+                args
+            };
             let script = shell_script_argument(args)?;
-            check_line(&script.text, ctx, &mut cwd.clone(), depth + 1)
+            check_line(&script.text, ctx, &mut cwd.clone(), depth + 1, walk)
         }
         "eval" => {
             let joined: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-            check_line(&joined.join(" "), ctx, cwd, depth + 1)
+            check_line(&joined.join(" "), ctx, cwd, depth + 1, walk)
         }
-        "git" => check_git(args),
+        "git" => {
+            let mut env: Vec<&str> = assignments.iter().map(|w| w.text.as_str()).collect();
+            env.extend(walk.assignments.iter().map(String::as_str));
+            match check_git(args, &env) {
+                Git::Deny(reason) => Some(reason),
+                Git::Shell(script) => check_line(&script, ctx, &mut cwd.clone(), depth + 1, walk),
+                Git::Allow => None,
+            }
+        }
         "rm" => check_rm(args, ctx, cwd.as_deref()),
         _ => None,
     }
@@ -122,24 +175,20 @@ fn basename(program: &str) -> &str {
 }
 
 fn is_assignment(word: &Word) -> bool {
-    match word.text.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && !name.starts_with(|c: char| c.is_ascii_digit())
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        }
-        None => false,
-    }
+    shell::is_assignment(&word.text)
 }
 
-/// Drops what runs *another* command: leading assignments and wrappers such as `sudo -u x`,
-/// `env -i A=1`, `nohup`, `time`, `timeout 5`, `xargs -0`, `command`, `exec`.
-fn strip_wrappers(mut words: &[Word]) -> &[Word] {
+/// Drops what runs *another* command: leading assignments (returned: they are the command's
+/// environment), keywords (`if`, `while`, `then`, `coproc`, ...) and wrappers such as
+/// `sudo -u x`, `env -i A=1`, `nohup`, `time`, `timeout 5`, `xargs -0`, `command`, `exec -a x`.
+fn strip_wrappers(mut words: &[Word]) -> (&[Word], Vec<&Word>) {
+    let mut assignments = Vec::new();
     loop {
         let Some((first, rest)) = words.split_first() else {
-            return words;
+            return (words, assignments);
         };
         if is_assignment(first) {
+            assignments.push(first);
             words = rest;
             continue;
         }
@@ -150,9 +199,18 @@ fn strip_wrappers(mut words: &[Word]) -> &[Word] {
             "nice" => &["-n", "--adjustment"],
             "xargs" => &["-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E"],
             "timeout" => &["-s", "-k", "--signal", "--kill-after"],
-            "command" | "builtin" | "exec" | "nohup" | "time" | "stdbuf" | "then" | "do"
-            | "else" | "!" | "{" | "}" => &[],
-            _ => return words,
+            "exec" => &["-a"],
+            "coproc" => {
+                // `coproc NAME { …; }`: the name belongs to the keyword.
+                words = match rest {
+                    [_, brace, ..] if brace.text == "{" => &rest[1..],
+                    _ => rest,
+                };
+                continue;
+            }
+            "command" | "builtin" | "nohup" | "time" | "stdbuf" | "setsid" | "then" | "do"
+            | "else" | "if" | "elif" | "while" | "until" | "!" | "{" | "}" => &[],
+            _ => return (words, assignments),
         };
         let is_timeout = basename(&first.text) == "timeout";
         words = rest;
@@ -164,6 +222,7 @@ fn strip_wrappers(mut words: &[Word]) -> &[Word] {
                     after
                 };
             } else if is_assignment(option) {
+                assignments.push(option);
                 words = after;
             } else {
                 break;
@@ -176,19 +235,38 @@ fn strip_wrappers(mut words: &[Word]) -> &[Word] {
     }
 }
 
-/// The script of `bash -c SCRIPT` (also `-lc`, `-ec`, ...).
+/// The script of `bash -c SCRIPT` (also `-lc`, `-ec`, `-o pipefail -c`, `-c -e`, ...): with
+/// `-c`, the first argument that is not an option.
 fn shell_script_argument(args: &[Word]) -> Option<&Word> {
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
+    let mut command_mode = false;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
         let text = arg.text.as_str();
-        if text.starts_with('-') && !text.starts_with("--") && text.contains('c') {
-            return iter.next();
+        if text == "--" || text == "-" {
+            i += 1;
+            break;
         }
-        if !text.starts_with('-') {
-            return None; // a script file, not -c
+        if matches!(text, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+            i += 2;
+            continue;
         }
+        if text.starts_with("--") {
+            i += 1; // --login, --norc, --posix, ...
+            continue;
+        }
+        if let Some(flags) = text
+            .strip_prefix('-')
+            .or_else(|| text.strip_prefix('+'))
+            .filter(|f| !f.is_empty())
+        {
+            command_mode |= text.starts_with('-') && flags.contains('c');
+            // Each `o`/`O` in a cluster (`-eo pipefail`) takes the next word as its value.
+            i += 1 + flags.chars().filter(|f| matches!(f, 'o' | 'O')).count();
+            continue;
+        }
+        break;
     }
-    None
+    if command_mode { args.get(i) } else { None }
 }
 
 fn change_dir(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<String> {
@@ -225,8 +303,20 @@ pub fn normalize(path: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-fn check_git(args: &[Word]) -> Option<String> {
-    let mut hooks_path_override = false;
+/// What `git …` amounts to.
+enum Git {
+    Deny(String),
+    /// A `!shell` alias defined on the command line: its script runs.
+    Shell(String),
+    Allow,
+}
+
+/// How many `-c alias.x=…` expansions are followed (git itself refuses loops).
+const MAX_ALIASES: usize = 8;
+
+fn check_git(args: &[Word], env: &[&str]) -> Git {
+    let mut hooks_path_override = env.iter().any(|a| env_sets_hooks_path(a));
+    let mut aliases: Vec<(String, String)> = Vec::new();
     let mut i = 0;
     // Global options come before the subcommand; some take a value.
     while let Some(arg) = args.get(i) {
@@ -235,14 +325,24 @@ fn check_git(args: &[Word]) -> Option<String> {
             text,
             "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
         ) {
-            if text == "-c" && args.get(i + 1).is_some_and(|v| sets_hooks_path(&v.text)) {
-                hooks_path_override = true;
+            if let Some(value) = args.get(i + 1) {
+                if text == "-c" {
+                    hooks_path_override |= sets_hooks_path(&value.text);
+                    aliases.extend(alias(&value.text));
+                } else if text == "--config-env" {
+                    hooks_path_override |= sets_hooks_path(&value.text);
+                }
             }
             i += 2;
         } else if let Some(value) = text
             .strip_prefix("-c")
             .filter(|v| !v.is_empty() && !text.starts_with("--"))
         {
+            hooks_path_override |= sets_hooks_path(value);
+            aliases.extend(alias(value));
+            i += 1;
+        } else if let Some(value) = text.strip_prefix("--config-env=") {
+            // `--config-env=core.hooksPath=VAR`: the hooks path comes from `$VAR`.
             hooks_path_override |= sets_hooks_path(value);
             i += 1;
         } else if text.starts_with('-') {
@@ -251,21 +351,74 @@ fn check_git(args: &[Word]) -> Option<String> {
             break;
         }
     }
-    let subcommand = args.get(i)?.text.as_str();
-    if !VERIFYING_SUBCOMMANDS.contains(&subcommand) {
-        return None;
+    let Some(subcommand) = args.get(i) else {
+        return Git::Allow;
+    };
+    let mut subcommand = subcommand.text.clone();
+    let mut rest: Vec<Word> = args[i + 1..].to_vec();
+    // `git -c alias.ci='commit --no-verify' ci`: the alias is what runs. Aliases from the
+    // repository's or the user's config files are not read.
+    for _ in 0..MAX_ALIASES {
+        let Some((_, value)) = aliases.iter().find(|(name, _)| *name == subcommand) else {
+            break;
+        };
+        if let Some(script) = value.strip_prefix('!') {
+            let mut line = script.to_string();
+            for word in &rest {
+                line.push(' ');
+                line.push_str(&word.text);
+            }
+            return Git::Shell(line);
+        }
+        let words: Vec<Word> = shell::parse(value, &|_: &str| None)
+            .commands
+            .into_iter()
+            .next()
+            .map(|c| c.words)
+            .unwrap_or_default();
+        let Some((first, more)) = words.split_first() else {
+            break;
+        };
+        subcommand = first.text.clone();
+        rest = more.iter().cloned().chain(rest).collect();
+    }
+    if !VERIFYING_SUBCOMMANDS.contains(&subcommand.as_str()) {
+        return Git::Allow;
     }
     if hooks_path_override {
-        return Some(format!(
-            "amplihack blocked `git -c core.hooksPath=… {subcommand}`: redirecting the hooks path skips the repository's verification hooks. Run `git {subcommand}` without it and fix what the hooks report."
+        return Git::Deny(format!(
+            "amplihack blocked `git -c core.hooksPath=… {subcommand}`: redirecting the hooks path (with `-c`, `--config-env` or `GIT_CONFIG_*`) skips the repository's verification hooks. Run `git {subcommand}` without it and fix what the hooks report."
         ));
     }
-    if skips_verification(subcommand, &args[i + 1..]) {
-        return Some(format!(
+    if skips_verification(&subcommand, &rest) {
+        return Git::Deny(format!(
             "amplihack blocked `git {subcommand} --no-verify`: skipping the repository's verification hooks is not allowed. Run `git {subcommand}` without --no-verify and fix what the hooks report."
         ));
     }
-    None
+    Git::Allow
+}
+
+/// `alias.NAME=VALUE` → (NAME, VALUE). git's config keys are case-insensitive, alias names too.
+fn alias(config: &str) -> Option<(String, String)> {
+    let (key, value) = config.split_once('=')?;
+    let (section, name) = key.split_once('.')?;
+    section
+        .eq_ignore_ascii_case("alias")
+        .then(|| (name.to_string(), value.to_string()))
+}
+
+/// An environment assignment that sets `core.hooksPath` for git: `GIT_CONFIG_KEY_<n>=core.hooksPath`
+/// or `GIT_CONFIG_PARAMETERS` naming it.
+fn env_sets_hooks_path(assignment: &str) -> bool {
+    let Some((name, value)) = assignment.split_once('=') else {
+        return false;
+    };
+    let value = value.to_ascii_lowercase();
+    let key_n = name
+        .strip_prefix("GIT_CONFIG_KEY_")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+    (key_n && value.trim() == "core.hookspath")
+        || (name == "GIT_CONFIG_PARAMETERS" && value.contains("core.hookspath"))
 }
 
 fn sets_hooks_path(config: &str) -> bool {
@@ -591,5 +744,219 @@ mod tests {
         ] {
             assert_eq!(verdict(command), None, "should allow: {command}");
         }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Expect {
+        /// Denied as a git command that skips verification (`--no-verify`, hooks path).
+        Git,
+        /// Denied as a recursive deletion of a protected directory.
+        Rm,
+        /// Denied because the guard cannot read that deep.
+        TooDeep,
+        Allow,
+    }
+    use Expect::{Allow, Git, Rm, TooDeep};
+
+    /// One row per spelling: hostile-repos finding 9's bypasses (all were allowed before, all
+    /// went through a real `git`/`rm`), the spellings that were already denied, and the
+    /// commands that must stay allowed.
+    const TABLE: &[(&str, Expect)] = &[
+        // Finding 9: compound commands.
+        ("if git commit --no-verify -m x; then echo ok; fi", Git),
+        ("while git commit --no-verify -m x; do :; done", Git),
+        ("until git commit --no-verify -m x; do :; done", Git),
+        (
+            "if false; then :; elif git commit --no-verify -m x; then :; fi",
+            Git,
+        ),
+        ("if true; then git commit --no-verify -m x; else :; fi", Git),
+        // Finding 9: an arithmetic body's command substitution runs.
+        (": $(( $(git commit --no-verify -m x >&2; echo 0) ))", Git),
+        ("echo $(( 1 + `git commit --no-verify -m x` ))", Git),
+        ("(( $(git commit --no-verify -m x) ))", Git),
+        // Finding 9: shell options that take a value before `-c`.
+        ("bash -o pipefail -c 'git commit --no-verify -m x'", Git),
+        ("bash -o errexit -c 'git commit --no-verify -m x'", Git),
+        ("bash -eo pipefail -c 'git commit --no-verify -m x'", Git),
+        ("bash -O extglob -c 'git commit --no-verify -m x'", Git),
+        ("bash +o history -c 'git commit --no-verify -m x'", Git),
+        (
+            "bash --rcfile /dev/null -c 'git commit --no-verify -m x'",
+            Git,
+        ),
+        ("bash -c -e 'git commit --no-verify -m x'", Git),
+        ("sh -c -- 'git commit --no-verify -m x'", Git),
+        // Finding 9: coproc.
+        ("coproc git commit --no-verify -m x; wait", Git),
+        ("coproc C { git commit --no-verify -m x; }; wait", Git),
+        // Finding 9: the hooks path set by other means than `-c`.
+        (
+            "HP=/dev/null git --config-env=core.hooksPath=HP commit -m x",
+            Git,
+        ),
+        (
+            "HP=/dev/null git --config-env core.hooksPath=HP commit -m x",
+            Git,
+        ),
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git commit -m x",
+            Git,
+        ),
+        (
+            "env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hookspath GIT_CONFIG_VALUE_0=/dev/null git push",
+            Git,
+        ),
+        (
+            "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null; git commit -m x",
+            Git,
+        ),
+        (
+            "GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/dev/null'\" git commit -m x",
+            Git,
+        ),
+        // Finding 9: aliases defined on the command line, field splitting, variables.
+        ("git -c alias.ci='commit --no-verify' ci -m x", Git),
+        ("git -c alias.ci=commit ci -n -m x", Git),
+        ("git -c alias.p='!git push --no-verify' p", Git),
+        ("git${IFS}commit${IFS}--no-verify -m x", Git),
+        ("git$IFS'commit'$IFS--no-verify", Git),
+        ("NV=--no-verify; git commit $NV -m x", Git),
+        ("NV='commit --no-verify'; git $NV -m x", Git),
+        ("git $EMPTY commit --no-verify -m x", Git),
+        ("git commit ${NV:---no-verify} -m x", Git),
+        // Finding 9: recursive deletion.
+        ("if rm -rf ~; then :; fi", Rm),
+        ("while rm -rf /; do :; done", Rm),
+        ("until rm -rf /; do :; done", Rm),
+        ("rm -rf ${HOME:?}", Rm),
+        ("rm -rf \"${HOME:?}\"", Rm),
+        ("rm -rf \"${HOME:?HOME is unset}/\"", Rm),
+        ("rm -rf \"${HOME%/}\"", Rm),
+        ("rm -rf \"${PWD%/*}\"", Rm),
+        ("rm -rf ${CLAUDE_PROJECT_DIR%%/proj}", Rm),
+        ("rm -rf ${UNSET:-/}", Rm),
+        ("rm -rf ${HOME:+$HOME}", Rm),
+        ("rm -rf ~/{*,.*}", Rm),
+        ("rm -rf {/tmp/x,~}", Rm),
+        ("rm -rf ~+", Rm),
+        ("rm -rf ~+/", Rm),
+        ("D=~; rm -rf $D", Rm),
+        ("D=~/; rm -rf \"$D\"", Rm),
+        ("export D=$HOME; rm -rf $D", Rm),
+        ("bash -o errexit -c 'rm -rf ~'", Rm),
+        ("coproc rm -rf ~", Rm),
+        ("exec -a x rm -rf ~", Rm),
+        // Substitutions in here-documents, `${…}` arguments and here-strings run too.
+        ("cat <<EOF\n$(git commit --no-verify -m x)\nEOF", Git),
+        ("cat <<-EOF\n\t`rm -rf ~`\n\tEOF", Rm),
+        ("echo ${X:-$(git commit --no-verify -m x)}", Git),
+        ("cat <<< \"$(rm -rf /)\"", Rm),
+        // Deeper than the guard reads: refused, never overflowed.
+        (
+            "echo $(echo $(echo $(echo $(echo $(echo $(echo $(echo $(echo $(git commit --no-verify)))))))))",
+            Git,
+        ),
+        // Already denied before (from finding 9's 52): keep them.
+        ("$'git' commit $'--no-verify'", Git),
+        ("\\git commit --no-verify", Git),
+        ("command git commit --no-verify", Git),
+        ("{ git commit --no-verify; }", Git),
+        ("! git commit --no-verify", Git),
+        ("f() { git commit --no-verify; }; f", Git),
+        ("case x in x) git commit --no-verify;; esac", Git),
+        ("bash -lic 'git commit --no-verify'", Git),
+        ("bash --login -c 'git commit --no-verify'", Git),
+        ("env -u X git commit --no-verify", Git),
+        ("env --chdir /tmp git commit --no-verify", Git),
+        ("git -c core.hookspath=/dev/null commit", Git),
+        ("git commit -qn -m x", Git),
+        ("git commit -nm x", Git),
+        ("git commit --no-verif -m x", Git),
+        ("git commit --no-verify=true -m x", Git),
+        ("git commit -F- --no-verify", Git),
+        ("rm -rf -- ~/", Rm),
+        ("rm -rf .[!.]* *", Rm),
+        ("rm -rf ~///", Rm),
+        ("rm -rf /root/..", Rm),
+        // Allowed: git itself refuses these as ambiguous.
+        ("git commit --no-v -m x", Allow),
+        ("git commit --no-ve -m x", Allow),
+        // Allowed: mentions, messages and ordinary commands.
+        ("git commit -m \"fix --no-verify docs\"", Allow),
+        ("git commit -m --no-verify", Allow),
+        ("git commit -am 'mention -n and --no-verify'", Allow),
+        ("git -c alias.ci=commit ci -m x", Allow),
+        ("git -c user.name=x commit -m x", Allow),
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=x git commit -m x",
+            Allow,
+        ),
+        ("cat <<'EOF'\n$(git commit --no-verify)\nEOF", Allow),
+        (
+            "cat <<EOF > notes.md\ngit commit --no-verify is refused\nrm -rf ~\nEOF",
+            Allow,
+        ),
+        ("echo $(( 1 + 2 ))", Allow),
+        ("bash -o pipefail -c 'git commit -m x | tee log'", Allow),
+        ("coproc git status", Allow),
+        ("exec -a x rm -rf build", Allow),
+        ("rm -rf ~/{build,dist}", Allow),
+        ("rm -rf \"${HOME}/.cache/x\"", Allow),
+        ("rm -rf \"${TMPDIR:-/tmp}/scratch\"", Allow),
+        ("rm -rf ${UNSET:?}/", Allow),
+        ("D=build; rm -rf $D", Allow),
+        ("for d in a b; do rm -rf $d; done", Allow),
+        ("for HOME in /tmp/x; do rm -rf $HOME; done", Allow),
+        ("echo '{*,.*}' ~/x", Allow),
+        ("rm -rf ~user", Allow),
+        ("ls ${HOME%/*}", Allow),
+        ("git push origin main", Allow),
+        ("cargo test -p amplihack-runtime 2>&1 | tail -40", Allow),
+    ];
+
+    #[test]
+    fn every_spelling_gets_its_decision() {
+        let mut wrong = Vec::new();
+        for &(command, expect) in TABLE {
+            let got = match verdict(command) {
+                None => Allow,
+                Some(r) if r.contains("deeper than the Bash guard reads") => TooDeep,
+                Some(r) if r.contains("would recursively delete") => Rm,
+                Some(r) if r.contains("git") => Git,
+                Some(r) => panic!("{command}: unexpected reason {r}"),
+            };
+            if got != expect {
+                wrong.push(format!("{command:?}: expected {expect:?}, got {got:?}"));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{} wrong:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
+    }
+
+    #[test]
+    fn nesting_beyond_the_bound_is_refused_not_overflowed() {
+        for depth in [shell::MAX_NESTING + 1, 10_000, 100_000] {
+            let command = format!("echo {}x{}", "$(echo ".repeat(depth), ")".repeat(depth));
+            let reason = verdict(&command).unwrap_or_else(|| panic!("depth {depth} allowed"));
+            assert!(
+                reason.contains("deeper than the Bash guard reads"),
+                "{reason}"
+            );
+            let backticks = format!("echo {}", "`echo \\".repeat(depth.min(30)));
+            let _ = verdict(&backticks);
+        }
+        let shallow = format!(
+            "echo {}x{}",
+            "$(echo ".repeat(shell::MAX_NESTING - 1),
+            ")".repeat(shell::MAX_NESTING - 1)
+        );
+        assert_eq!(verdict(&shallow), None);
+        let nested_shells = format!("{}git status", "eval ".repeat(MAX_DEPTH + 2));
+        assert!(verdict(&nested_shells).is_some_and(|r| r.contains("deeper")));
     }
 }
