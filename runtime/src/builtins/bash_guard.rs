@@ -66,16 +66,21 @@ struct Walk {
     /// Characters that re-parsing (`bash -c`, `eval`) may still read: nested shells could
     /// otherwise read a large command many times over.
     budget: usize,
-    /// Variables the command line assigns (`NAME=value`), for git's `GIT_CONFIG_*`.
-    assignments: Vec<String>,
+    /// The command line assigns a `GIT_CONFIG_*` variable that sets `core.hooksPath`.
+    hooks_path_env: bool,
+    /// The project root and home directory, normalised once.
+    root: String,
+    home: Option<String>,
 }
 
 /// Returns the reason to deny `command`, or `None` to let it run.
 pub fn check(command: &str, ctx: &GuardContext<'_>) -> Option<String> {
     let mut cwd = Some(normalize(&ctx.cwd));
     let mut walk = Walk {
-        budget: 4 * command.len() + (64 << 10),
-        assignments: Vec::new(),
+        budget: 2 * command.len() + (64 << 10),
+        hooks_path_env: false,
+        root: normalize(&ctx.project_root),
+        home: ctx.home.as_deref().map(normalize),
     };
     check_line(command, ctx, &mut cwd, 0, &mut walk)
 }
@@ -110,7 +115,7 @@ fn check_line(
     if parsed.too_deep {
         return Some(too_deep());
     }
-    walk.assignments.extend(parsed.assignments);
+    walk.hooks_path_env |= parsed.assignments.iter().any(|a| env_sets_hooks_path(a));
     // A substitution runs in a subshell: its `cd` does not move the line.
     for commands in &parsed.substitutions {
         let mut inner = cwd.clone();
@@ -157,15 +162,15 @@ fn check_command(
             check_line(&joined.join(" "), ctx, cwd, depth + 1, walk)
         }
         "git" => {
-            let mut env: Vec<&str> = assignments.iter().map(|w| w.text.as_str()).collect();
-            env.extend(walk.assignments.iter().map(String::as_str));
-            match check_git(args, &env) {
+            let env =
+                walk.hooks_path_env || assignments.iter().any(|w| env_sets_hooks_path(&w.text));
+            match check_git(args, env) {
                 Git::Deny(reason) => Some(reason),
                 Git::Shell(script) => check_line(&script, ctx, &mut cwd.clone(), depth + 1, walk),
                 Git::Allow => None,
             }
         }
-        "rm" => check_rm(args, ctx, cwd.as_deref()),
+        "rm" => check_rm(args, walk, cwd.as_deref()),
         _ => None,
     }
 }
@@ -314,8 +319,9 @@ enum Git {
 /// How many `-c alias.x=…` expansions are followed (git itself refuses loops).
 const MAX_ALIASES: usize = 8;
 
-fn check_git(args: &[Word], env: &[&str]) -> Git {
-    let mut hooks_path_override = env.iter().any(|a| env_sets_hooks_path(a));
+/// `env_sets_hooks_path`: the command's environment sets `core.hooksPath` (`GIT_CONFIG_*`).
+fn check_git(args: &[Word], env_sets_hooks_path: bool) -> Git {
+    let mut hooks_path_override = env_sets_hooks_path;
     let mut aliases: Vec<(String, String)> = Vec::new();
     let mut i = 0;
     // Global options come before the subcommand; some take a value.
@@ -355,7 +361,7 @@ fn check_git(args: &[Word], env: &[&str]) -> Git {
         return Git::Allow;
     };
     let mut subcommand = subcommand.text.clone();
-    let mut rest: Vec<Word> = args[i + 1..].to_vec();
+    let mut rest = std::borrow::Cow::Borrowed(&args[i + 1..]);
     // `git -c alias.ci='commit --no-verify' ci`: the alias is what runs. Aliases from the
     // repository's or the user's config files are not read.
     for _ in 0..MAX_ALIASES {
@@ -364,7 +370,7 @@ fn check_git(args: &[Word], env: &[&str]) -> Git {
         };
         if let Some(script) = value.strip_prefix('!') {
             let mut line = script.to_string();
-            for word in &rest {
+            for word in rest.iter() {
                 line.push(' ');
                 line.push_str(&word.text);
             }
@@ -380,7 +386,7 @@ fn check_git(args: &[Word], env: &[&str]) -> Git {
             break;
         };
         subcommand = first.text.clone();
-        rest = more.iter().cloned().chain(rest).collect();
+        rest = more.iter().chain(rest.iter()).cloned().collect();
     }
     if !VERIFYING_SUBCOMMANDS.contains(&subcommand.as_str()) {
         return Git::Allow;
@@ -515,7 +521,7 @@ fn skips_verification(subcommand: &str, args: &[Word]) -> bool {
     false
 }
 
-fn check_rm(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<String> {
+fn check_rm(args: &[Word], walk: &Walk, cwd: Option<&str>) -> Option<String> {
     let mut recursive = false;
     let mut options_done = false;
     let mut targets = Vec::new();
@@ -536,7 +542,7 @@ fn check_rm(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<
         return None;
     }
     targets.into_iter().find_map(|target| {
-        let what = protected_target(target, ctx, cwd)?;
+        let what = protected_target(target, walk, cwd)?;
         Some(format!(
             "amplihack blocked `rm` of `{}`: it would recursively delete {what}. Delete the specific paths inside it that you mean instead.",
             target.text
@@ -545,7 +551,7 @@ fn check_rm(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<
 }
 
 /// Describes the protected directory a target would delete (or wipe with `dir/*`), if any.
-fn protected_target(word: &Word, ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<String> {
+fn protected_target(word: &Word, walk: &Walk, cwd: Option<&str>) -> Option<String> {
     if word.opaque || word.text.is_empty() {
         return None;
     }
@@ -570,14 +576,17 @@ fn protected_target(word: &Word, ctx: &GuardContext<'_>, cwd: Option<&str>) -> O
         word.text.clone()
     };
     let target = resolve(&path, cwd)?;
-    let root = normalize(&ctx.project_root);
+    let root = &walk.root;
     if target == "/" {
         Some("the root directory `/`".into())
-    } else if ctx.home.as_deref().map(normalize).as_deref() == Some(target.as_str()) {
+    } else if walk.home.as_deref() == Some(target.as_str()) {
         Some(format!("your home directory `{target}`"))
-    } else if target == root {
+    } else if target == *root {
         Some(format!("the project root `{target}`"))
-    } else if root.starts_with(&format!("{target}/")) {
+    } else if root.len() > target.len()
+        && root.starts_with(target.as_str())
+        && root.as_bytes().get(target.len()) == Some(&b'/')
+    {
         Some(format!("`{target}`, a parent of the project root `{root}`"))
     } else {
         None
