@@ -118,9 +118,21 @@ fn check_line(
     walk.hooks_path_env |= parsed.assignments.iter().any(|a| env_sets_hooks_path(a));
     // A substitution runs in a subshell: its `cd` does not move the line.
     for commands in &parsed.substitutions {
-        let mut inner = cwd.clone();
+        // Only `cd` (also through `eval`) moves the directory; without it, no copy is needed.
+        let moves = commands.iter().any(|c| {
+            c.words
+                .iter()
+                .any(|w| matches!(w.text.as_str(), "cd" | "eval"))
+        });
+        let mut copy;
+        let inner = if moves {
+            copy = cwd.clone();
+            &mut copy
+        } else {
+            &mut *cwd
+        };
         for command in commands {
-            if let Some(reason) = check_command(&command.words, ctx, &mut inner, depth, walk) {
+            if let Some(reason) = check_command(&command.words, ctx, inner, depth, walk) {
                 return Some(reason);
             }
         }
@@ -286,26 +298,42 @@ fn change_dir(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Optio
 }
 
 fn resolve(path: &str, cwd: Option<&str>) -> Option<String> {
-    if path.starts_with('/') {
-        Some(normalize(path))
-    } else {
-        cwd.map(|dir| normalize(&format!("{dir}/{path}")))
+    let mut out = String::with_capacity(path.len() + cwd.map_or(0, str::len) + 1);
+    if !path.starts_with('/') {
+        push_normalized(&mut out, cwd?);
     }
+    push_normalized(&mut out, path);
+    if out.is_empty() {
+        out.push('/');
+    }
+    Some(out)
 }
 
 /// Lexical normalisation: no file-system access, so it is quick and cannot be raced.
 pub fn normalize(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
+    let mut out = String::with_capacity(path.len() + 1);
+    push_normalized(&mut out, path);
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Appends `path`'s components to the normalised absolute path `out` (`""` is `/`).
+fn push_normalized(out: &mut String, path: &str) {
     for component in path.split('/') {
         match component {
             "" | "." => {}
             ".." => {
-                parts.pop();
+                let parent = out.rfind('/').unwrap_or(0);
+                out.truncate(parent);
             }
-            other => parts.push(other),
+            other => {
+                out.push('/');
+                out.push_str(other);
+            }
         }
     }
-    format!("/{}", parts.join("/"))
 }
 
 /// What `git …` amounts to.
@@ -561,21 +589,21 @@ fn protected_target(word: &Word, walk: &Walk, cwd: Option<&str>) -> Option<Strin
             .text
             .rsplit_once('/')
             .unwrap_or(("", word.text.as_str()));
-        let rest = last.trim_start_matches('.').replace('*', "");
-        if !rest.is_empty() || dir.contains(['*', '?', '[']) {
+        let wipes = last.trim_start_matches('.').chars().all(|c| c == '*');
+        if !wipes || dir.contains(['*', '?', '[']) {
             return None;
         }
         if dir.is_empty() && word.text.starts_with('/') {
-            "/".to_string()
+            "/"
         } else if dir.is_empty() {
-            ".".to_string()
+            "."
         } else {
-            dir.to_string()
+            dir
         }
     } else {
-        word.text.clone()
+        word.text.as_str()
     };
-    let target = resolve(&path, cwd)?;
+    let target = resolve(path, cwd)?;
     let root = &walk.root;
     if target == "/" {
         Some("the root directory `/`".into())

@@ -62,12 +62,22 @@ pub struct Parsed {
 /// `pwd`, `echo`/`printf %s` of words, `realpath`/`readlink -f` of a path, `dirname`, `basename`,
 /// nested in each other (`$(dirname $(pwd))`). Paths are resolved lexically against `$PWD`.
 /// `None` for anything else.
-fn evaluate(commands: &[SimpleCommand], pwd: Option<String>) -> Option<String> {
+fn evaluate(commands: &[SimpleCommand], pwd: &mut dyn FnMut() -> Option<String>) -> Option<String> {
     let [command] = commands else {
         return None;
     };
     if command.words.iter().any(|w| w.opaque || w.glob) {
         return None;
+    }
+    let first = command.words.first()?.text.as_str();
+    if !matches!(
+        first,
+        "pwd" | "echo" | "printf" | "realpath" | "readlink" | "dirname" | "basename"
+    ) {
+        return None;
+    }
+    if first == "pwd" {
+        return pwd();
     }
     let words: Vec<&str> = command.words.iter().map(|w| w.text.as_str()).collect();
     let operands = |from: usize| -> Vec<&str> {
@@ -86,14 +96,14 @@ fn evaluate(commands: &[SimpleCommand], pwd: Option<String>) -> Option<String> {
         }
     };
     match *words.first()? {
-        "pwd" => pwd,
+        "pwd" => pwd(),
         "echo" => Some(operands(1).join(" ")),
         "printf" if words.get(1) == Some(&"%s") => Some(words.get(2..)?.concat()),
         "realpath" | "readlink" => {
             if words[0] == "readlink" && !words.iter().any(|w| matches!(*w, "-f" | "-e" | "-m")) {
                 return None;
             }
-            Some(resolve(&pwd?, &single(1)?))
+            Some(resolve(&pwd()?, &single(1)?))
         }
         "dirname" => {
             let path = single(1)?;
@@ -170,6 +180,8 @@ pub fn parse(src: &str, vars: &dyn Vars) -> Parsed {
         assigned: HashMap::new(),
         parsed: Parsed::default(),
         pattern_budget: PATTERN_BUDGET,
+        spare: Vec::new(),
+        env: HashMap::new(),
         expansion_budget: 4 * src.len() + (1 << 20),
     };
     let mut lexer = Lexer {
@@ -184,8 +196,8 @@ pub fn parse(src: &str, vars: &dyn Vars) -> Parsed {
 }
 
 /// What a variable is, as far as the line can tell.
-enum Value {
-    Set(String),
+enum Value<'s> {
+    Set(&'s str),
     Unset,
     /// Assigned by the line from something that cannot be worked out.
     Unknown,
@@ -197,35 +209,36 @@ struct State<'a> {
     assigned: HashMap<String, Option<String>>,
     parsed: Parsed,
     pattern_budget: usize,
+    /// The environment's values, each asked for once.
+    env: HashMap<String, Option<String>>,
+    /// Emptied word lists, reused by the next `commands` (one per substitution otherwise).
+    spare: Vec<Vec<Word>>,
     /// Characters expansions may still add: `X=<100 KB>; echo $X $X …` must not grow the work
     /// past linear. A value beyond it is unknown.
     expansion_budget: usize,
 }
 
 impl State<'_> {
-    fn lookup(&mut self, name: &str) -> Value {
-        let value = self.lookup_unbounded(name);
+    /// A variable's value, counted against the expansion budget.
+    fn lookup(&mut self, name: &str) -> Value<'_> {
+        if !self.assigned.contains_key(name) && !self.env.contains_key(name) && name != "IFS" {
+            let value = self.vars.get(name);
+            self.env.insert(name.to_string(), value);
+        }
+        let value = match self.assigned.get(name) {
+            Some(Some(value)) => Some(value.as_str()),
+            Some(None) => return Value::Unknown,
+            // bash sets IFS itself at startup, whatever the environment says.
+            None if name == "IFS" => Some(" \t\n"),
+            None => self.env.get(name).and_then(|v| v.as_deref()),
+        };
         match value {
-            Value::Set(v) if v.len() > self.expansion_budget => Value::Unknown,
-            Value::Set(v) => {
+            None => Value::Unset,
+            Some(v) if v.len() > self.expansion_budget => Value::Unknown,
+            Some(v) => {
                 self.expansion_budget -= v.len();
                 Value::Set(v)
             }
-            other => other,
-        }
-    }
-
-    fn lookup_unbounded(&self, name: &str) -> Value {
-        match self.assigned.get(name) {
-            Some(Some(value)) if value.len() > self.expansion_budget => Value::Unknown,
-            Some(Some(value)) => Value::Set(value.clone()),
-            Some(None) => Value::Unknown,
-            // bash sets IFS itself at startup, whatever the environment says.
-            None if name == "IFS" => Value::Set(" \t\n".into()),
-            None => match self.vars.get(name) {
-                Some(value) => Value::Set(value),
-                None => Value::Unset,
-            },
         }
     }
 
@@ -302,6 +315,9 @@ fn expand_braces(word: Word, marks: Vec<usize>) -> Vec<Word> {
             ..word
         }];
     }
+    if let Some(words) = expand_flat(&word, &marks) {
+        return words;
+    }
     let mut work = vec![(word.text.clone(), marks)];
     let mut out = Vec::new();
     while let Some((text, marks)) = work.pop() {
@@ -354,6 +370,80 @@ fn expand_braces(word: Word, marks: Vec<usize>) -> Vec<Word> {
         }
     }
     out
+}
+
+/// The common case, groups side by side and none nested (`~/{a,b}/{c,d}`): the words built
+/// directly. `None` for nested groups.
+fn expand_flat(word: &Word, marks: &[usize]) -> Option<Vec<Word>> {
+    let text = word.text.as_str();
+    let bytes = text.as_bytes();
+    // Alternatives as byte ranges; groups as (open, close, first alternative, end).
+    let mut alternatives: Vec<(usize, usize)> = Vec::new();
+    let mut groups: Vec<(usize, usize, usize, usize)> = Vec::new();
+    let mut open: Option<(usize, usize)> = None; // (byte of `{`, its first alternative)
+    let mut last = 0;
+    for &m in marks {
+        match (bytes.get(m), open) {
+            (Some(b'{'), Some(_)) => return None,
+            (Some(b'{'), None) => {
+                open = Some((m, alternatives.len()));
+                last = m + 1;
+            }
+            (Some(b','), Some(_)) => {
+                alternatives.push((last, m));
+                last = m + 1;
+            }
+            (Some(b'}'), Some((at, first))) => {
+                if alternatives.len() > first {
+                    alternatives.push((last, m));
+                    groups.push((at, m, first, alternatives.len()));
+                }
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some((_, first)) = open {
+        alternatives.truncate(first); // an unclosed `{`: its commas are plain text
+    }
+    let mut total = 1usize;
+    for &(_, _, first, end) in &groups {
+        total = total.saturating_mul(end - first);
+    }
+    if total > MAX_BRACE_WORDS {
+        return Some(vec![Word {
+            opaque: true,
+            ..word.clone()
+        }]);
+    }
+    let mut choice = vec![0usize; groups.len()];
+    let mut out = Vec::with_capacity(total);
+    for _ in 0..total {
+        let mut next = String::with_capacity(text.len());
+        let mut at = 0;
+        for (&(open, close, first, _), &pick) in groups.iter().zip(&choice) {
+            let (from, to) = alternatives[first + pick];
+            next.push_str(&text[at..open]);
+            next.push_str(&text[from..to]);
+            at = close + 1;
+        }
+        next.push_str(&text[at..]);
+        let glob = word.glob && next.contains(['*', '?', '[']);
+        out.push(Word {
+            text: next,
+            glob,
+            opaque: word.opaque,
+        });
+        // The next combination, last group fastest.
+        for (index, &(_, _, first, end)) in groups.iter().enumerate().rev() {
+            choice[index] += 1;
+            if choice[index] < end - first {
+                break;
+            }
+            choice[index] = 0;
+        }
+    }
+    Some(out)
 }
 
 /// The first `{…,…}` among the marks: indexes (into `marks`) of its `{`, its top-level commas
@@ -436,6 +526,8 @@ impl Lexer<'_> {
         let mut skip_next_word = false; // the target of a redirection is not an argument
         let mut parens = 0usize;
         let mut heredocs: Vec<(String, bool, bool)> = Vec::new();
+        // The words of the word being read, reused: one allocation per command, not per word.
+        let mut scratch: Vec<Word> = state.spare.pop().unwrap_or_default();
         loop {
             if state.parsed.too_deep {
                 return out;
@@ -475,6 +567,8 @@ impl Lexer<'_> {
                         parens += 1;
                     } else if c == ')' {
                         if parens == 0 && in_substitution {
+                            scratch.clear();
+                            state.spare.push(scratch);
                             return out;
                         }
                         parens = parens.saturating_sub(1);
@@ -509,23 +603,32 @@ impl Lexer<'_> {
                 }
                 _ => {
                     let start = self.pos;
-                    let new = self.word(state, Mode::Plain);
+                    let mut builder = Builder {
+                        done: std::mem::take(&mut scratch),
+                        ..Builder::default()
+                    };
+                    self.word_into(state, &mut builder, Mode::Plain);
+                    scratch = builder.finish();
                     // `2>file`: a number right before a redirection is a descriptor, not a word.
                     if matches!(self.peek(), Some('<' | '>'))
                         && self.pos > start
                         && self.chars[start..self.pos].iter().all(char::is_ascii_digit)
                     {
+                        scratch.clear();
                         continue;
                     }
                     if skip_next_word {
                         skip_next_word = false;
+                        scratch.clear();
                     } else {
-                        words.extend(new);
+                        words.append(&mut scratch);
                     }
                 }
             }
         }
         finish(&mut words, &mut out, state);
+        scratch.clear();
+        state.spare.push(scratch);
         out
     }
 
@@ -698,16 +801,16 @@ impl Lexer<'_> {
             Some(name) => {
                 self.pos += 1;
                 match state.lookup(name) {
-                    Value::Set(value) => b.push_expansion(&value, true),
+                    Value::Set(value) => b.push_expansion(value, true),
                     _ => b.current.opaque = true,
                 }
             }
             None => {
-                let home = match state.lookup("HOME") {
-                    Value::Set(value) => value,
-                    _ => String::new(),
-                };
-                b.push_expansion(&home, true);
+                if let Value::Set(home) = state.lookup("HOME") {
+                    b.push_expansion(home, true);
+                } else {
+                    b.quoted = true;
+                }
             }
         }
     }
@@ -803,7 +906,7 @@ impl Lexer<'_> {
                     self.pos += 1;
                 }
                 match state.lookup(&name) {
-                    Value::Set(value) => b.push_expansion(&value, quoted),
+                    Value::Set(value) => b.push_expansion(value, quoted),
                     Value::Unset => {}
                     Value::Unknown => b.current.opaque = true,
                 }
@@ -827,11 +930,16 @@ impl Lexer<'_> {
         quoted: bool,
         arithmetic: bool,
     ) {
-        let pwd = match state.lookup("PWD") {
-            Value::Set(value) => Some(value),
+        let mut pwd = || match state.lookup("PWD") {
+            Value::Set(value) => Some(value.to_string()),
             _ => None,
         };
-        match evaluate(&commands, pwd).filter(|_| !arithmetic) {
+        let value = if arithmetic {
+            None
+        } else {
+            evaluate(&commands, &mut pwd)
+        };
+        match value {
             Some(value) => b.push_expansion(&value, quoted),
             None => b.current.opaque = true,
         }
@@ -877,18 +985,23 @@ impl Lexer<'_> {
             b.current.opaque = true;
             return;
         }
-        let value = state.lookup(&name);
+        // `None`: unknown; `Some(None)`: unset.
+        let value: Option<Option<String>> = match state.lookup(&name) {
+            Value::Set(v) => Some(Some(v.to_string())),
+            Value::Unset => Some(None),
+            Value::Unknown => None,
+        };
         let colon = operator.starts_with(':');
         let is_set = match &value {
-            Value::Set(v) => !colon || !v.is_empty(),
+            Some(Some(v)) => !colon || !v.is_empty(),
             _ => false,
         };
         let result: Option<String> = match (operator.trim_start_matches(':'), &value) {
             ("", _) if !argument.text.is_empty() || colon => None, // `${x:1}` substring
-            (_, Value::Unknown) => None,
-            ("", Value::Set(v)) => Some(v.clone()),
+            (_, None) => None,
+            ("", Some(Some(v))) => Some(v.clone()),
             ("", _) => Some(String::new()),
-            ("-" | "=", Value::Set(v)) if is_set => Some(v.clone()),
+            ("-" | "=", Some(Some(v))) if is_set => Some(v.clone()),
             ("-" | "=", _) => {
                 let text = (!argument.opaque).then(|| argument.text.clone());
                 if operator.ends_with('=') {
@@ -902,8 +1015,8 @@ impl Lexer<'_> {
             ("+", _) if is_set => (!argument.opaque).then(|| argument.text.clone()),
             ("+", _) => Some(String::new()),
             // Unset, the shell stops with an error: nothing runs.
-            ("?", Value::Set(v)) if is_set => Some(v.clone()),
-            ("#" | "##" | "%" | "%%", Value::Set(v)) if !argument.opaque => strip(
+            ("?", Some(Some(v))) if is_set => Some(v.clone()),
+            ("#" | "##" | "%" | "%%", Some(Some(v))) if !argument.opaque => strip(
                 v,
                 &argument.text,
                 argument.glob,
@@ -1100,6 +1213,35 @@ mod tests {
             ("line1 \\\n  continued", &[&["line1", "continued"]]),
             ("echo $UNSET/x", &[&["echo", "/x"]]),
             ("(cd / && ls)", &[&["cd", "/"], &["ls"]]),
+            // Brace expansion, field splitting, parameter forms, assignments.
+            ("rm ~/{*,.*}", &[&["rm", "/home/u/*", "/home/u/.*"]]),
+            ("echo {a,b}{c,d}", &[&["echo", "ac", "ad", "bc", "bd"]]),
+            ("echo {a,{b,c}}x", &[&["echo", "ax", "bx", "cx"]]),
+            (
+                "echo {a} {} '{a,b}' x,y",
+                &[&["echo", "{a}", "{}", "{a,b}", "x,y"]],
+            ),
+            ("echo {/tmp,~}", &[&["echo", "/tmp", "/home/u"]]),
+            ("git${IFS}commit", &[&["git", "commit"]]),
+            ("echo \"${IFS}\"", &[&["echo", " \t\n"]]),
+            (
+                "echo ${HOME%/u} ${HOME#/} ${HOME%%/*} ${HOME##*/}",
+                &[&["echo", "/home", "home/u", "u"]],
+            ),
+            (
+                "echo ${UNSET:-a b} \"${UNSET:-a b}\"",
+                &[&["echo", "a", "b", "a b"]],
+            ),
+            (
+                "D=~/x; echo $D ~+",
+                &[&["D=/home/u/x"], &["echo", "/home/u/x", "/home/u/p"]],
+            ),
+            (
+                "X='a  b'; echo $X \"$X\" $EMPTY ''",
+                &[&["X=a  b"], &["echo", "a", "b", "a  b", ""]],
+            ),
+            ("cat <<EOF\nrm -rf /\nEOF\nls", &[&["cat"], &["ls"]]),
+            ("echo $(( 1 + 2 ))", &[&["echo", ""]]),
         ];
         for (src, want) in cases {
             let want: Vec<Vec<String>> = want
