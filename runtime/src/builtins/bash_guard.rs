@@ -111,36 +111,70 @@ fn check_line(
             (ctx.var)(name)
         }
     };
-    let parsed = shell::parse(src, &vars);
-    if parsed.too_deep {
-        return Some(too_deep());
+    let mut checker = Checker {
+        ctx,
+        cwd,
+        depth,
+        walk,
+        verdict: None,
+    };
+    let parsed = shell::parse_into(src, &vars, &mut checker);
+    match checker.verdict {
+        Some(reason) => Some(reason),
+        None if parsed.too_deep => Some(too_deep()),
+        None => None,
     }
-    walk.hooks_path_env |= parsed.assignments.iter().any(|a| env_sets_hooks_path(a));
-    // A substitution runs in a subshell: its `cd` does not move the line.
-    for commands in &parsed.substitutions {
-        // Only `cd` (also through `eval`) moves the directory; without it, no copy is needed.
+}
+
+/// Checks what a line runs as the parser finds it, in the shell's order, and stops the parse at
+/// the first deny.
+struct Checker<'c, 'g> {
+    ctx: &'c GuardContext<'g>,
+    cwd: &'c mut Option<String>,
+    depth: usize,
+    walk: &'c mut Walk,
+    verdict: Option<String>,
+}
+
+impl shell::Sink for Checker<'_, '_> {
+    fn substitution(&mut self, commands: &[shell::SimpleCommand]) -> bool {
+        if self.verdict.is_some() {
+            return false;
+        }
+        // A substitution runs in a subshell: its `cd` does not move the line. Only `cd` (also
+        // through `eval`) moves the directory; without it, no copy is needed.
         let moves = commands.iter().any(|c| {
             c.words
                 .iter()
                 .any(|w| matches!(w.text.as_str(), "cd" | "eval"))
         });
         let mut copy;
-        let inner = if moves {
-            copy = cwd.clone();
+        let cwd = if moves {
+            copy = self.cwd.clone();
             &mut copy
         } else {
-            &mut *cwd
+            &mut *self.cwd
         };
         for command in commands {
-            if let Some(reason) = check_command(&command.words, ctx, inner, depth, walk) {
-                return Some(reason);
+            self.verdict = check_command(&command.words, self.ctx, cwd, self.depth, self.walk);
+            if self.verdict.is_some() {
+                return false;
             }
         }
+        true
     }
-    parsed
-        .commands
-        .iter()
-        .find_map(|command| check_command(&command.words, ctx, cwd, depth, walk))
+
+    fn command(&mut self, command: &shell::SimpleCommand) -> bool {
+        if self.verdict.is_some() {
+            return false;
+        }
+        self.verdict = check_command(&command.words, self.ctx, self.cwd, self.depth, self.walk);
+        self.verdict.is_none()
+    }
+
+    fn assignment(&mut self, assignment: &str) {
+        self.walk.hooks_path_env |= env_sets_hooks_path(assignment);
+    }
 }
 
 fn check_command(
@@ -889,6 +923,11 @@ mod tests {
         ("cat <<-EOF\n\t`rm -rf ~`\n\tEOF", Rm),
         ("echo ${X:-$(git commit --no-verify -m x)}", Git),
         ("cat <<< \"$(rm -rf /)\"", Rm),
+        // Found by the fuzz run: an outer substitution must not clear an inner one's deny.
+        ("echo $(true && : $(( $(git commit --no-verify -m x) )))", Git),
+        // Checked in the shell's order: `cd` moves what follows, substitutions included.
+        ("cd / && echo $(rm -rf *)", Rm),
+        ("git commit -m x; export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath", Allow),
         // Deeper than the guard reads: refused, never overflowed.
         (
             "echo $(echo $(echo $(echo $(echo $(echo $(echo $(echo $(echo $(git commit --no-verify)))))))))",

@@ -173,9 +173,33 @@ fn is_name(text: &str) -> bool {
         && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// Receives what a line runs while it is parsed, in the order the shell would run it: each
+/// substitution's commands before the command they are part of, each command of the line, each
+/// variable the line assigns. Nothing is kept: memory stays that of one command. Returning
+/// `false` stops the parse.
+pub trait Sink {
+    fn substitution(&mut self, commands: &[SimpleCommand]) -> bool;
+    fn command(&mut self, command: &SimpleCommand) -> bool;
+    /// `NAME=value` as the line assigns it (`A=1`, `export A=1`, `${A:=1}`).
+    fn assignment(&mut self, _assignment: &str) {}
+}
+
+/// Parses a whole line into [`Parsed`].
 pub fn parse(src: &str, vars: &dyn Vars) -> Parsed {
+    parse_inner(src, vars, None)
+}
+
+/// Parses a line, handing what it runs to `sink` as it goes; the returned [`Parsed`] then has
+/// no commands, substitutions or assignments, only [`Parsed::too_deep`].
+pub fn parse_into(src: &str, vars: &dyn Vars, sink: &mut dyn Sink) -> Parsed {
+    parse_inner(src, vars, Some(sink))
+}
+
+fn parse_inner<'a>(src: &str, vars: &'a dyn Vars, sink: Option<&'a mut dyn Sink>) -> Parsed {
     let chars: Vec<char> = src.chars().collect();
     let mut state = State {
+        sink,
+        halt: false,
         vars,
         assigned: HashMap::new(),
         parsed: Parsed::default(),
@@ -190,7 +214,7 @@ pub fn parse(src: &str, vars: &dyn Vars) -> Parsed {
         end: chars.len(),
         depth: 0,
     };
-    let commands = lexer.commands(&mut state, false);
+    let commands = lexer.commands(&mut state, false, true);
     state.parsed.commands = commands;
     state.parsed
 }
@@ -204,6 +228,9 @@ enum Value<'s> {
 }
 
 struct State<'a> {
+    sink: Option<&'a mut dyn Sink>,
+    /// Stop reading: too deep, or the sink has seen enough.
+    halt: bool,
     vars: &'a dyn Vars,
     /// Variables the line itself assigned so far; `None`: to an unknown value.
     assigned: HashMap<String, Option<String>>,
@@ -247,7 +274,10 @@ impl State<'_> {
             && is_name(name)
         {
             let value = (!word.opaque).then(|| value.to_string());
-            self.parsed.assignments.push(word.text.clone());
+            match self.sink.as_mut() {
+                Some(sink) => sink.assignment(&word.text),
+                None => self.parsed.assignments.push(word.text.clone()),
+            }
             self.assigned.insert(name.to_string(), value);
         }
     }
@@ -511,6 +541,7 @@ impl Lexer<'_> {
     fn enter(&mut self, state: &mut State<'_>) -> bool {
         if self.depth >= MAX_NESTING {
             state.parsed.too_deep = true;
+            state.halt = true;
             self.pos = self.end;
             return false;
         }
@@ -520,7 +551,13 @@ impl Lexer<'_> {
 
     /// Commands up to the end of the input, or (`in_substitution`) up to the `)` that closes
     /// the `$(` just read.
-    fn commands(&mut self, state: &mut State<'_>, in_substitution: bool) -> Vec<SimpleCommand> {
+    /// `top`: the line's own commands (for the sink), not a substitution's.
+    fn commands(
+        &mut self,
+        state: &mut State<'_>,
+        in_substitution: bool,
+        top: bool,
+    ) -> Vec<SimpleCommand> {
         let mut out = Vec::new();
         let mut words: Vec<Word> = Vec::new();
         let mut skip_next_word = false; // the target of a redirection is not an argument
@@ -529,7 +566,7 @@ impl Lexer<'_> {
         // The words of the word being read, reused: one allocation per command, not per word.
         let mut scratch: Vec<Word> = state.spare.pop().unwrap_or_default();
         loop {
-            if state.parsed.too_deep {
+            if state.halt {
                 return out;
             }
             // Blanks between words.
@@ -547,7 +584,7 @@ impl Lexer<'_> {
                 }
                 '\n' => {
                     self.pos += 1;
-                    finish(&mut words, &mut out, state);
+                    finish(&mut words, &mut out, state, top);
                     skip_next_word = false;
                     for (delimiter, expand, strip_tabs) in std::mem::take(&mut heredocs) {
                         self.heredoc(state, &delimiter, expand, strip_tabs);
@@ -561,7 +598,7 @@ impl Lexer<'_> {
                         skip_next_word = true;
                         continue;
                     }
-                    finish(&mut words, &mut out, state);
+                    finish(&mut words, &mut out, state, top);
                     skip_next_word = false;
                     if c == '(' {
                         parens += 1;
@@ -626,7 +663,7 @@ impl Lexer<'_> {
                 }
             }
         }
-        finish(&mut words, &mut out, state);
+        finish(&mut words, &mut out, state, top);
         scratch.clear();
         state.spare.push(scratch);
         out
@@ -665,7 +702,7 @@ impl Lexer<'_> {
                 };
                 let mut sink = Builder::default();
                 while let Some(c) = line.peek() {
-                    if state.parsed.too_deep {
+                    if state.halt {
                         return;
                     }
                     match c {
@@ -693,7 +730,7 @@ impl Lexer<'_> {
         let start = self.pos;
         let plain = mode == Mode::Plain;
         while let Some(c) = self.peek() {
-            if state.parsed.too_deep {
+            if state.halt {
                 return;
             }
             match c {
@@ -817,7 +854,7 @@ impl Lexer<'_> {
 
     fn double_quoted(&mut self, state: &mut State<'_>, b: &mut Builder) {
         while let Some(c) = self.peek() {
-            if state.parsed.too_deep {
+            if state.halt {
                 return;
             }
             match c {
@@ -857,7 +894,7 @@ impl Lexer<'_> {
                 if !self.enter(state) {
                     return;
                 }
-                let commands = self.commands(state, true);
+                let commands = self.commands(state, true, false);
                 self.depth -= 1;
                 self.substituted(state, b, commands, quoted, arithmetic);
             }
@@ -943,7 +980,18 @@ impl Lexer<'_> {
             Some(value) => b.push_expansion(&value, quoted),
             None => b.current.opaque = true,
         }
-        state.parsed.substitutions.push(commands);
+        if state.halt {
+            return;
+        }
+        match state.sink.as_mut() {
+            Some(sink) => {
+                if !sink.substitution(&commands) {
+                    state.halt = true;
+                    self.pos = self.end;
+                }
+            }
+            None => state.parsed.substitutions.push(commands),
+        }
     }
 
     /// `${…}` after the `{`: `${NAME}`, `${NAME:-word}`, `${NAME:=word}`, `${NAME:+word}`,
@@ -1061,9 +1109,9 @@ impl Lexer<'_> {
             end: body.len(),
             depth: self.depth,
         };
-        let commands = inner.commands(state, false);
+        let commands = inner.commands(state, false, false);
         self.depth -= 1;
-        if state.parsed.too_deep {
+        if state.halt {
             self.pos = self.end;
             return;
         }
@@ -1073,7 +1121,7 @@ impl Lexer<'_> {
 
 /// Ends a simple command; a command that only assigns (`D=~`, `export D=~`) records the values
 /// for the words after it.
-fn finish(words: &mut Vec<Word>, out: &mut Vec<SimpleCommand>, state: &mut State<'_>) {
+fn finish(words: &mut Vec<Word>, out: &mut Vec<SimpleCommand>, state: &mut State<'_>, top: bool) {
     if words.is_empty() {
         return;
     }
@@ -1104,7 +1152,18 @@ fn finish(words: &mut Vec<Word>, out: &mut Vec<SimpleCommand>, state: &mut State
         }
         _ => {}
     }
-    out.push(SimpleCommand { words });
+    let command = SimpleCommand { words };
+    if state.halt {
+        return;
+    }
+    match state.sink.as_mut() {
+        Some(sink) if top => {
+            if !sink.command(&command) {
+                state.halt = true;
+            }
+        }
+        _ => out.push(command),
+    }
 }
 
 /// `${value#pattern}` and friends. `None` when the pattern cannot be matched here (a bracket
