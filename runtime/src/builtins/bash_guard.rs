@@ -1,15 +1,23 @@
 //! Built-in PreToolUse guard for the Bash tool. It denies two things, however they are quoted,
-//! spaced, wrapped (`sudo`, `env`, `bash -c`, `$(…)`) or chained:
+//! spaced, wrapped (`sudo`, `env`, `exec -a`, `coproc`, `if`/`while`, `bash -o x -c`, `$(…)`,
+//! `$((…))`) or chained:
 //!
 //! * git commands that skip verification: `--no-verify` (or an unambiguous abbreviation, or
-//!   `commit -n`) on `commit`, `push`, `merge`, `rebase`, `cherry-pick`, `am`, and
-//!   `git -c core.hooksPath=…` on those same commands;
+//!   `commit -n`) on `commit`, `push`, `merge`, `rebase`, `cherry-pick`, `am`, and the hooks path
+//!   redirected for those same commands (`-c core.hooksPath=…`, `--config-env`, `GIT_CONFIG_*`),
+//!   also through an alias defined on the command line;
 //! * recursive deletion (`rm -r`, `-R`, `--recursive`) of `/`, the home directory, the project
 //!   root or any of its parents, including wiping their contents with `dir/*`.
+//!
+//! A third refusal protects the first two: a command nested deeper than the parser reads
+//! ([`shell::MAX_NESTING`] substitutions, [`MAX_DEPTH`] shells) is denied, since what runs there
+//! cannot be seen.
 //!
 //! Paths are resolved lexically against the call's working directory, following `cd` within the
 //! command line. A target that cannot be known (a command substitution, a relative path after a
 //! `cd` into the unknown) is not guessed at: the guard denies what it can show, nothing else.
+//! The work is linear in the command's size: the line is parsed once, and what it runs is checked
+//! as the parser finds it.
 
 use amplihack_protocol::{EventName, Reply};
 
@@ -924,10 +932,16 @@ mod tests {
         ("echo ${X:-$(git commit --no-verify -m x)}", Git),
         ("cat <<< \"$(rm -rf /)\"", Rm),
         // Found by the fuzz run: an outer substitution must not clear an inner one's deny.
-        ("echo $(true && : $(( $(git commit --no-verify -m x) )))", Git),
+        (
+            "echo $(true && : $(( $(git commit --no-verify -m x) )))",
+            Git,
+        ),
         // Checked in the shell's order: `cd` moves what follows, substitutions included.
         ("cd / && echo $(rm -rf *)", Rm),
-        ("git commit -m x; export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath", Allow),
+        (
+            "git commit -m x; export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath",
+            Allow,
+        ),
         // Deeper than the guard reads: refused, never overflowed.
         (
             "echo $(echo $(echo $(echo $(echo $(echo $(echo $(echo $(echo $(git commit --no-verify)))))))))",
