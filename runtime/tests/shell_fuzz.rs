@@ -277,7 +277,11 @@ fn wrapped_danger() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    // 512 cases a run (`PROPTEST_CASES=100000` for a longer hunt).
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(512),
+        ..ProptestConfig::default()
+    })]
 
     /// No generated command panics, overflows or stalls the parser or the guard.
     #[test]

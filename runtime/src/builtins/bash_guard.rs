@@ -259,6 +259,8 @@ fn strip_wrappers(mut words: &[Word]) -> (&[Word], Vec<&Word>) {
             "xargs" => &["-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E"],
             "timeout" => &["-s", "-k", "--signal", "--kill-after"],
             "exec" => &["-a"],
+            "stdbuf" => &["-i", "-o", "-e"],
+            "ionice" => &["-c", "-n", "-p", "-P", "-u"],
             "coproc" => {
                 // `coproc NAME { …; }`: the name belongs to the keyword.
                 words = match rest {
@@ -267,8 +269,8 @@ fn strip_wrappers(mut words: &[Word]) -> (&[Word], Vec<&Word>) {
                 };
                 continue;
             }
-            "command" | "builtin" | "nohup" | "time" | "stdbuf" | "setsid" | "then" | "do"
-            | "else" | "if" | "elif" | "while" | "until" | "!" | "{" | "}" => &[],
+            "command" | "builtin" | "nohup" | "time" | "setsid" | "then" | "do" | "else" | "if"
+            | "elif" | "while" | "until" | "!" | "{" | "}" => &[],
             _ => return (words, assignments),
         };
         let is_timeout = basename(&first.text) == "timeout";
@@ -901,6 +903,11 @@ mod tests {
         ("git${IFS}commit${IFS}--no-verify -m x", Git),
         ("git$IFS'commit'$IFS--no-verify", Git),
         ("NV=--no-verify; git commit $NV -m x", Git),
+        ("IFS=,; git${IFS}commit${IFS}--no-verify", Git),
+        ("IFS=,; C=commit,--no-verify; git $C", Git),
+        ("MSG='wip --no-verify'; git commit -m $MSG", Git),
+        ("stdbuf -o L git commit --no-verify", Git),
+        ("ionice -c 3 rm -rf ~", Rm),
         ("NV='commit --no-verify'; git $NV -m x", Git),
         ("git $EMPTY commit --no-verify -m x", Git),
         ("git commit ${NV:---no-verify} -m x", Git),
@@ -996,6 +1003,8 @@ mod tests {
         ("rm -rf \"${TMPDIR:-/tmp}/scratch\"", Allow),
         ("rm -rf ${UNSET:?}/", Allow),
         ("D=build; rm -rf $D", Allow),
+        ("MSG='wip --no-verify'; git commit -m \"$MSG\"", Allow),
+        ("IFS=,; echo a,b; rm -rf build,~/x", Allow),
         ("for d in a b; do rm -rf $d; done", Allow),
         ("for HOME in /tmp/x; do rm -rf $HOME; done", Allow),
         ("echo '{*,.*}' ~/x", Allow),

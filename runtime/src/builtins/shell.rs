@@ -206,6 +206,7 @@ fn parse_inner<'a>(src: &str, vars: &'a dyn Vars, sink: Option<&'a mut dyn Sink>
         pattern_budget: PATTERN_BUDGET,
         spare: Vec::new(),
         env: HashMap::new(),
+        ifs: ifs_mask(DEFAULT_IFS),
         expansion_budget: 4 * src.len() + (1 << 20),
     };
     let mut lexer = Lexer {
@@ -217,6 +218,15 @@ fn parse_inner<'a>(src: &str, vars: &'a dyn Vars, sink: Option<&'a mut dyn Sink>
     let commands = lexer.commands(&mut state, false, true);
     state.parsed.commands = commands;
     state.parsed
+}
+
+/// bash sets IFS itself at startup, whatever the environment says.
+const DEFAULT_IFS: &str = " \t\n";
+
+fn ifs_mask(ifs: &str) -> u128 {
+    ifs.chars()
+        .filter(char::is_ascii)
+        .fold(0, |mask, c| mask | (1u128 << (c as u32)))
 }
 
 /// What a variable is, as far as the line can tell.
@@ -236,6 +246,8 @@ struct State<'a> {
     assigned: HashMap<String, Option<String>>,
     parsed: Parsed,
     pattern_budget: usize,
+    /// `$IFS` as a set of ASCII characters (bash's own default unless the line assigns it).
+    ifs: u128,
     /// The environment's values, each asked for once.
     env: HashMap<String, Option<String>>,
     /// Emptied word lists, reused by the next `commands` (one per substitution otherwise).
@@ -256,7 +268,7 @@ impl State<'_> {
             Some(Some(value)) => Some(value.as_str()),
             Some(None) => return Value::Unknown,
             // bash sets IFS itself at startup, whatever the environment says.
-            None if name == "IFS" => Some(" \t\n"),
+            None if name == "IFS" => Some(DEFAULT_IFS),
             None => self.env.get(name).and_then(|v| v.as_deref()),
         };
         match value {
@@ -273,6 +285,9 @@ impl State<'_> {
         if let Some((name, value)) = word.text.split_once('=')
             && is_name(name)
         {
+            if name == "IFS" && !word.opaque {
+                self.ifs = ifs_mask(value);
+            }
             let value = (!word.opaque).then(|| value.to_string());
             match self.sink.as_mut() {
                 Some(sink) => sink.assignment(&word.text),
@@ -294,6 +309,8 @@ struct Builder {
     braces: Vec<usize>,
     /// Inside `NAME=…` or `${…}`: no field splitting, no globbing, no brace expansion.
     no_split: bool,
+    /// The ASCII characters unquoted expansions are split on (`$IFS`).
+    ifs: u128,
 }
 
 impl Builder {
@@ -308,7 +325,7 @@ impl Builder {
             return;
         }
         for c in value.chars() {
-            if matches!(c, ' ' | '\t' | '\n') {
+            if c.is_ascii() && self.ifs & (1u128 << (c as u32)) != 0 {
                 self.split();
             } else {
                 self.current.glob |= matches!(c, '*' | '?' | '[');
@@ -642,6 +659,7 @@ impl Lexer<'_> {
                     let start = self.pos;
                     let mut builder = Builder {
                         done: std::mem::take(&mut scratch),
+                        ifs: state.ifs,
                         ..Builder::default()
                     };
                     self.word_into(state, &mut builder, Mode::Plain);
@@ -720,6 +738,7 @@ impl Lexer<'_> {
     fn word(&mut self, state: &mut State<'_>, mode: Mode) -> Vec<Word> {
         let mut builder = Builder {
             no_split: mode == Mode::Brace,
+            ifs: state.ifs,
             ..Builder::default()
         };
         self.word_into(state, &mut builder, mode);
