@@ -1011,6 +1011,38 @@ mod tests {
         ("rm -rf ~user", Allow),
         ("ls ${HOME%/*}", Allow),
         ("git push origin main", Allow),
+        // Everyday commands, as agents write them.
+        (
+            "git commit -m \"$(cat <<'EOF'\nfix: x --no-verify\n\nrm -rf ~ mentioned\nEOF\n)\"",
+            Allow,
+        ),
+        (
+            "gh pr create --title x --body \"$(cat <<'EOF'\n## Summary\n- \"quoted\" (paren) `tick`\nEOF\n)\"",
+            Allow,
+        ),
+        (
+            "git commit -m \"$(cat <<'EOF'\nx\nEOF\n)\" && git push --no-verify",
+            Git,
+        ),
+        ("find . -name '*.pyc' -delete", Allow),
+        ("rm -rf node_modules && npm install", Allow),
+        ("for f in $(ls); do echo $f; done", Allow),
+        ("echo ${PATH//:/\\n}", Allow),
+        ("awk '{print $1}' file | sort | uniq -c", Allow),
+        ("[ -d build ] && rm -rf build || true", Allow),
+        ("rm -rf ./*.log ~/.cache/pip", Allow),
+        ("docker run --rm -v ~/x:/x img", Allow),
+        ("git stash && git pull --rebase && git stash pop", Allow),
+        ("git rebase -i HEAD~3", Allow),
+        ("git commit --amend --no-edit", Allow),
+        ("git merge --no-ff feature", Allow),
+        ("git push -u origin feature", Allow),
+        ("cd ~/work/proj && git status", Allow),
+        ("rm -rf {build,dist,*.egg-info}", Allow),
+        ("python3 -c 'import os; print(os.getcwd())'", Allow),
+        ("echo $((RANDOM % 10)) $(( $(wc -l < f) + 1 ))", Allow),
+        ("while read -r line; do echo \"$line\"; done < file", Allow),
+        ("case \"$1\" in -h|--help) echo usage;; esac", Allow),
         ("cargo test -p amplihack-runtime 2>&1 | tail -40", Allow),
     ];
 
