@@ -112,6 +112,35 @@ fn large_hostile_shapes_are_judged_without_overflow() {
     }
 }
 
+/// `s` single-quoted for the shell.
+fn quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\"'\"'"))
+}
+
+/// Shells inside substitutions inside shells: each level's `$(` count toward one bound, so the
+/// stack cannot grow with the number of levels (12 levels of 62 would be 744 deep).
+#[test]
+fn shells_nested_in_substitutions_share_one_depth_bound() {
+    let mut command = String::from("rm -rf ~");
+    for level in 1..=12 {
+        let deep = if level == 1 { 3 } else { 62 };
+        command = format!(
+            "echo {}$(bash -c {}){}",
+            "$(echo ".repeat(deep - 1),
+            quoted(&command),
+            ")".repeat(deep - 1)
+        );
+        let reason = judged(&command).unwrap_or_else(|| panic!("level {level} allowed"));
+        let expected = if level == 1 {
+            "recursively delete"
+        } else {
+            "deeper"
+        };
+        assert!(reason.contains(expected), "level {level}: {reason}");
+    }
+    assert!(command.len() > 1 << 20, "{}", command.len());
+}
+
 /// Words and fragments the shell gives meaning to.
 fn atom() -> impl Strategy<Value = String> {
     prop_oneof![

@@ -74,6 +74,9 @@ struct Walk {
     /// Characters that re-parsing (`bash -c`, `eval`) may still read: nested shells could
     /// otherwise read a large command many times over.
     budget: usize,
+    /// How deeply the command being checked is nested in substitutions, counted across shells:
+    /// a `bash -c` script found inside `$(…)` is parsed on from that depth.
+    nesting: usize,
     /// The command line assigns a `GIT_CONFIG_*` variable that sets `core.hooksPath`.
     hooks_path_env: bool,
     /// The project root and home directory, normalised once.
@@ -87,6 +90,7 @@ pub fn check(command: &str, ctx: &GuardContext<'_>) -> Option<String> {
     let mut walk = Walk {
         budget: 2 * command.len() + (64 << 10),
         hooks_path_env: false,
+        nesting: 0,
         root: normalize(&ctx.project_root),
         home: ctx.home.as_deref().map(normalize),
     };
@@ -119,14 +123,16 @@ fn check_line(
             (ctx.var)(name)
         }
     };
+    let nesting = walk.nesting;
     let mut checker = Checker {
+        nesting,
         ctx,
         cwd,
         depth,
         walk,
         verdict: None,
     };
-    let parsed = shell::parse_into(src, &vars, &mut checker);
+    let parsed = shell::parse_into(src, &vars, &mut checker, nesting);
     match checker.verdict {
         Some(reason) => Some(reason),
         None if parsed.too_deep => Some(too_deep()),
@@ -137,6 +143,8 @@ fn check_line(
 /// Checks what a line runs as the parser finds it, in the shell's order, and stops the parse at
 /// the first deny.
 struct Checker<'c, 'g> {
+    /// How deeply the line is nested in substitutions (of the lines that run it).
+    nesting: usize,
     ctx: &'c GuardContext<'g>,
     cwd: &'c mut Option<String>,
     depth: usize,
@@ -145,10 +153,11 @@ struct Checker<'c, 'g> {
 }
 
 impl shell::Sink for Checker<'_, '_> {
-    fn substitution(&mut self, commands: &[shell::SimpleCommand]) -> bool {
+    fn substitution(&mut self, commands: &[shell::SimpleCommand], depth: usize) -> bool {
         if self.verdict.is_some() {
             return false;
         }
+        self.walk.nesting = depth;
         // A substitution runs in a subshell: its `cd` does not move the line. Only `cd` (also
         // through `eval`) moves the directory; without it, no copy is needed.
         let moves = commands.iter().any(|c| {
@@ -176,6 +185,7 @@ impl shell::Sink for Checker<'_, '_> {
         if self.verdict.is_some() {
             return false;
         }
+        self.walk.nesting = self.nesting;
         self.verdict = check_command(&command.words, self.ctx, self.cwd, self.depth, self.walk);
         self.verdict.is_none()
     }

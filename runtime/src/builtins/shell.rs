@@ -178,7 +178,9 @@ fn is_name(text: &str) -> bool {
 /// variable the line assigns. Nothing is kept: memory stays that of one command. Returning
 /// `false` stops the parse.
 pub trait Sink {
-    fn substitution(&mut self, commands: &[SimpleCommand]) -> bool;
+    /// `depth`: how deep the substitution's body is nested (counting the `depth` the parse
+    /// started at), so a shell it runs can be parsed on from there.
+    fn substitution(&mut self, commands: &[SimpleCommand], depth: usize) -> bool;
     fn command(&mut self, command: &SimpleCommand) -> bool;
     /// `NAME=value` as the line assigns it (`A=1`, `export A=1`, `${A:=1}`).
     fn assignment(&mut self, _assignment: &str) {}
@@ -186,16 +188,23 @@ pub trait Sink {
 
 /// Parses a whole line into [`Parsed`].
 pub fn parse(src: &str, vars: &dyn Vars) -> Parsed {
-    parse_inner(src, vars, None)
+    parse_inner(src, vars, None, 0)
 }
 
 /// Parses a line, handing what it runs to `sink` as it goes; the returned [`Parsed`] then has
-/// no commands, substitutions or assignments, only [`Parsed::too_deep`].
-pub fn parse_into(src: &str, vars: &dyn Vars, sink: &mut dyn Sink) -> Parsed {
-    parse_inner(src, vars, Some(sink))
+/// no commands, substitutions or assignments, only [`Parsed::too_deep`]. `depth`: how deeply
+/// this line is already nested (a `bash -c` script inside `$(…)`): [`MAX_NESTING`] bounds the
+/// total, so shells inside substitutions inside shells cannot stack up past it.
+pub fn parse_into(src: &str, vars: &dyn Vars, sink: &mut dyn Sink, depth: usize) -> Parsed {
+    parse_inner(src, vars, Some(sink), depth)
 }
 
-fn parse_inner<'a>(src: &str, vars: &'a dyn Vars, sink: Option<&'a mut dyn Sink>) -> Parsed {
+fn parse_inner<'a>(
+    src: &str,
+    vars: &'a dyn Vars,
+    sink: Option<&'a mut dyn Sink>,
+    depth: usize,
+) -> Parsed {
     let chars: Vec<char> = src.chars().collect();
     let mut state = State {
         sink,
@@ -213,7 +222,7 @@ fn parse_inner<'a>(src: &str, vars: &'a dyn Vars, sink: Option<&'a mut dyn Sink>
         chars: &chars,
         pos: 0,
         end: chars.len(),
-        depth: 0,
+        depth,
     };
     let commands = lexer.commands(&mut state, false, true);
     state.parsed.commands = commands;
@@ -1004,7 +1013,7 @@ impl Lexer<'_> {
         }
         match state.sink.as_mut() {
             Some(sink) => {
-                if !sink.substitution(&commands) {
+                if !sink.substitution(&commands, self.depth + 1) {
                     state.halt = true;
                     self.pos = self.end;
                 }
