@@ -38,6 +38,16 @@ fn shapes() -> Vec<(&'static str, String)> {
         backticks = backtick_level(&backticks);
     }
     let big_value = "a".repeat(100 << 10);
+    // `bash -c` inside 62 levels of `$(` inside `bash -c` …, to 1 MB.
+    let mut shells = String::from("rm -rf ~");
+    while shells.len() < MIB {
+        shells = format!(
+            "echo {}$(bash -c '{}'){}",
+            "$(echo ".repeat(61),
+            shells.replace('\'', "'\"'\"'"),
+            ")".repeat(61)
+        );
+    }
     vec![
         ("flat words", format!("echo {}", fill("word "))),
         ("many commands", fill("git status; ")),
@@ -47,6 +57,7 @@ fn shapes() -> Vec<(&'static str, String)> {
         ("nested $(( 1 MB deep", nested("$((", "))")),
         ("nested ( ( subshells", nested("(", ")")),
         ("nested backticks", backticks),
+        ("shells inside substitutions", shells),
         (
             "substitutions side by side",
             format!("echo {}", fill("$(pwd) ")),
