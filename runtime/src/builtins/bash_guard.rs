@@ -921,6 +921,9 @@ mod tests {
         ("NV='commit --no-verify'; git $NV -m x", Git),
         ("git $EMPTY commit --no-verify -m x", Git),
         ("git commit ${NV:---no-verify} -m x", Git),
+        ("git commit $(echo --no-verify) -m x", Git),
+        ("git commit `printf -- --no-verify` -m x", Git),
+        ("git commit -m \"$(echo --no-verify)\"", Allow),
         // Finding 9: recursive deletion.
         ("if rm -rf ~; then :; fi", Rm),
         ("while rm -rf /; do :; done", Rm),

@@ -97,8 +97,33 @@ fn evaluate(commands: &[SimpleCommand], pwd: &mut dyn FnMut() -> Option<String>)
     };
     match *words.first()? {
         "pwd" => pwd(),
-        "echo" => Some(operands(1).join(" ")),
-        "printf" if words.get(1) == Some(&"%s") => Some(words.get(2..)?.concat()),
+        "echo" => {
+            // Only leading `-n`, `-e`, `-E` are echo's options; `echo --no-verify` prints it.
+            let options = words[1..]
+                .iter()
+                .take_while(|w| {
+                    w.len() > 1 && w.starts_with('-') && w[1..].chars().all(|c| "neE".contains(c))
+                })
+                .count();
+            let text = words[1 + options..].join(" ");
+            (!text.contains('\\')).then_some(text)
+        }
+        "printf" => {
+            let (rest, dashes) = match words.get(1) {
+                Some(&"--") => (&words[2..], true),
+                _ => (&words[1..], false),
+            };
+            match rest {
+                ["%s", values @ ..] => Some(values.concat()),
+                // A format without directives or escapes prints itself.
+                [format]
+                    if !format.contains(['%', '\\']) && (dashes || !format.starts_with('-')) =>
+                {
+                    Some((*format).to_string())
+                }
+                _ => None,
+            }
+        }
         "realpath" | "readlink" => {
             if words[0] == "readlink" && !words.iter().any(|w| matches!(*w, "-f" | "-e" | "-m")) {
                 return None;
