@@ -74,6 +74,8 @@ struct Walk {
     /// Characters that re-parsing (`bash -c`, `eval`) may still read: nested shells could
     /// otherwise read a large command many times over.
     budget: usize,
+    /// `pushd`'s directory stack.
+    dirs: Vec<Option<String>>,
     /// How deeply the command being checked is nested in substitutions, counted across shells:
     /// a `bash -c` script found inside `$(…)` is parsed on from that depth.
     nesting: usize,
@@ -91,6 +93,7 @@ pub fn check(command: &str, ctx: &GuardContext<'_>) -> Option<String> {
         budget: 2 * command.len() + (64 << 10),
         hooks_path_env: false,
         nesting: 0,
+        dirs: Vec::new(),
         root: normalize(&ctx.project_root),
         home: ctx.home.as_deref().map(normalize),
     };
@@ -207,6 +210,29 @@ fn check_command(
     match basename(&first.text) {
         "cd" => {
             *cwd = change_dir(args, ctx, cwd.as_deref());
+            None
+        }
+        // The directory stack, as far as the line shows it: `pushd DIR`, bare `pushd` (swap),
+        // `popd`. `+N`/`-N` rotations are not followed: unknown from there on.
+        "pushd" | "popd" if args.iter().any(|w| w.text.starts_with(['-', '+'])) => {
+            *cwd = None;
+            None
+        }
+        "pushd" if !args.is_empty() => {
+            let to = change_dir(args, ctx, cwd.as_deref());
+            walk.dirs.push(std::mem::replace(cwd, to));
+            None
+        }
+        "pushd" => {
+            if let Some(top) = walk.dirs.pop() {
+                walk.dirs.push(std::mem::replace(cwd, top));
+            }
+            None
+        }
+        "popd" => {
+            if let Some(top) = walk.dirs.pop() {
+                *cwd = top;
+            }
             None
         }
         shell if SHELLS.contains(&shell) => {
@@ -958,6 +984,11 @@ mod tests {
         ),
         // Checked in the shell's order: `cd` moves what follows, substitutions included.
         ("cd / && echo $(rm -rf *)", Rm),
+        ("pushd / && rm -rf *", Rm),
+        ("pushd /tmp/x && rm -rf *", Allow),
+        ("pushd /tmp/x && popd && rm -rf *", Rm),
+        ("pushd /tmp/x && pushd / && popd && rm -rf *", Allow),
+        ("pushd / && pushd /tmp/x && pushd && rm -rf *", Rm),
         (
             "git commit -m x; export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath",
             Allow,
