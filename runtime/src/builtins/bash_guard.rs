@@ -964,6 +964,14 @@ mod tests {
         ("rm -rf ${HOME:+$HOME}", Rm),
         ("rm -rf ~/{*,.*}", Rm),
         ("rm -rf {/tmp/x,~}", Rm),
+        // Duplicates and many words do not hide a target (only what cannot be run at all does).
+        ("rm -rf {~,a}{,}{,}{,}{,}{,}{,}{,}", Rm),
+        (
+            "rm -rf {a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z,~}/{a,b,c,}",
+            Rm,
+        ),
+        ("rm -rf {a,b,c}{a,b,c,~}", Allow),
+        ("rm -rf {~,{a,b}}{,}{,}{,}{,}{,}{,}{,}", Rm),
         ("rm -rf ~+", Rm),
         ("rm -rf ~+/", Rm),
         ("D=~; rm -rf $D", Rm),
@@ -1083,6 +1091,15 @@ mod tests {
         ("git push -u origin feature", Allow),
         ("cd ~/work/proj && git status", Allow),
         ("rm -rf {build,dist,*.egg-info}", Allow),
+        (
+            "mkdir -p src/{a,b,c,d}/{x,y,z}/{1,2,3,4,5,6} && rm -rf src/{a,b}",
+            Allow,
+        ),
+        // 2^30 arguments: more than any exec takes, so it cannot run; not expanded.
+        (
+            "rm -rf {~,a}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}",
+            Allow,
+        ),
         ("python3 -c 'import os; print(os.getcwd())'", Allow),
         ("echo $((RANDOM % 10)) $(( $(wc -l < f) + 1 ))", Allow),
         ("while read -r line; do echo \"$line\"; done < file", Allow),

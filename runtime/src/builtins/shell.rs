@@ -22,11 +22,11 @@ pub const MAX_NESTING: usize = 64;
 /// unknown rather than slow.
 const PATTERN_BUDGET: usize = 1_000_000;
 
-/// How many words one brace expansion may produce before it is left unknown.
-const MAX_BRACE_WORDS: usize = 64;
-
-/// A longer word with braces is left unknown rather than expanded (64 copies of it would be).
-const MAX_BRACE_WORD_LEN: usize = 4096;
+/// Bytes brace expansion may produce over a whole parse (duplicates included, as the shell does).
+/// More cannot be the arguments of a program anyway (Linux refuses an exec whose arguments
+/// exceed a quarter of the stack limit, 2 MiB by default, 6 MiB at most), so past it the words
+/// are unknown rather than slow: `rm -rf {~,a}{,}{,}…` with 20 groups cannot run.
+const BRACE_BYTES: usize = 8 << 20;
 
 /// One word after quote removal and expansion.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -241,6 +241,7 @@ fn parse_inner<'a>(
         spare: Vec::new(),
         env: HashMap::new(),
         ifs: ifs_mask(DEFAULT_IFS),
+        brace_budget: BRACE_BYTES,
         expansion_budget: 4 * src.len() + (1 << 20),
     };
     let mut lexer = Lexer {
@@ -280,6 +281,8 @@ struct State<'a> {
     assigned: HashMap<String, Option<String>>,
     parsed: Parsed,
     pattern_budget: usize,
+    /// What brace expansion may still produce ([`BRACE_BYTES`]).
+    brace_budget: usize,
     /// `$IFS` as a set of ASCII characters (bash's own default unless the line assigns it).
     ifs: u128,
     /// The environment's values, each asked for once.
@@ -345,6 +348,8 @@ struct Builder {
     no_split: bool,
     /// The ASCII characters unquoted expansions are split on (`$IFS`).
     ifs: u128,
+    /// What brace expansion may still produce ([`BRACE_BYTES`]).
+    brace_budget: usize,
 }
 
 impl Builder {
@@ -375,38 +380,37 @@ impl Builder {
             if braces.is_empty() {
                 self.done.push(word);
             } else {
-                self.done.extend(expand_braces(word, braces));
+                self.done
+                    .extend(expand_braces(word, braces, &mut self.brace_budget));
             }
         }
         self.quoted = false;
     }
 
-    fn finish(mut self) -> Vec<Word> {
+    fn finish(&mut self) -> Vec<Word> {
         self.split();
-        self.done
+        std::mem::take(&mut self.done)
     }
 }
 
-/// `a{b,c}d` → `abd acd`, for the braces marked as unquoted; `None`-free: a word that would
-/// expand to too many is returned unknown.
-fn expand_braces(word: Word, marks: Vec<usize>) -> Vec<Word> {
-    if word.text.len() > MAX_BRACE_WORD_LEN || marks.len() > MAX_BRACE_WORD_LEN / 4 {
-        return vec![Word {
-            opaque: true,
-            ..word
-        }];
-    }
-    if let Some(words) = expand_flat(&word, &marks) {
+/// `a{b,c}d` → `abd acd`, for the braces marked as unquoted. Words that would take more than
+/// `budget` bytes are returned as one unknown word.
+fn expand_braces(word: Word, marks: Vec<usize>, budget: &mut usize) -> Vec<Word> {
+    if let Some(words) = expand_flat(&word, &marks, budget) {
         return words;
     }
     let mut work = vec![(word.text.clone(), marks)];
     let mut out = Vec::new();
     while let Some((text, marks)) = work.pop() {
-        if out.len() + work.len() > MAX_BRACE_WORDS {
-            return vec![Word {
-                opaque: true,
-                ..word
-            }];
+        // Every word made, final or not, is paid for: nesting cannot multiply the work unpaid.
+        match budget.checked_sub(text.len() + 1) {
+            Some(left) => *budget = left,
+            None => {
+                return vec![Word {
+                    opaque: true,
+                    ..word
+                }];
+            }
         }
         match brace_group(&text, &marks) {
             Some((open, commas, close)) => {
@@ -455,7 +459,7 @@ fn expand_braces(word: Word, marks: Vec<usize>) -> Vec<Word> {
 
 /// The common case, groups side by side and none nested (`~/{a,b}/{c,d}`): the words built
 /// directly. `None` for nested groups.
-fn expand_flat(word: &Word, marks: &[usize]) -> Option<Vec<Word>> {
+fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<Word>> {
     let text = word.text.as_str();
     let bytes = text.as_bytes();
     // Alternatives as byte ranges; groups as (open, close, first alternative, end).
@@ -487,15 +491,31 @@ fn expand_flat(word: &Word, marks: &[usize]) -> Option<Vec<Word>> {
     if let Some((_, first)) = open {
         alternatives.truncate(first); // an unclosed `{`: its commas are plain text
     }
+    // How many words, and how many bytes, before making any.
     let mut total = 1usize;
     for &(_, _, first, end) in &groups {
         total = total.saturating_mul(end - first);
     }
-    if total > MAX_BRACE_WORDS {
-        return Some(vec![Word {
-            opaque: true,
-            ..word.clone()
-        }]);
+    let mut bytes = total.saturating_mul(
+        text.len() + 1
+            - groups
+                .iter()
+                .map(|&(open, close, _, _)| close + 1 - open)
+                .sum::<usize>(),
+    );
+    for &(_, _, first, end) in &groups {
+        let each = total / (end - first);
+        let lengths: usize = alternatives[first..end].iter().map(|&(a, b)| b - a).sum();
+        bytes = bytes.saturating_add(each.saturating_mul(lengths));
+    }
+    match budget.checked_sub(bytes) {
+        Some(left) => *budget = left,
+        None => {
+            return Some(vec![Word {
+                opaque: true,
+                ..word.clone()
+            }]);
+        }
     }
     let mut choice = vec![0usize; groups.len()];
     let mut out = Vec::with_capacity(total);
@@ -527,32 +547,43 @@ fn expand_flat(word: &Word, marks: &[usize]) -> Option<Vec<Word>> {
     Some(out)
 }
 
-/// The first `{…,…}` among the marks: indexes (into `marks`) of its `{`, its top-level commas
-/// and its `}`.
+/// The leftmost `{…,…}` among the marks: indexes (into `marks`) of its `{`, its top-level commas
+/// and its `}`. One pass with a stack, so a word of many unclosed `{` stays linear.
 fn brace_group(text: &str, marks: &[usize]) -> Option<(usize, Vec<usize>, usize)> {
     let bytes = text.as_bytes();
-    for (open, &at) in marks.iter().enumerate() {
-        if bytes.get(at) != Some(&b'{') {
-            continue;
-        }
-        let mut depth = 0usize;
-        let mut commas = Vec::new();
-        for (index, &m) in marks.iter().enumerate().skip(open + 1) {
-            match bytes.get(m) {
-                Some(b'{') => depth += 1,
-                Some(b'}') if depth == 0 => {
-                    if commas.is_empty() {
-                        break;
-                    }
-                    return Some((open, commas, index));
+    let mut stack: Vec<(usize, bool)> = Vec::new();
+    let mut best: Option<(usize, usize)> = None;
+    for (index, &at) in marks.iter().enumerate() {
+        match bytes.get(at) {
+            Some(b'{') => stack.push((index, false)),
+            Some(b',') => {
+                if let Some(top) = stack.last_mut() {
+                    top.1 = true;
                 }
-                Some(b'}') => depth -= 1,
-                Some(b',') if depth == 0 => commas.push(index),
-                _ => {}
             }
+            Some(b'}') => {
+                if let Some((open, comma)) = stack.pop()
+                    && comma
+                    && best.is_none_or(|(o, _)| open < o)
+                {
+                    best = Some((open, index));
+                }
+            }
+            _ => {}
         }
     }
-    None
+    let (open, close) = best?;
+    let mut depth = 0usize;
+    let mut commas = Vec::new();
+    for index in open + 1..close {
+        match bytes.get(marks[index]) {
+            Some(b'{') => depth += 1,
+            Some(b'}') => depth = depth.saturating_sub(1),
+            Some(b',') if depth == 0 => commas.push(index),
+            _ => {}
+        }
+    }
+    Some((open, commas, close))
 }
 
 /// Where a word ends.
@@ -694,10 +725,12 @@ impl Lexer<'_> {
                     let mut builder = Builder {
                         done: std::mem::take(&mut scratch),
                         ifs: state.ifs,
+                        brace_budget: state.brace_budget,
                         ..Builder::default()
                     };
                     self.word_into(state, &mut builder, Mode::Plain);
                     scratch = builder.finish();
+                    state.brace_budget = builder.brace_budget;
                     // `2>file`: a number right before a redirection is a descriptor, not a word.
                     if matches!(self.peek(), Some('<' | '>'))
                         && self.pos > start
@@ -773,10 +806,13 @@ impl Lexer<'_> {
         let mut builder = Builder {
             no_split: mode == Mode::Brace,
             ifs: state.ifs,
+            brace_budget: state.brace_budget,
             ..Builder::default()
         };
         self.word_into(state, &mut builder, mode);
-        builder.finish()
+        let words = builder.finish();
+        state.brace_budget = builder.brace_budget;
+        words
     }
 
     fn word_into(&mut self, state: &mut State<'_>, b: &mut Builder, mode: Mode) {
