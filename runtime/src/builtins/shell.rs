@@ -575,8 +575,8 @@ fn brace_group(text: &str, marks: &[usize]) -> Option<(usize, Vec<usize>, usize)
     let (open, close) = best?;
     let mut depth = 0usize;
     let mut commas = Vec::new();
-    for index in open + 1..close {
-        match bytes.get(marks[index]) {
+    for (index, &at) in marks.iter().enumerate().take(close).skip(open + 1) {
+        match bytes.get(at) {
             Some(b'{') => depth += 1,
             Some(b'}') => depth = depth.saturating_sub(1),
             Some(b',') if depth == 0 => commas.push(index),
