@@ -559,3 +559,45 @@ fn a_standby_waits_for_its_event_and_leaves_quietly_without_one() {
     );
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
 }
+
+/// Hostile-repos finding 10: 20,000 nested `$(` (160 KB) overflowed the stack (exit 134, no
+/// failure log) after 26 s. The guard now reads it once, stops at its nesting bound and refuses
+/// it; the binary exits 0 quickly whatever the shape.
+#[test]
+fn a_deeply_nested_command_is_refused_quickly_and_never_crashes() {
+    let env = TestEnv::new();
+    let nested = |depth: usize| format!("echo {}x{}", "$(echo ".repeat(depth), ")".repeat(depth));
+    let shapes = [
+        ("20,000 nested $( (160 KB)", nested(20_000), true),
+        ("100,000 nested $( (800 KB)", nested(100_000), true),
+        (
+            "20,000 nested ${ (160 KB)",
+            format!("echo {}x{}", "${X:-".repeat(20_000), "}".repeat(20_000)),
+            true,
+        ),
+        ("1 MB flat command", "echo a; ".repeat(128 << 10), false),
+    ];
+    for (name, command, denied) in shapes {
+        let event = json!({"hook_event_name": "PreToolUse", "session_id": "S", "cwd": env.project,
+            "tool_name": "Bash", "tool_input": {"command": command}});
+        let (output, took) = env.run_hooks(&["pre-tool-use"], &event, &[]);
+        assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
+        // Debug build, shared machine: generous. Before the fix this shape took 26 s or crashed.
+        assert!(
+            took < std::time::Duration::from_secs(5),
+            "{name}: took {took:?}"
+        );
+        let decision = reply(&output)["hookSpecificOutput"]["permissionDecision"].clone();
+        if denied {
+            assert_eq!(decision, "deny", "{name}: {}", stdout(&output));
+            let reason =
+                reply(&output)["hookSpecificOutput"]["permissionDecisionReason"].to_string();
+            assert!(
+                reason.contains("deeper than the Bash guard reads"),
+                "{name}: {reason}"
+            );
+        } else {
+            assert_eq!(decision, Value::Null, "{name}: {}", stdout(&output));
+        }
+    }
+}

@@ -1,15 +1,23 @@
 //! Built-in PreToolUse guard for the Bash tool. It denies two things, however they are quoted,
-//! spaced, wrapped (`sudo`, `env`, `bash -c`, `$(…)`) or chained:
+//! spaced, wrapped (`sudo`, `env`, `exec -a`, `coproc`, `if`/`while`, `bash -o x -c`, `$(…)`,
+//! `$((…))`) or chained:
 //!
 //! * git commands that skip verification: `--no-verify` (or an unambiguous abbreviation, or
-//!   `commit -n`) on `commit`, `push`, `merge`, `rebase`, `cherry-pick`, `am`, and
-//!   `git -c core.hooksPath=…` on those same commands;
+//!   `commit -n`) on `commit`, `push`, `merge`, `rebase`, `cherry-pick`, `am`, and the hooks path
+//!   redirected for those same commands (`-c core.hooksPath=…`, `--config-env`, `GIT_CONFIG_*`),
+//!   also through an alias defined on the command line;
 //! * recursive deletion (`rm -r`, `-R`, `--recursive`) of `/`, the home directory, the project
 //!   root or any of its parents, including wiping their contents with `dir/*`.
+//!
+//! A third refusal protects the first two: a command nested deeper than the parser reads
+//! ([`shell::MAX_NESTING`] substitutions, [`MAX_DEPTH`] shells) is denied, since what runs there
+//! cannot be seen.
 //!
 //! Paths are resolved lexically against the call's working directory, following `cd` within the
 //! command line. A target that cannot be known (a command substitution, a relative path after a
 //! `cd` into the unknown) is not guessed at: the guard denies what it can show, nothing else.
+//! The work is linear in the command's size: the line is parsed once, and what it runs is checked
+//! as the parser finds it.
 
 use amplihack_protocol::{EventName, Reply};
 
@@ -52,13 +60,51 @@ pub struct GuardContext<'a> {
 /// Subcommands on which skipping hooks is refused.
 const VERIFYING_SUBCOMMANDS: &[&str] = &["commit", "push", "merge", "rebase", "cherry-pick", "am"];
 
-/// Nested shells (`bash -c "…"` inside `$(…)` inside …) deeper than this are not followed.
-const MAX_DEPTH: usize = 8;
+/// Nested shells (`bash -c "…"`, `eval`) deeper than this are refused: the guard cannot see what
+/// they run.
+const MAX_DEPTH: usize = 16;
+
+/// Shell names whose `-c SCRIPT` is checked as a command line.
+const SHELLS: &[&str] = &[
+    "bash", "sh", "zsh", "dash", "ksh", "mksh", "yash", "posh", "busybox",
+];
+
+/// What one check has seen and may still spend.
+struct Walk {
+    /// Characters that re-parsing (`bash -c`, `eval`) may still read: nested shells could
+    /// otherwise read a large command many times over.
+    budget: usize,
+    /// `pushd`'s directory stack.
+    dirs: Vec<Option<String>>,
+    /// How deeply the command being checked is nested in substitutions, counted across shells:
+    /// a `bash -c` script found inside `$(…)` is parsed on from that depth.
+    nesting: usize,
+    /// The command line assigns a `GIT_CONFIG_*` variable that sets `core.hooksPath`.
+    hooks_path_env: bool,
+    /// The project root and home directory, normalised once.
+    root: String,
+    home: Option<String>,
+}
 
 /// Returns the reason to deny `command`, or `None` to let it run.
 pub fn check(command: &str, ctx: &GuardContext<'_>) -> Option<String> {
     let mut cwd = Some(normalize(&ctx.cwd));
-    check_line(command, ctx, &mut cwd, 0)
+    let mut walk = Walk {
+        budget: 2 * command.len() + (64 << 10),
+        hooks_path_env: false,
+        nesting: 0,
+        dirs: Vec::new(),
+        root: normalize(&ctx.project_root),
+        home: ctx.home.as_deref().map(normalize),
+    };
+    check_line(command, ctx, &mut cwd, 0, &mut walk)
+}
+
+fn too_deep() -> String {
+    format!(
+        "amplihack blocked this command: it nests substitutions or shells deeper than the Bash guard reads ({} levels of `$(`, `${{`, backticks; {MAX_DEPTH} of `bash -c`/`eval`), so what it runs cannot be checked. Write it flatter.",
+        shell::MAX_NESTING
+    )
 }
 
 fn check_line(
@@ -66,10 +112,12 @@ fn check_line(
     ctx: &GuardContext<'_>,
     cwd: &mut Option<String>,
     depth: usize,
+    walk: &mut Walk,
 ) -> Option<String> {
-    if depth > MAX_DEPTH {
-        return None;
+    if depth > MAX_DEPTH || src.len() > walk.budget {
+        return Some(too_deep());
     }
+    walk.budget -= src.len();
     let here = cwd.clone();
     let vars = |name: &str| {
         if name == "PWD" {
@@ -78,16 +126,76 @@ fn check_line(
             (ctx.var)(name)
         }
     };
-    let parsed = shell::parse(src, &vars);
-    for body in &parsed.substitutions {
-        if let Some(reason) = check_line(body, ctx, &mut cwd.clone(), depth + 1) {
-            return Some(reason);
-        }
+    let nesting = walk.nesting;
+    let mut checker = Checker {
+        nesting,
+        ctx,
+        cwd,
+        depth,
+        walk,
+        verdict: None,
+    };
+    let parsed = shell::parse_into(src, &vars, &mut checker, nesting);
+    match checker.verdict {
+        Some(reason) => Some(reason),
+        None if parsed.too_deep => Some(too_deep()),
+        None => None,
     }
-    parsed
-        .commands
-        .iter()
-        .find_map(|command| check_command(&command.words, ctx, cwd, depth))
+}
+
+/// Checks what a line runs as the parser finds it, in the shell's order, and stops the parse at
+/// the first deny.
+struct Checker<'c, 'g> {
+    /// How deeply the line is nested in substitutions (of the lines that run it).
+    nesting: usize,
+    ctx: &'c GuardContext<'g>,
+    cwd: &'c mut Option<String>,
+    depth: usize,
+    walk: &'c mut Walk,
+    verdict: Option<String>,
+}
+
+impl shell::Sink for Checker<'_, '_> {
+    fn substitution(&mut self, commands: &[shell::SimpleCommand], depth: usize) -> bool {
+        if self.verdict.is_some() {
+            return false;
+        }
+        self.walk.nesting = depth;
+        // A substitution runs in a subshell: its `cd` does not move the line. Only `cd` (also
+        // through `eval`) moves the directory; without it, no copy is needed.
+        let moves = commands.iter().any(|c| {
+            c.words
+                .iter()
+                .any(|w| matches!(w.text.as_str(), "cd" | "eval"))
+        });
+        let mut copy;
+        let cwd = if moves {
+            copy = self.cwd.clone();
+            &mut copy
+        } else {
+            &mut *self.cwd
+        };
+        for command in commands {
+            self.verdict = check_command(&command.words, self.ctx, cwd, self.depth, self.walk);
+            if self.verdict.is_some() {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn command(&mut self, command: &shell::SimpleCommand) -> bool {
+        if self.verdict.is_some() {
+            return false;
+        }
+        self.walk.nesting = self.nesting;
+        self.verdict = check_command(&command.words, self.ctx, self.cwd, self.depth, self.walk);
+        self.verdict.is_none()
+    }
+
+    fn assignment(&mut self, assignment: &str) {
+        self.walk.hooks_path_env |= env_sets_hooks_path(assignment);
+    }
 }
 
 fn check_command(
@@ -95,24 +203,64 @@ fn check_command(
     ctx: &GuardContext<'_>,
     cwd: &mut Option<String>,
     depth: usize,
+    walk: &mut Walk,
 ) -> Option<String> {
-    let words = strip_wrappers(words);
+    let (words, assignments) = strip_wrappers(words);
     let (first, args) = words.split_first()?;
     match basename(&first.text) {
         "cd" => {
             *cwd = change_dir(args, ctx, cwd.as_deref());
             None
         }
-        "bash" | "sh" | "zsh" | "dash" | "ksh" => {
+        // The directory stack, as far as the line shows it: `pushd DIR`, bare `pushd` (swap),
+        // `popd`. `+N`/`-N` rotations are not followed: unknown from there on.
+        "pushd" | "popd" if args.iter().any(|w| w.text.starts_with(['-', '+'])) => {
+            *cwd = None;
+            None
+        }
+        "pushd" if !args.is_empty() => {
+            let to = change_dir(args, ctx, cwd.as_deref());
+            walk.dirs.push(std::mem::replace(cwd, to));
+            None
+        }
+        "pushd" => {
+            if let Some(top) = walk.dirs.pop() {
+                walk.dirs.push(std::mem::replace(cwd, top));
+            }
+            None
+        }
+        "popd" => {
+            if let Some(top) = walk.dirs.pop() {
+                *cwd = top;
+            }
+            None
+        }
+        shell if SHELLS.contains(&shell) => {
+            let args = if shell == "busybox" {
+                match args.split_first() {
+                    Some((applet, rest)) if matches!(applet.text.as_str(), "sh" | "ash") => rest,
+                    _ => return None,
+                }
+            } else {
+                args
+            };
             let script = shell_script_argument(args)?;
-            check_line(&script.text, ctx, &mut cwd.clone(), depth + 1)
+            check_line(&script.text, ctx, &mut cwd.clone(), depth + 1, walk)
         }
         "eval" => {
             let joined: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-            check_line(&joined.join(" "), ctx, cwd, depth + 1)
+            check_line(&joined.join(" "), ctx, cwd, depth + 1, walk)
         }
-        "git" => check_git(args),
-        "rm" => check_rm(args, ctx, cwd.as_deref()),
+        "git" => {
+            let env =
+                walk.hooks_path_env || assignments.iter().any(|w| env_sets_hooks_path(&w.text));
+            match check_git(args, env) {
+                Git::Deny(reason) => Some(reason),
+                Git::Shell(script) => check_line(&script, ctx, &mut cwd.clone(), depth + 1, walk),
+                Git::Allow => None,
+            }
+        }
+        "rm" => check_rm(args, walk, cwd.as_deref()),
         _ => None,
     }
 }
@@ -122,24 +270,20 @@ fn basename(program: &str) -> &str {
 }
 
 fn is_assignment(word: &Word) -> bool {
-    match word.text.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && !name.starts_with(|c: char| c.is_ascii_digit())
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        }
-        None => false,
-    }
+    shell::is_assignment(&word.text)
 }
 
-/// Drops what runs *another* command: leading assignments and wrappers such as `sudo -u x`,
-/// `env -i A=1`, `nohup`, `time`, `timeout 5`, `xargs -0`, `command`, `exec`.
-fn strip_wrappers(mut words: &[Word]) -> &[Word] {
+/// Drops what runs *another* command: leading assignments (returned: they are the command's
+/// environment), keywords (`if`, `while`, `then`, `coproc`, ...) and wrappers such as
+/// `sudo -u x`, `env -i A=1`, `nohup`, `time`, `timeout 5`, `xargs -0`, `command`, `exec -a x`.
+fn strip_wrappers(mut words: &[Word]) -> (&[Word], Vec<&Word>) {
+    let mut assignments = Vec::new();
     loop {
         let Some((first, rest)) = words.split_first() else {
-            return words;
+            return (words, assignments);
         };
         if is_assignment(first) {
+            assignments.push(first);
             words = rest;
             continue;
         }
@@ -150,9 +294,20 @@ fn strip_wrappers(mut words: &[Word]) -> &[Word] {
             "nice" => &["-n", "--adjustment"],
             "xargs" => &["-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E"],
             "timeout" => &["-s", "-k", "--signal", "--kill-after"],
-            "command" | "builtin" | "exec" | "nohup" | "time" | "stdbuf" | "then" | "do"
-            | "else" | "!" | "{" | "}" => &[],
-            _ => return words,
+            "exec" => &["-a"],
+            "stdbuf" => &["-i", "-o", "-e"],
+            "ionice" => &["-c", "-n", "-p", "-P", "-u"],
+            "coproc" => {
+                // `coproc NAME { …; }`: the name belongs to the keyword.
+                words = match rest {
+                    [_, brace, ..] if brace.text == "{" => &rest[1..],
+                    _ => rest,
+                };
+                continue;
+            }
+            "command" | "builtin" | "nohup" | "time" | "setsid" | "then" | "do" | "else" | "if"
+            | "elif" | "while" | "until" | "!" | "{" | "}" => &[],
+            _ => return (words, assignments),
         };
         let is_timeout = basename(&first.text) == "timeout";
         words = rest;
@@ -164,6 +319,7 @@ fn strip_wrappers(mut words: &[Word]) -> &[Word] {
                     after
                 };
             } else if is_assignment(option) {
+                assignments.push(option);
                 words = after;
             } else {
                 break;
@@ -176,19 +332,38 @@ fn strip_wrappers(mut words: &[Word]) -> &[Word] {
     }
 }
 
-/// The script of `bash -c SCRIPT` (also `-lc`, `-ec`, ...).
+/// The script of `bash -c SCRIPT` (also `-lc`, `-ec`, `-o pipefail -c`, `-c -e`, ...): with
+/// `-c`, the first argument that is not an option.
 fn shell_script_argument(args: &[Word]) -> Option<&Word> {
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
+    let mut command_mode = false;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
         let text = arg.text.as_str();
-        if text.starts_with('-') && !text.starts_with("--") && text.contains('c') {
-            return iter.next();
+        if text == "--" || text == "-" {
+            i += 1;
+            break;
         }
-        if !text.starts_with('-') {
-            return None; // a script file, not -c
+        if matches!(text, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+            i += 2;
+            continue;
         }
+        if text.starts_with("--") {
+            i += 1; // --login, --norc, --posix, ...
+            continue;
+        }
+        if let Some(flags) = text
+            .strip_prefix('-')
+            .or_else(|| text.strip_prefix('+'))
+            .filter(|f| !f.is_empty())
+        {
+            command_mode |= text.starts_with('-') && flags.contains('c');
+            // Each `o`/`O` in a cluster (`-eo pipefail`) takes the next word as its value.
+            i += 1 + flags.chars().filter(|f| matches!(f, 'o' | 'O')).count();
+            continue;
+        }
+        break;
     }
-    None
+    if command_mode { args.get(i) } else { None }
 }
 
 fn change_dir(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<String> {
@@ -203,30 +378,59 @@ fn change_dir(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Optio
 }
 
 fn resolve(path: &str, cwd: Option<&str>) -> Option<String> {
-    if path.starts_with('/') {
-        Some(normalize(path))
-    } else {
-        cwd.map(|dir| normalize(&format!("{dir}/{path}")))
+    let mut out = String::with_capacity(path.len() + cwd.map_or(0, str::len) + 1);
+    if !path.starts_with('/') {
+        push_normalized(&mut out, cwd?);
     }
+    push_normalized(&mut out, path);
+    if out.is_empty() {
+        out.push('/');
+    }
+    Some(out)
 }
 
 /// Lexical normalisation: no file-system access, so it is quick and cannot be raced.
 pub fn normalize(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
+    let mut out = String::with_capacity(path.len() + 1);
+    push_normalized(&mut out, path);
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Appends `path`'s components to the normalised absolute path `out` (`""` is `/`).
+fn push_normalized(out: &mut String, path: &str) {
     for component in path.split('/') {
         match component {
             "" | "." => {}
             ".." => {
-                parts.pop();
+                let parent = out.rfind('/').unwrap_or(0);
+                out.truncate(parent);
             }
-            other => parts.push(other),
+            other => {
+                out.push('/');
+                out.push_str(other);
+            }
         }
     }
-    format!("/{}", parts.join("/"))
 }
 
-fn check_git(args: &[Word]) -> Option<String> {
-    let mut hooks_path_override = false;
+/// What `git …` amounts to.
+enum Git {
+    Deny(String),
+    /// A `!shell` alias defined on the command line: its script runs.
+    Shell(String),
+    Allow,
+}
+
+/// How many `-c alias.x=…` expansions are followed (git itself refuses loops).
+const MAX_ALIASES: usize = 8;
+
+/// `env_sets_hooks_path`: the command's environment sets `core.hooksPath` (`GIT_CONFIG_*`).
+fn check_git(args: &[Word], env_sets_hooks_path: bool) -> Git {
+    let mut hooks_path_override = env_sets_hooks_path;
+    let mut aliases: Vec<(String, String)> = Vec::new();
     let mut i = 0;
     // Global options come before the subcommand; some take a value.
     while let Some(arg) = args.get(i) {
@@ -235,14 +439,24 @@ fn check_git(args: &[Word]) -> Option<String> {
             text,
             "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
         ) {
-            if text == "-c" && args.get(i + 1).is_some_and(|v| sets_hooks_path(&v.text)) {
-                hooks_path_override = true;
+            if let Some(value) = args.get(i + 1) {
+                if text == "-c" {
+                    hooks_path_override |= sets_hooks_path(&value.text);
+                    aliases.extend(alias(&value.text));
+                } else if text == "--config-env" {
+                    hooks_path_override |= sets_hooks_path(&value.text);
+                }
             }
             i += 2;
         } else if let Some(value) = text
             .strip_prefix("-c")
             .filter(|v| !v.is_empty() && !text.starts_with("--"))
         {
+            hooks_path_override |= sets_hooks_path(value);
+            aliases.extend(alias(value));
+            i += 1;
+        } else if let Some(value) = text.strip_prefix("--config-env=") {
+            // `--config-env=core.hooksPath=VAR`: the hooks path comes from `$VAR`.
             hooks_path_override |= sets_hooks_path(value);
             i += 1;
         } else if text.starts_with('-') {
@@ -251,21 +465,74 @@ fn check_git(args: &[Word]) -> Option<String> {
             break;
         }
     }
-    let subcommand = args.get(i)?.text.as_str();
-    if !VERIFYING_SUBCOMMANDS.contains(&subcommand) {
-        return None;
+    let Some(subcommand) = args.get(i) else {
+        return Git::Allow;
+    };
+    let mut subcommand = subcommand.text.clone();
+    let mut rest = std::borrow::Cow::Borrowed(&args[i + 1..]);
+    // `git -c alias.ci='commit --no-verify' ci`: the alias is what runs. Aliases from the
+    // repository's or the user's config files are not read.
+    for _ in 0..MAX_ALIASES {
+        let Some((_, value)) = aliases.iter().find(|(name, _)| *name == subcommand) else {
+            break;
+        };
+        if let Some(script) = value.strip_prefix('!') {
+            let mut line = script.to_string();
+            for word in rest.iter() {
+                line.push(' ');
+                line.push_str(&word.text);
+            }
+            return Git::Shell(line);
+        }
+        let words: Vec<Word> = shell::parse(value, &|_: &str| None)
+            .commands
+            .into_iter()
+            .next()
+            .map(|c| c.words)
+            .unwrap_or_default();
+        let Some((first, more)) = words.split_first() else {
+            break;
+        };
+        subcommand = first.text.clone();
+        rest = more.iter().chain(rest.iter()).cloned().collect();
+    }
+    if !VERIFYING_SUBCOMMANDS.contains(&subcommand.as_str()) {
+        return Git::Allow;
     }
     if hooks_path_override {
-        return Some(format!(
-            "amplihack blocked `git -c core.hooksPath=… {subcommand}`: redirecting the hooks path skips the repository's verification hooks. Run `git {subcommand}` without it and fix what the hooks report."
+        return Git::Deny(format!(
+            "amplihack blocked `git -c core.hooksPath=… {subcommand}`: redirecting the hooks path (with `-c`, `--config-env` or `GIT_CONFIG_*`) skips the repository's verification hooks. Run `git {subcommand}` without it and fix what the hooks report."
         ));
     }
-    if skips_verification(subcommand, &args[i + 1..]) {
-        return Some(format!(
+    if skips_verification(&subcommand, &rest) {
+        return Git::Deny(format!(
             "amplihack blocked `git {subcommand} --no-verify`: skipping the repository's verification hooks is not allowed. Run `git {subcommand}` without --no-verify and fix what the hooks report."
         ));
     }
-    None
+    Git::Allow
+}
+
+/// `alias.NAME=VALUE` → (NAME, VALUE). git's config keys are case-insensitive, alias names too.
+fn alias(config: &str) -> Option<(String, String)> {
+    let (key, value) = config.split_once('=')?;
+    let (section, name) = key.split_once('.')?;
+    section
+        .eq_ignore_ascii_case("alias")
+        .then(|| (name.to_string(), value.to_string()))
+}
+
+/// An environment assignment that sets `core.hooksPath` for git: `GIT_CONFIG_KEY_<n>=core.hooksPath`
+/// or `GIT_CONFIG_PARAMETERS` naming it.
+fn env_sets_hooks_path(assignment: &str) -> bool {
+    let Some((name, value)) = assignment.split_once('=') else {
+        return false;
+    };
+    let value = value.to_ascii_lowercase();
+    let key_n = name
+        .strip_prefix("GIT_CONFIG_KEY_")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+    (key_n && value.trim() == "core.hookspath")
+        || (name == "GIT_CONFIG_PARAMETERS" && value.contains("core.hookspath"))
 }
 
 fn sets_hooks_path(config: &str) -> bool {
@@ -362,7 +629,7 @@ fn skips_verification(subcommand: &str, args: &[Word]) -> bool {
     false
 }
 
-fn check_rm(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<String> {
+fn check_rm(args: &[Word], walk: &Walk, cwd: Option<&str>) -> Option<String> {
     let mut recursive = false;
     let mut options_done = false;
     let mut targets = Vec::new();
@@ -383,7 +650,7 @@ fn check_rm(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<
         return None;
     }
     targets.into_iter().find_map(|target| {
-        let what = protected_target(target, ctx, cwd)?;
+        let what = protected_target(target, walk, cwd)?;
         Some(format!(
             "amplihack blocked `rm` of `{}`: it would recursively delete {what}. Delete the specific paths inside it that you mean instead.",
             target.text
@@ -392,7 +659,7 @@ fn check_rm(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<
 }
 
 /// Describes the protected directory a target would delete (or wipe with `dir/*`), if any.
-fn protected_target(word: &Word, ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<String> {
+fn protected_target(word: &Word, walk: &Walk, cwd: Option<&str>) -> Option<String> {
     if word.opaque || word.text.is_empty() {
         return None;
     }
@@ -402,29 +669,32 @@ fn protected_target(word: &Word, ctx: &GuardContext<'_>, cwd: Option<&str>) -> O
             .text
             .rsplit_once('/')
             .unwrap_or(("", word.text.as_str()));
-        let rest = last.trim_start_matches('.').replace('*', "");
-        if !rest.is_empty() || dir.contains(['*', '?', '[']) {
+        let wipes = last.trim_start_matches('.').chars().all(|c| c == '*');
+        if !wipes || dir.contains(['*', '?', '[']) {
             return None;
         }
         if dir.is_empty() && word.text.starts_with('/') {
-            "/".to_string()
+            "/"
         } else if dir.is_empty() {
-            ".".to_string()
+            "."
         } else {
-            dir.to_string()
+            dir
         }
     } else {
-        word.text.clone()
+        word.text.as_str()
     };
-    let target = resolve(&path, cwd)?;
-    let root = normalize(&ctx.project_root);
+    let target = resolve(path, cwd)?;
+    let root = &walk.root;
     if target == "/" {
         Some("the root directory `/`".into())
-    } else if ctx.home.as_deref().map(normalize).as_deref() == Some(target.as_str()) {
+    } else if walk.home.as_deref() == Some(target.as_str()) {
         Some(format!("your home directory `{target}`"))
-    } else if target == root {
+    } else if target == *root {
         Some(format!("the project root `{target}`"))
-    } else if root.starts_with(&format!("{target}/")) {
+    } else if root.len() > target.len()
+        && root.starts_with(target.as_str())
+        && root.as_bytes().get(target.len()) == Some(&b'/')
+    {
         Some(format!("`{target}`, a parent of the project root `{root}`"))
     } else {
         None
@@ -591,5 +861,294 @@ mod tests {
         ] {
             assert_eq!(verdict(command), None, "should allow: {command}");
         }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Expect {
+        /// Denied as a git command that skips verification (`--no-verify`, hooks path).
+        Git,
+        /// Denied as a recursive deletion of a protected directory.
+        Rm,
+        /// Denied because the guard cannot read that deep.
+        TooDeep,
+        Allow,
+    }
+    use Expect::{Allow, Git, Rm, TooDeep};
+
+    /// One row per spelling: hostile-repos finding 9's bypasses (all were allowed before, all
+    /// went through a real `git`/`rm`), the spellings that were already denied, and the
+    /// commands that must stay allowed.
+    const TABLE: &[(&str, Expect)] = &[
+        // Finding 9: compound commands.
+        ("if git commit --no-verify -m x; then echo ok; fi", Git),
+        ("while git commit --no-verify -m x; do :; done", Git),
+        ("until git commit --no-verify -m x; do :; done", Git),
+        (
+            "if false; then :; elif git commit --no-verify -m x; then :; fi",
+            Git,
+        ),
+        ("if true; then git commit --no-verify -m x; else :; fi", Git),
+        // Finding 9: an arithmetic body's command substitution runs.
+        (": $(( $(git commit --no-verify -m x >&2; echo 0) ))", Git),
+        ("echo $(( 1 + `git commit --no-verify -m x` ))", Git),
+        ("(( $(git commit --no-verify -m x) ))", Git),
+        // Finding 9: shell options that take a value before `-c`.
+        ("bash -o pipefail -c 'git commit --no-verify -m x'", Git),
+        ("bash -o errexit -c 'git commit --no-verify -m x'", Git),
+        ("bash -eo pipefail -c 'git commit --no-verify -m x'", Git),
+        ("bash -O extglob -c 'git commit --no-verify -m x'", Git),
+        ("bash +o history -c 'git commit --no-verify -m x'", Git),
+        (
+            "bash --rcfile /dev/null -c 'git commit --no-verify -m x'",
+            Git,
+        ),
+        ("bash -c -e 'git commit --no-verify -m x'", Git),
+        ("sh -c -- 'git commit --no-verify -m x'", Git),
+        // Finding 9: coproc.
+        ("coproc git commit --no-verify -m x; wait", Git),
+        ("coproc C { git commit --no-verify -m x; }; wait", Git),
+        // Finding 9: the hooks path set by other means than `-c`.
+        (
+            "HP=/dev/null git --config-env=core.hooksPath=HP commit -m x",
+            Git,
+        ),
+        (
+            "HP=/dev/null git --config-env core.hooksPath=HP commit -m x",
+            Git,
+        ),
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git commit -m x",
+            Git,
+        ),
+        (
+            "env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hookspath GIT_CONFIG_VALUE_0=/dev/null git push",
+            Git,
+        ),
+        (
+            "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null; git commit -m x",
+            Git,
+        ),
+        (
+            "GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/dev/null'\" git commit -m x",
+            Git,
+        ),
+        // Finding 9: aliases defined on the command line, field splitting, variables.
+        ("git -c alias.ci='commit --no-verify' ci -m x", Git),
+        ("git -c alias.ci=commit ci -n -m x", Git),
+        ("git -c alias.p='!git push --no-verify' p", Git),
+        ("git${IFS}commit${IFS}--no-verify -m x", Git),
+        ("git$IFS'commit'$IFS--no-verify", Git),
+        ("NV=--no-verify; git commit $NV -m x", Git),
+        ("IFS=,; git${IFS}commit${IFS}--no-verify", Git),
+        ("IFS=,; C=commit,--no-verify; git $C", Git),
+        ("MSG='wip --no-verify'; git commit -m $MSG", Git),
+        ("stdbuf -o L git commit --no-verify", Git),
+        ("ionice -c 3 rm -rf ~", Rm),
+        ("NV='commit --no-verify'; git $NV -m x", Git),
+        ("git $EMPTY commit --no-verify -m x", Git),
+        ("git commit ${NV:---no-verify} -m x", Git),
+        ("git commit $(echo --no-verify) -m x", Git),
+        ("git commit `printf -- --no-verify` -m x", Git),
+        ("git commit -m \"$(echo --no-verify)\"", Allow),
+        // Finding 9: recursive deletion.
+        ("if rm -rf ~; then :; fi", Rm),
+        ("while rm -rf /; do :; done", Rm),
+        ("until rm -rf /; do :; done", Rm),
+        ("rm -rf ${HOME:?}", Rm),
+        ("rm -rf \"${HOME:?}\"", Rm),
+        ("rm -rf \"${HOME:?HOME is unset}/\"", Rm),
+        ("rm -rf \"${HOME%/}\"", Rm),
+        ("rm -rf \"${PWD%/*}\"", Rm),
+        ("rm -rf ${CLAUDE_PROJECT_DIR%%/proj}", Rm),
+        ("rm -rf ${UNSET:-/}", Rm),
+        ("rm -rf ${HOME:+$HOME}", Rm),
+        ("rm -rf ~/{*,.*}", Rm),
+        ("rm -rf {/tmp/x,~}", Rm),
+        // Duplicates and many words do not hide a target (only what cannot be run at all does).
+        ("rm -rf {~,a}{,}{,}{,}{,}{,}{,}{,}", Rm),
+        (
+            "rm -rf {a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z,~}/{a,b,c,}",
+            Rm,
+        ),
+        ("rm -rf {a,b,c}{a,b,c,~}", Allow),
+        ("rm -rf {~,{a,b}}{,}{,}{,}{,}{,}{,}{,}", Rm),
+        ("rm -rf ~+", Rm),
+        ("rm -rf ~+/", Rm),
+        ("D=~; rm -rf $D", Rm),
+        ("D=~/; rm -rf \"$D\"", Rm),
+        ("export D=$HOME; rm -rf $D", Rm),
+        ("bash -o errexit -c 'rm -rf ~'", Rm),
+        ("coproc rm -rf ~", Rm),
+        ("exec -a x rm -rf ~", Rm),
+        // Substitutions in here-documents, `${…}` arguments and here-strings run too.
+        ("cat <<EOF\n$(git commit --no-verify -m x)\nEOF", Git),
+        ("cat <<-EOF\n\t`rm -rf ~`\n\tEOF", Rm),
+        ("echo ${X:-$(git commit --no-verify -m x)}", Git),
+        ("cat <<< \"$(rm -rf /)\"", Rm),
+        // Found by the fuzz run: an outer substitution must not clear an inner one's deny.
+        (
+            "echo $(true && : $(( $(git commit --no-verify -m x) )))",
+            Git,
+        ),
+        // Checked in the shell's order: `cd` moves what follows, substitutions included.
+        ("cd / && echo $(rm -rf *)", Rm),
+        ("pushd / && rm -rf *", Rm),
+        ("pushd /tmp/x && rm -rf *", Allow),
+        ("pushd /tmp/x && popd && rm -rf *", Rm),
+        ("pushd /tmp/x && pushd / && popd && rm -rf *", Allow),
+        ("pushd / && pushd /tmp/x && pushd && rm -rf *", Rm),
+        (
+            "git commit -m x; export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath",
+            Allow,
+        ),
+        // Deeper than the guard reads: refused, never overflowed.
+        (
+            "echo $(echo $(echo $(echo $(echo $(echo $(echo $(echo $(echo $(git commit --no-verify)))))))))",
+            Git,
+        ),
+        // Already denied before (from finding 9's 52): keep them.
+        ("$'git' commit $'--no-verify'", Git),
+        ("\\git commit --no-verify", Git),
+        ("command git commit --no-verify", Git),
+        ("{ git commit --no-verify; }", Git),
+        ("! git commit --no-verify", Git),
+        ("f() { git commit --no-verify; }; f", Git),
+        ("case x in x) git commit --no-verify;; esac", Git),
+        ("bash -lic 'git commit --no-verify'", Git),
+        ("bash --login -c 'git commit --no-verify'", Git),
+        ("env -u X git commit --no-verify", Git),
+        ("env --chdir /tmp git commit --no-verify", Git),
+        ("git -c core.hookspath=/dev/null commit", Git),
+        ("git commit -qn -m x", Git),
+        ("git commit -nm x", Git),
+        ("git commit --no-verif -m x", Git),
+        ("git commit --no-verify=true -m x", Git),
+        ("git commit -F- --no-verify", Git),
+        ("rm -rf -- ~/", Rm),
+        ("rm -rf .[!.]* *", Rm),
+        ("rm -rf ~///", Rm),
+        ("rm -rf /root/..", Rm),
+        // Allowed: git itself refuses these as ambiguous.
+        ("git commit --no-v -m x", Allow),
+        ("git commit --no-ve -m x", Allow),
+        // Allowed: mentions, messages and ordinary commands.
+        ("git commit -m \"fix --no-verify docs\"", Allow),
+        ("git commit -m --no-verify", Allow),
+        ("git commit -am 'mention -n and --no-verify'", Allow),
+        ("git -c alias.ci=commit ci -m x", Allow),
+        ("git -c user.name=x commit -m x", Allow),
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=x git commit -m x",
+            Allow,
+        ),
+        ("cat <<'EOF'\n$(git commit --no-verify)\nEOF", Allow),
+        (
+            "cat <<EOF > notes.md\ngit commit --no-verify is refused\nrm -rf ~\nEOF",
+            Allow,
+        ),
+        ("echo $(( 1 + 2 ))", Allow),
+        ("bash -o pipefail -c 'git commit -m x | tee log'", Allow),
+        ("coproc git status", Allow),
+        ("exec -a x rm -rf build", Allow),
+        ("rm -rf ~/{build,dist}", Allow),
+        ("rm -rf \"${HOME}/.cache/x\"", Allow),
+        ("rm -rf \"${TMPDIR:-/tmp}/scratch\"", Allow),
+        ("rm -rf ${UNSET:?}/", Allow),
+        ("D=build; rm -rf $D", Allow),
+        ("MSG='wip --no-verify'; git commit -m \"$MSG\"", Allow),
+        ("IFS=,; echo a,b; rm -rf build,~/x", Allow),
+        ("for d in a b; do rm -rf $d; done", Allow),
+        ("for HOME in /tmp/x; do rm -rf $HOME; done", Allow),
+        ("echo '{*,.*}' ~/x", Allow),
+        ("rm -rf ~user", Allow),
+        ("ls ${HOME%/*}", Allow),
+        ("git push origin main", Allow),
+        // Everyday commands, as agents write them.
+        (
+            "git commit -m \"$(cat <<'EOF'\nfix: x --no-verify\n\nrm -rf ~ mentioned\nEOF\n)\"",
+            Allow,
+        ),
+        (
+            "gh pr create --title x --body \"$(cat <<'EOF'\n## Summary\n- \"quoted\" (paren) `tick`\nEOF\n)\"",
+            Allow,
+        ),
+        (
+            "git commit -m \"$(cat <<'EOF'\nx\nEOF\n)\" && git push --no-verify",
+            Git,
+        ),
+        ("find . -name '*.pyc' -delete", Allow),
+        ("rm -rf node_modules && npm install", Allow),
+        ("for f in $(ls); do echo $f; done", Allow),
+        ("echo ${PATH//:/\\n}", Allow),
+        ("awk '{print $1}' file | sort | uniq -c", Allow),
+        ("[ -d build ] && rm -rf build || true", Allow),
+        ("rm -rf ./*.log ~/.cache/pip", Allow),
+        ("docker run --rm -v ~/x:/x img", Allow),
+        ("git stash && git pull --rebase && git stash pop", Allow),
+        ("git rebase -i HEAD~3", Allow),
+        ("git commit --amend --no-edit", Allow),
+        ("git merge --no-ff feature", Allow),
+        ("git push -u origin feature", Allow),
+        ("cd ~/work/proj && git status", Allow),
+        ("rm -rf {build,dist,*.egg-info}", Allow),
+        (
+            "mkdir -p src/{a,b,c,d}/{x,y,z}/{1,2,3,4,5,6} && rm -rf src/{a,b}",
+            Allow,
+        ),
+        // 2^30 arguments: more than any exec takes, so it cannot run; not expanded.
+        (
+            "rm -rf {~,a}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}{,}",
+            Allow,
+        ),
+        ("python3 -c 'import os; print(os.getcwd())'", Allow),
+        ("echo $((RANDOM % 10)) $(( $(wc -l < f) + 1 ))", Allow),
+        ("while read -r line; do echo \"$line\"; done < file", Allow),
+        ("case \"$1\" in -h|--help) echo usage;; esac", Allow),
+        ("cargo test -p amplihack-runtime 2>&1 | tail -40", Allow),
+    ];
+
+    #[test]
+    fn every_spelling_gets_its_decision() {
+        let mut wrong = Vec::new();
+        for &(command, expect) in TABLE {
+            let got = match verdict(command) {
+                None => Allow,
+                Some(r) if r.contains("deeper than the Bash guard reads") => TooDeep,
+                Some(r) if r.contains("would recursively delete") => Rm,
+                Some(r) if r.contains("git") => Git,
+                Some(r) => panic!("{command}: unexpected reason {r}"),
+            };
+            if got != expect {
+                wrong.push(format!("{command:?}: expected {expect:?}, got {got:?}"));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{} wrong:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
+    }
+
+    #[test]
+    fn nesting_beyond_the_bound_is_refused_not_overflowed() {
+        for depth in [shell::MAX_NESTING + 1, 10_000, 100_000] {
+            let command = format!("echo {}x{}", "$(echo ".repeat(depth), ")".repeat(depth));
+            let reason = verdict(&command).unwrap_or_else(|| panic!("depth {depth} allowed"));
+            assert!(
+                reason.contains("deeper than the Bash guard reads"),
+                "{reason}"
+            );
+            let backticks = format!("echo {}", "`echo \\".repeat(depth.min(30)));
+            let _ = verdict(&backticks);
+        }
+        let shallow = format!(
+            "echo {}x{}",
+            "$(echo ".repeat(shell::MAX_NESTING - 1),
+            ")".repeat(shell::MAX_NESTING - 1)
+        );
+        assert_eq!(verdict(&shallow), None);
+        let nested_shells = format!("{}git status", "eval ".repeat(MAX_DEPTH + 2));
+        assert!(verdict(&nested_shells).is_some_and(|r| r.contains("deeper")));
     }
 }

@@ -1,9 +1,32 @@
 //! Just enough of the POSIX shell grammar to see which commands a Bash tool call runs: quoting,
-//! escapes, variable and tilde expansion, command substitution, separators and redirections.
+//! escapes, parameter and tilde expansion (with the `${VAR:-x}`, `${VAR:?}`, `${VAR%x}` forms),
+//! field splitting of unquoted expansions, brace expansion, command and arithmetic substitution,
+//! here-documents, separators and redirections, and the variables the line itself assigns.
 //!
 //! The guard must not be fooled by spelling (`rm -r -f "$HOME"`, `rm  -rf  ~/`, `'--no-verify'`)
 //! and must not fire on a mere mention (`git commit -m "--no-verify"`, `echo rm -rf /`). It does
 //! no I/O and runs nothing.
+//!
+//! It reads the command once, left to right: a substitution's body is parsed where it stands,
+//! never copied out and parsed again, so the work is linear in the command's size. Nesting
+//! (`$(`, `${`, backticks) recurses, and is bounded: deeper than [`MAX_NESTING`] the parse stops
+//! and says so ([`Parsed::too_deep`]), so no input can overflow the stack.
+
+use std::collections::HashMap;
+
+/// How deep `$(…)`, `${…}` and backticks may nest before the parse gives up (and the guard,
+/// which cannot see what runs below, refuses the command).
+pub const MAX_NESTING: usize = 64;
+
+/// Steps the `${VAR%pattern}` matcher may take over a whole parse; past it, such values are
+/// unknown rather than slow.
+const PATTERN_BUDGET: usize = 1_000_000;
+
+/// Bytes brace expansion may produce over a whole parse (duplicates included, as the shell does).
+/// More cannot be the arguments of a program anyway (Linux refuses an exec whose arguments
+/// exceed a quarter of the stack limit, 2 MiB by default, 6 MiB at most), so past it the words
+/// are unknown rather than slow: `rm -rf {~,a}{,}{,}…` with 20 groups cannot run.
+const BRACE_BYTES: usize = 8 << 20;
 
 /// One word after quote removal and expansion.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -11,41 +34,56 @@ pub struct Word {
     pub text: String,
     /// An unquoted `*`, `?` or `[` appeared: the shell would glob this word.
     pub glob: bool,
-    /// Part of the word came from a command substitution we cannot evaluate.
+    /// Part of the word came from an expansion we cannot work out.
     pub opaque: bool,
 }
 
-/// A simple command: its words (assignments and redirections already removed), and the
-/// separator that ended it, so `cd` can be followed through `&&` and `;`.
+/// A simple command: its words (assignments and redirections removed only later, by the guard).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimpleCommand {
     pub words: Vec<Word>,
 }
 
-/// Everything a command line runs: its simple commands in order, plus the bodies of command
-/// substitutions (`$(…)`, backticks), which run too and are checked on their own.
+/// Everything a command line runs: its simple commands in order, plus the commands of every
+/// command substitution (`$(…)`, backticks, `$((…))`), at any depth, each body as its own list,
+/// innermost first.
 #[derive(Debug, Default)]
 pub struct Parsed {
     pub commands: Vec<SimpleCommand>,
-    pub substitutions: Vec<String>,
+    pub substitutions: Vec<Vec<SimpleCommand>>,
+    /// Shell variables the line assigns (`A=1`, `export A=1`, `${A:=1}`), as `NAME=value`.
+    pub assignments: Vec<String>,
+    /// Nesting went deeper than [`MAX_NESTING`]: the parse stopped there, and what it returns is
+    /// incomplete.
+    pub too_deep: bool,
 }
 
 /// What a command substitution prints, for the forms that print a path without side effects:
 /// `pwd`, `echo`/`printf %s` of words, `realpath`/`readlink -f` of a path, `dirname`, `basename`,
 /// nested in each other (`$(dirname $(pwd))`). Paths are resolved lexically against `$PWD`.
 /// `None` for anything else.
-pub fn evaluate(body: &str, vars: &dyn Vars) -> Option<String> {
-    let parsed = parse(body, vars);
-    let [command] = parsed.commands.as_slice() else {
+fn evaluate(commands: &[SimpleCommand], pwd: &mut dyn FnMut() -> Option<String>) -> Option<String> {
+    let [command] = commands else {
         return None;
     };
     if command.words.iter().any(|w| w.opaque || w.glob) {
         return None;
     }
+    let first = command.words.first()?.text.as_str();
+    if !matches!(
+        first,
+        "pwd" | "echo" | "printf" | "realpath" | "readlink" | "dirname" | "basename"
+    ) {
+        return None;
+    }
+    if first == "pwd" {
+        return pwd();
+    }
     let words: Vec<&str> = command.words.iter().map(|w| w.text.as_str()).collect();
-    let pwd = || vars.get("PWD");
     let operands = |from: usize| -> Vec<&str> {
-        words[from..]
+        words
+            .get(from..)
+            .unwrap_or_default()
             .iter()
             .copied()
             .filter(|w| !w.starts_with('-') || *w == "-")
@@ -59,8 +97,33 @@ pub fn evaluate(body: &str, vars: &dyn Vars) -> Option<String> {
     };
     match *words.first()? {
         "pwd" => pwd(),
-        "echo" => Some(operands(1).join(" ")),
-        "printf" if words.get(1) == Some(&"%s") => Some(words[2..].concat()),
+        "echo" => {
+            // Only leading `-n`, `-e`, `-E` are echo's options; `echo --no-verify` prints it.
+            let options = words[1..]
+                .iter()
+                .take_while(|w| {
+                    w.len() > 1 && w.starts_with('-') && w[1..].chars().all(|c| "neE".contains(c))
+                })
+                .count();
+            let text = words[1 + options..].join(" ");
+            (!text.contains('\\')).then_some(text)
+        }
+        "printf" => {
+            let (rest, dashes) = match words.get(1) {
+                Some(&"--") => (&words[2..], true),
+                _ => (&words[1..], false),
+            };
+            match rest {
+                ["%s", values @ ..] => Some(values.concat()),
+                // A format without directives or escapes prints itself.
+                [format]
+                    if !format.contains(['%', '\\']) && (dashes || !format.starts_with('-')) =>
+                {
+                    Some((*format).to_string())
+                }
+                _ => None,
+            }
+        }
         "realpath" | "readlink" => {
             if words[0] == "readlink" && !words.iter().any(|w| matches!(*w, "-f" | "-e" | "-m")) {
                 return None;
@@ -121,37 +184,473 @@ impl<F: Fn(&str) -> Option<String>> Vars for F {
     }
 }
 
+/// `NAME=…` with a valid shell name.
+pub fn is_assignment(text: &str) -> bool {
+    match text.split_once('=') {
+        Some((name, _)) => is_name(name),
+        None => false,
+    }
+}
+
+fn is_name(text: &str) -> bool {
+    !text.is_empty()
+        && !text.starts_with(|c: char| c.is_ascii_digit())
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Receives what a line runs while it is parsed, in the order the shell would run it: each
+/// substitution's commands before the command they are part of, each command of the line, each
+/// variable the line assigns. Nothing is kept: memory stays that of one command. Returning
+/// `false` stops the parse.
+pub trait Sink {
+    /// `depth`: how deep the substitution's body is nested (counting the `depth` the parse
+    /// started at), so a shell it runs can be parsed on from there.
+    fn substitution(&mut self, commands: &[SimpleCommand], depth: usize) -> bool;
+    fn command(&mut self, command: &SimpleCommand) -> bool;
+    /// `NAME=value` as the line assigns it (`A=1`, `export A=1`, `${A:=1}`).
+    fn assignment(&mut self, _assignment: &str) {}
+}
+
+/// Parses a whole line into [`Parsed`].
 pub fn parse(src: &str, vars: &dyn Vars) -> Parsed {
-    let mut lexer = Lexer {
-        chars: src.chars().collect(),
-        pos: 0,
+    parse_inner(src, vars, None, 0)
+}
+
+/// Parses a line, handing what it runs to `sink` as it goes; the returned [`Parsed`] then has
+/// no commands, substitutions or assignments, only [`Parsed::too_deep`]. `depth`: how deeply
+/// this line is already nested (a `bash -c` script inside `$(…)`): [`MAX_NESTING`] bounds the
+/// total, so shells inside substitutions inside shells cannot stack up past it.
+pub fn parse_into(src: &str, vars: &dyn Vars, sink: &mut dyn Sink, depth: usize) -> Parsed {
+    parse_inner(src, vars, Some(sink), depth)
+}
+
+fn parse_inner<'a>(
+    src: &str,
+    vars: &'a dyn Vars,
+    sink: Option<&'a mut dyn Sink>,
+    depth: usize,
+) -> Parsed {
+    let chars: Vec<char> = src.chars().collect();
+    let mut state = State {
+        sink,
+        halt: false,
         vars,
+        assigned: HashMap::new(),
         parsed: Parsed::default(),
+        pattern_budget: PATTERN_BUDGET,
+        spare: Vec::new(),
+        env: HashMap::new(),
+        ifs: ifs_mask(DEFAULT_IFS),
+        brace_budget: BRACE_BYTES,
+        expansion_budget: 4 * src.len() + (1 << 20),
     };
-    lexer.run();
-    lexer.parsed
+    let mut lexer = Lexer {
+        chars: &chars,
+        pos: 0,
+        end: chars.len(),
+        depth,
+    };
+    let commands = lexer.commands(&mut state, false, true);
+    state.parsed.commands = commands;
+    state.parsed
+}
+
+/// bash sets IFS itself at startup, whatever the environment says.
+const DEFAULT_IFS: &str = " \t\n";
+
+fn ifs_mask(ifs: &str) -> u128 {
+    ifs.chars()
+        .filter(char::is_ascii)
+        .fold(0, |mask, c| mask | (1u128 << (c as u32)))
+}
+
+/// What a variable is, as far as the line can tell.
+enum Value<'s> {
+    Set(&'s str),
+    Unset,
+    /// Assigned by the line from something that cannot be worked out.
+    Unknown,
+}
+
+struct State<'a> {
+    sink: Option<&'a mut dyn Sink>,
+    /// Stop reading: too deep, or the sink has seen enough.
+    halt: bool,
+    vars: &'a dyn Vars,
+    /// Variables the line itself assigned so far; `None`: to an unknown value.
+    assigned: HashMap<String, Option<String>>,
+    parsed: Parsed,
+    pattern_budget: usize,
+    /// What brace expansion may still produce ([`BRACE_BYTES`]).
+    brace_budget: usize,
+    /// `$IFS` as a set of ASCII characters (bash's own default unless the line assigns it).
+    ifs: u128,
+    /// The environment's values, each asked for once.
+    env: HashMap<String, Option<String>>,
+    /// Emptied word lists, reused by the next `commands` (one per substitution otherwise).
+    spare: Vec<Vec<Word>>,
+    /// Characters expansions may still add: `X=<100 KB>; echo $X $X …` must not grow the work
+    /// past linear. A value beyond it is unknown.
+    expansion_budget: usize,
+}
+
+impl State<'_> {
+    /// A variable's value, counted against the expansion budget.
+    fn lookup(&mut self, name: &str) -> Value<'_> {
+        if !self.assigned.contains_key(name) && !self.env.contains_key(name) && name != "IFS" {
+            let value = self.vars.get(name);
+            self.env.insert(name.to_string(), value);
+        }
+        let value = match self.assigned.get(name) {
+            Some(Some(value)) => Some(value.as_str()),
+            Some(None) => return Value::Unknown,
+            // bash sets IFS itself at startup, whatever the environment says.
+            None if name == "IFS" => Some(DEFAULT_IFS),
+            None => self.env.get(name).and_then(|v| v.as_deref()),
+        };
+        match value {
+            None => Value::Unset,
+            Some(v) if v.len() > self.expansion_budget => Value::Unknown,
+            Some(v) => {
+                self.expansion_budget -= v.len();
+                Value::Set(v)
+            }
+        }
+    }
+
+    fn assign(&mut self, word: &Word) {
+        if let Some((name, value)) = word.text.split_once('=')
+            && is_name(name)
+        {
+            if name == "IFS" && !word.opaque {
+                self.ifs = ifs_mask(value);
+            }
+            let value = (!word.opaque).then(|| value.to_string());
+            match self.sink.as_mut() {
+                Some(sink) => sink.assignment(&word.text),
+                None => self.parsed.assignments.push(word.text.clone()),
+            }
+            self.assigned.insert(name.to_string(), value);
+        }
+    }
+}
+
+/// Words being built: an unquoted expansion can split into several.
+#[derive(Default)]
+struct Builder {
+    done: Vec<Word>,
+    current: Word,
+    /// The current word had quotes, so it stays even when empty (`""`).
+    quoted: bool,
+    /// Byte offsets in `current.text` of unquoted `{`, `,` and `}` (brace expansion).
+    braces: Vec<usize>,
+    /// Inside `NAME=…` or `${…}`: no field splitting, no globbing, no brace expansion.
+    no_split: bool,
+    /// The ASCII characters unquoted expansions are split on (`$IFS`).
+    ifs: u128,
+    /// What brace expansion may still produce ([`BRACE_BYTES`]).
+    brace_budget: usize,
+}
+
+impl Builder {
+    fn push(&mut self, c: char) {
+        self.current.text.push(c);
+    }
+
+    fn push_expansion(&mut self, value: &str, quoted: bool) {
+        if quoted || self.no_split {
+            self.current.text.push_str(value);
+            self.quoted |= quoted;
+            return;
+        }
+        for c in value.chars() {
+            if c.is_ascii() && self.ifs & (1u128 << (c as u32)) != 0 {
+                self.split();
+            } else {
+                self.current.glob |= matches!(c, '*' | '?' | '[');
+                self.current.text.push(c);
+            }
+        }
+    }
+
+    fn split(&mut self) {
+        let word = std::mem::take(&mut self.current);
+        let braces = std::mem::take(&mut self.braces);
+        if !word.text.is_empty() || self.quoted || word.opaque {
+            if braces.is_empty() {
+                self.done.push(word);
+            } else {
+                self.done
+                    .extend(expand_braces(word, braces, &mut self.brace_budget));
+            }
+        }
+        self.quoted = false;
+    }
+
+    fn finish(&mut self) -> Vec<Word> {
+        self.split();
+        std::mem::take(&mut self.done)
+    }
+}
+
+/// `a{b,c}d` → `abd acd`, for the braces marked as unquoted. Words that would take more than
+/// `budget` bytes are returned as one unknown word.
+fn expand_braces(word: Word, marks: Vec<usize>, budget: &mut usize) -> Vec<Word> {
+    if let Some(words) = expand_flat(&word, &marks, budget) {
+        return words;
+    }
+    let mut work = vec![(word.text.clone(), marks)];
+    let mut out = Vec::new();
+    while let Some((text, marks)) = work.pop() {
+        // Every word made, final or not, is paid for: nesting cannot multiply the work unpaid.
+        match budget.checked_sub(text.len() + 1) {
+            Some(left) => *budget = left,
+            None => {
+                return vec![Word {
+                    opaque: true,
+                    ..word
+                }];
+            }
+        }
+        match brace_group(&text, &marks) {
+            Some((open, commas, close)) => {
+                let mut bounds = vec![marks[open]];
+                bounds.extend(commas.iter().map(|&i| marks[i]));
+                bounds.push(marks[close]);
+                let (start, stop) = (marks[open], marks[close]);
+                for pair in bounds.windows(2).rev() {
+                    let (from, to) = (pair[0] + 1, pair[1]);
+                    let alt = &text[from..to];
+                    let mut next = String::with_capacity(text.len());
+                    next.push_str(&text[..start]);
+                    next.push_str(alt);
+                    next.push_str(&text[stop + 1..]);
+                    let mut next_marks: Vec<usize> =
+                        marks.iter().copied().filter(|&m| m < start).collect();
+                    next_marks.extend(
+                        marks
+                            .iter()
+                            .copied()
+                            .filter(|&m| m >= from && m < to)
+                            .map(|m| m - from + start),
+                    );
+                    next_marks.extend(
+                        marks
+                            .iter()
+                            .copied()
+                            .filter(|&m| m > stop)
+                            .map(|m| m - (stop + 1) + start + alt.len()),
+                    );
+                    work.push((next, next_marks));
+                }
+            }
+            None => {
+                let glob = word.glob && text.contains(['*', '?', '[']);
+                out.push(Word {
+                    text,
+                    glob,
+                    opaque: word.opaque,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The common case, groups side by side and none nested (`~/{a,b}/{c,d}`): the words built
+/// directly. `None` for nested groups.
+fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<Word>> {
+    let text = word.text.as_str();
+    let bytes = text.as_bytes();
+    // Alternatives as byte ranges; groups as (open, close, first alternative, end).
+    let mut alternatives: Vec<(usize, usize)> = Vec::new();
+    let mut groups: Vec<(usize, usize, usize, usize)> = Vec::new();
+    let mut open: Option<(usize, usize)> = None; // (byte of `{`, its first alternative)
+    let mut last = 0;
+    for &m in marks {
+        match (bytes.get(m), open) {
+            (Some(b'{'), Some(_)) => return None,
+            (Some(b'{'), None) => {
+                open = Some((m, alternatives.len()));
+                last = m + 1;
+            }
+            (Some(b','), Some(_)) => {
+                alternatives.push((last, m));
+                last = m + 1;
+            }
+            (Some(b'}'), Some((at, first))) => {
+                if alternatives.len() > first {
+                    alternatives.push((last, m));
+                    groups.push((at, m, first, alternatives.len()));
+                }
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some((_, first)) = open {
+        alternatives.truncate(first); // an unclosed `{`: its commas are plain text
+    }
+    // How many words, and how many bytes, before making any.
+    let mut total = 1usize;
+    for &(_, _, first, end) in &groups {
+        total = total.saturating_mul(end - first);
+    }
+    let mut bytes = total.saturating_mul(
+        text.len() + 1
+            - groups
+                .iter()
+                .map(|&(open, close, _, _)| close + 1 - open)
+                .sum::<usize>(),
+    );
+    for &(_, _, first, end) in &groups {
+        let each = total / (end - first);
+        let lengths: usize = alternatives[first..end].iter().map(|&(a, b)| b - a).sum();
+        bytes = bytes.saturating_add(each.saturating_mul(lengths));
+    }
+    match budget.checked_sub(bytes) {
+        Some(left) => *budget = left,
+        None => {
+            return Some(vec![Word {
+                opaque: true,
+                ..word.clone()
+            }]);
+        }
+    }
+    let mut choice = vec![0usize; groups.len()];
+    let mut out = Vec::with_capacity(total);
+    for _ in 0..total {
+        let mut next = String::with_capacity(text.len());
+        let mut at = 0;
+        for (&(open, close, first, _), &pick) in groups.iter().zip(&choice) {
+            let (from, to) = alternatives[first + pick];
+            next.push_str(&text[at..open]);
+            next.push_str(&text[from..to]);
+            at = close + 1;
+        }
+        next.push_str(&text[at..]);
+        let glob = word.glob && next.contains(['*', '?', '[']);
+        out.push(Word {
+            text: next,
+            glob,
+            opaque: word.opaque,
+        });
+        // The next combination, last group fastest.
+        for (index, &(_, _, first, end)) in groups.iter().enumerate().rev() {
+            choice[index] += 1;
+            if choice[index] < end - first {
+                break;
+            }
+            choice[index] = 0;
+        }
+    }
+    Some(out)
+}
+
+/// The leftmost `{…,…}` among the marks: indexes (into `marks`) of its `{`, its top-level commas
+/// and its `}`. One pass with a stack, so a word of many unclosed `{` stays linear.
+fn brace_group(text: &str, marks: &[usize]) -> Option<(usize, Vec<usize>, usize)> {
+    let bytes = text.as_bytes();
+    let mut stack: Vec<(usize, bool)> = Vec::new();
+    let mut best: Option<(usize, usize)> = None;
+    for (index, &at) in marks.iter().enumerate() {
+        match bytes.get(at) {
+            Some(b'{') => stack.push((index, false)),
+            Some(b',') => {
+                if let Some(top) = stack.last_mut() {
+                    top.1 = true;
+                }
+            }
+            Some(b'}') => {
+                if let Some((open, comma)) = stack.pop()
+                    && comma
+                    && best.is_none_or(|(o, _)| open < o)
+                {
+                    best = Some((open, index));
+                }
+            }
+            _ => {}
+        }
+    }
+    let (open, close) = best?;
+    let mut depth = 0usize;
+    let mut commas = Vec::new();
+    for (index, &at) in marks.iter().enumerate().take(close).skip(open + 1) {
+        match bytes.get(at) {
+            Some(b'{') => depth += 1,
+            Some(b'}') => depth = depth.saturating_sub(1),
+            Some(b',') if depth == 0 => commas.push(index),
+            _ => {}
+        }
+    }
+    Some((open, commas, close))
+}
+
+/// Where a word ends.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// An ordinary word: blanks and operators end it.
+    Plain,
+    /// The argument inside `${NAME:-…}`: only an unquoted `}` ends it.
+    Brace,
 }
 
 struct Lexer<'a> {
-    chars: Vec<char>,
+    chars: &'a [char],
     pos: usize,
-    vars: &'a dyn Vars,
-    parsed: Parsed,
+    end: usize,
+    depth: usize,
 }
 
 impl Lexer<'_> {
     fn peek(&self) -> Option<char> {
-        self.chars.get(self.pos).copied()
+        if self.pos < self.end {
+            self.chars.get(self.pos).copied()
+        } else {
+            None
+        }
     }
 
     fn peek_at(&self, offset: usize) -> Option<char> {
-        self.chars.get(self.pos + offset).copied()
+        if self.pos + offset < self.end {
+            self.chars.get(self.pos + offset).copied()
+        } else {
+            None
+        }
     }
 
-    fn run(&mut self) {
+    /// One level deeper; `false` (and the parse stopped) past [`MAX_NESTING`].
+    fn enter(&mut self, state: &mut State<'_>) -> bool {
+        if self.depth >= MAX_NESTING {
+            state.parsed.too_deep = true;
+            state.halt = true;
+            self.pos = self.end;
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    /// Commands up to the end of the input, or (`in_substitution`) up to the `)` that closes
+    /// the `$(` just read.
+    /// `top`: the line's own commands (for the sink), not a substitution's.
+    fn commands(
+        &mut self,
+        state: &mut State<'_>,
+        in_substitution: bool,
+        top: bool,
+    ) -> Vec<SimpleCommand> {
+        let mut out = Vec::new();
         let mut words: Vec<Word> = Vec::new();
         let mut skip_next_word = false; // the target of a redirection is not an argument
+        let mut parens = 0usize;
+        let mut heredocs: Vec<(String, bool, bool)> = Vec::new();
+        // The words of the word being read, reused: one allocation per command, not per word.
+        let mut scratch: Vec<Word> = state.spare.pop().unwrap_or_default();
         loop {
+            if state.halt {
+                return out;
+            }
             // Blanks between words.
             while matches!(self.peek(), Some(' ' | '\t' | '\r'))
                 || (self.peek() == Some('\\') && self.peek_at(1) == Some('\n'))
@@ -165,7 +664,15 @@ impl Lexer<'_> {
                         self.pos += 1;
                     }
                 }
-                ';' | '&' | '|' | '\n' | '(' | ')' => {
+                '\n' => {
+                    self.pos += 1;
+                    finish(&mut words, &mut out, state, top);
+                    skip_next_word = false;
+                    for (delimiter, expand, strip_tabs) in std::mem::take(&mut heredocs) {
+                        self.heredoc(state, &delimiter, expand, strip_tabs);
+                    }
+                }
+                ';' | '&' | '|' | '(' | ')' => {
                     self.pos += 1;
                     // `>&`, `&>` and `|&` are handled as separators or redirections alike.
                     if c == '&' && self.peek() == Some('>') {
@@ -173,60 +680,160 @@ impl Lexer<'_> {
                         skip_next_word = true;
                         continue;
                     }
-                    self.finish(&mut words);
+                    finish(&mut words, &mut out, state, top);
                     skip_next_word = false;
+                    if c == '(' {
+                        parens += 1;
+                    } else if c == ')' {
+                        if parens == 0 && in_substitution {
+                            scratch.clear();
+                            state.spare.push(scratch);
+                            return out;
+                        }
+                        parens = parens.saturating_sub(1);
+                    }
+                }
+                '<' if self.peek_at(1) == Some('<') && self.peek_at(2) != Some('<') => {
+                    self.pos += 2;
+                    let strip_tabs = self.peek() == Some('-');
+                    if strip_tabs {
+                        self.pos += 1;
+                    }
+                    while matches!(self.peek(), Some(' ' | '\t')) {
+                        self.pos += 1;
+                    }
+                    let start = self.pos;
+                    let delimiter: String = self
+                        .word(state, Mode::Plain)
+                        .into_iter()
+                        .map(|w| w.text)
+                        .collect();
+                    let raw = &self.chars[start..self.pos.min(self.chars.len())];
+                    let expand = !raw.iter().any(|c| matches!(c, '\'' | '"' | '\\'));
+                    heredocs.push((delimiter, expand, strip_tabs));
                 }
                 '<' | '>' => {
-                    self.redirection();
+                    while matches!(self.peek(), Some('<' | '>' | '&' | '|')) {
+                        self.pos += 1;
+                    }
+                    // `2>&1`: the descriptor after `&` is the target, read as the next word
+                    // and dropped.
                     skip_next_word = true;
                 }
                 _ => {
-                    let word = self.word();
+                    let start = self.pos;
+                    let mut builder = Builder {
+                        done: std::mem::take(&mut scratch),
+                        ifs: state.ifs,
+                        brace_budget: state.brace_budget,
+                        ..Builder::default()
+                    };
+                    self.word_into(state, &mut builder, Mode::Plain);
+                    scratch = builder.finish();
+                    state.brace_budget = builder.brace_budget;
                     // `2>file`: a number right before a redirection is a descriptor, not a word.
                     if matches!(self.peek(), Some('<' | '>'))
-                        && !word.text.is_empty()
-                        && word.text.chars().all(|c| c.is_ascii_digit())
+                        && self.pos > start
+                        && self.chars[start..self.pos].iter().all(char::is_ascii_digit)
                     {
+                        scratch.clear();
                         continue;
                     }
                     if skip_next_word {
                         skip_next_word = false;
+                        scratch.clear();
                     } else {
-                        words.push(word);
+                        words.append(&mut scratch);
                     }
                 }
             }
         }
-        self.finish(&mut words);
+        finish(&mut words, &mut out, state, top);
+        scratch.clear();
+        state.spare.push(scratch);
+        out
     }
 
-    fn redirection(&mut self) {
-        while matches!(self.peek(), Some('<' | '>' | '&' | '|')) {
-            self.pos += 1;
+    /// A here-document's body, up to its delimiter line; when the delimiter was unquoted its
+    /// substitutions run, so they are read (the text itself is data).
+    fn heredoc(&mut self, state: &mut State<'_>, delimiter: &str, expand: bool, strip_tabs: bool) {
+        while self.pos < self.end {
+            let start = self.pos;
+            let mut stop = start;
+            while stop < self.end && self.chars[stop] != '\n' {
+                stop += 1;
+            }
+            let mut first = start;
+            if strip_tabs {
+                while first < stop && self.chars[first] == '\t' {
+                    first += 1;
+                }
+            }
+            let is_delimiter = stop - first == delimiter.chars().count()
+                && self.chars[first..stop]
+                    .iter()
+                    .copied()
+                    .eq(delimiter.chars());
+            if is_delimiter {
+                self.pos = (stop + 1).min(self.end);
+                return;
+            }
+            if expand {
+                let mut line = Lexer {
+                    chars: self.chars,
+                    pos: start,
+                    end: stop,
+                    depth: self.depth,
+                };
+                let mut sink = Builder::default();
+                while let Some(c) = line.peek() {
+                    if state.halt {
+                        return;
+                    }
+                    match c {
+                        '\\' => line.pos += 2,
+                        '$' => line.dollar(state, &mut sink, true),
+                        '`' => line.backtick(state, &mut sink, true),
+                        _ => line.pos += 1,
+                    }
+                }
+            }
+            self.pos = (stop + 1).min(self.end);
         }
-        // `2>&1`: the descriptor after `&` is the target, read as the next word and dropped.
     }
 
-    fn finish(&mut self, words: &mut Vec<Word>) {
-        if !words.is_empty() {
-            self.parsed.commands.push(SimpleCommand {
-                words: std::mem::take(words),
-            });
-        }
+    fn word(&mut self, state: &mut State<'_>, mode: Mode) -> Vec<Word> {
+        let mut builder = Builder {
+            no_split: mode == Mode::Brace,
+            ifs: state.ifs,
+            brace_budget: state.brace_budget,
+            ..Builder::default()
+        };
+        self.word_into(state, &mut builder, mode);
+        let words = builder.finish();
+        state.brace_budget = builder.brace_budget;
+        words
     }
 
-    fn word(&mut self) -> Word {
-        let mut word = Word::default();
+    fn word_into(&mut self, state: &mut State<'_>, b: &mut Builder, mode: Mode) {
         let start = self.pos;
+        let plain = mode == Mode::Plain;
         while let Some(c) = self.peek() {
+            if state.halt {
+                return;
+            }
             match c {
-                ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>' => break,
+                ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>' if plain => {
+                    break;
+                }
+                '}' if !plain => break,
                 '\\' => {
                     self.pos += 1;
+                    b.quoted = true;
                     match self.peek() {
                         Some('\n') => self.pos += 1,
                         Some(next) => {
-                            word.text.push(next);
+                            b.push(next);
                             self.pos += 1;
                         }
                         None => {}
@@ -234,48 +841,111 @@ impl Lexer<'_> {
                 }
                 '\'' => {
                     self.pos += 1;
+                    b.quoted = true;
                     while let Some(q) = self.peek() {
                         self.pos += 1;
                         if q == '\'' {
                             break;
                         }
-                        word.text.push(q);
+                        b.push(q);
                     }
                 }
                 '"' => {
                     self.pos += 1;
-                    self.double_quoted(&mut word);
+                    b.quoted = true;
+                    self.double_quoted(state, b);
                 }
-                '$' => self.dollar(&mut word, false),
-                '`' => self.backtick(&mut word),
-                '~' if self.pos == start => {
+                '$' => self.dollar(state, b, false),
+                '`' => self.backtick(state, b, false),
+                // After an unquoted `{` or `,` too: brace expansion comes first (`{/tmp,~}`).
+                '~' if plain
+                    && (self.pos == start
+                        || (!b.no_split
+                            && b.braces
+                                .last()
+                                .is_some_and(|&m| m + 1 == b.current.text.len())
+                            && b.current.text.ends_with(['{', ',']))) =>
+                {
+                    self.tilde(state, b)
+                }
+                '=' if plain
+                    && !b.no_split
+                    && b.done.is_empty()
+                    && !b.quoted
+                    && is_name(&b.current.text) =>
+                {
+                    // `NAME=value`: an assignment's value is neither split nor globbed, and
+                    // a `~` right after the `=` is expanded.
+                    b.no_split = true;
+                    b.braces.clear();
+                    b.push('=');
                     self.pos += 1;
-                    if matches!(
-                        self.peek(),
-                        None | Some('/' | ' ' | '\t' | '\n' | ';' | '&' | '|' | ')')
-                    ) {
-                        word.text
-                            .push_str(&self.vars.get("HOME").unwrap_or_default());
-                    } else {
-                        word.text.push('~');
+                    if self.peek() == Some('~') {
+                        self.tilde(state, b);
                     }
                 }
+                '{' | ',' | '}' if plain && !b.no_split => {
+                    b.braces.push(b.current.text.len());
+                    b.push(c);
+                    self.pos += 1;
+                }
                 '*' | '?' | '[' => {
-                    word.glob = true;
-                    word.text.push(c);
+                    if !b.no_split || !plain {
+                        b.current.glob = true;
+                    }
+                    b.push(c);
                     self.pos += 1;
                 }
                 _ => {
-                    word.text.push(c);
+                    b.push(c);
                     self.pos += 1;
                 }
             }
         }
-        word
     }
 
-    fn double_quoted(&mut self, word: &mut Word) {
+    /// `~`, `~/…`: the home directory; `~+`: the working directory; `~-`: the previous one.
+    fn tilde(&mut self, state: &mut State<'_>, b: &mut Builder) {
+        self.pos += 1;
+        let in_braces = !b.no_split && !b.braces.is_empty();
+        let ends = |c: Option<char>| {
+            matches!(
+                c,
+                None | Some('/' | ' ' | '\t' | '\n' | ';' | '&' | '|' | ')' | '<' | '>' | ':')
+            ) || (in_braces && matches!(c, Some(',' | '}')))
+        };
+        let name = match self.peek() {
+            Some('+') if ends(self.peek_at(1)) => Some("PWD"),
+            Some('-') if ends(self.peek_at(1)) => Some("OLDPWD"),
+            next if ends(next) => None,
+            _ => {
+                b.push('~');
+                return;
+            }
+        };
+        match name {
+            Some(name) => {
+                self.pos += 1;
+                match state.lookup(name) {
+                    Value::Set(value) => b.push_expansion(value, true),
+                    _ => b.current.opaque = true,
+                }
+            }
+            None => {
+                if let Value::Set(home) = state.lookup("HOME") {
+                    b.push_expansion(home, true);
+                } else {
+                    b.quoted = true;
+                }
+            }
+        }
+    }
+
+    fn double_quoted(&mut self, state: &mut State<'_>, b: &mut Builder) {
         while let Some(c) = self.peek() {
+            if state.halt {
+                return;
+            }
             match c {
                 '"' => {
                     self.pos += 1;
@@ -285,53 +955,50 @@ impl Lexer<'_> {
                     self.pos += 1;
                     match self.peek() {
                         Some(next @ ('"' | '\\' | '$' | '`')) => {
-                            word.text.push(next);
+                            b.push(next);
                             self.pos += 1;
                         }
                         Some('\n') => self.pos += 1,
-                        _ => word.text.push('\\'),
+                        _ => b.push('\\'),
                     }
                 }
-                '$' => self.dollar(word, true),
-                '`' => self.backtick(word),
+                '$' => self.dollar(state, b, true),
+                '`' => self.backtick(state, b, true),
                 _ => {
-                    word.text.push(c);
+                    b.push(c);
                     self.pos += 1;
                 }
             }
         }
     }
 
-    fn dollar(&mut self, word: &mut Word, quoted: bool) {
+    fn dollar(&mut self, state: &mut State<'_>, b: &mut Builder, quoted: bool) {
         self.pos += 1; // the `$`
         match self.peek() {
             Some('(') => {
-                if self.peek_at(1) == Some('(') {
-                    // Arithmetic: a number we do not compute.
-                    self.balanced('(', ')');
-                    word.opaque = true;
-                } else {
-                    let body = self.balanced('(', ')');
-                    self.substitution(word, body);
+                // `$((…))` is arithmetic: its value is a number we do not compute, but the
+                // substitutions inside it run. Read as `$( (…) )`, the same commands are found.
+                let arithmetic = self.peek_at(1) == Some('(');
+                self.pos += 1;
+                if !self.enter(state) {
+                    return;
                 }
+                let commands = self.commands(state, true, false);
+                self.depth -= 1;
+                self.substituted(state, b, commands, quoted, arithmetic);
             }
             Some('{') => {
-                let body = self.balanced('{', '}');
-                // `${VAR}`, `${VAR:-x}`: the name is what comes before any operator.
-                let name: String = body
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                if name.len() == body.len() {
-                    word.text
-                        .push_str(&self.vars.get(&name).unwrap_or_default());
-                } else {
-                    word.opaque = true;
+                self.pos += 1;
+                if !self.enter(state) {
+                    return;
                 }
+                self.parameter(state, b, quoted);
+                self.depth -= 1;
             }
             Some('\'') if !quoted => {
                 // ANSI-C quoting: common escapes only.
                 self.pos += 1;
+                b.quoted = true;
                 while let Some(c) = self.peek() {
                     self.pos += 1;
                     match c {
@@ -339,15 +1006,21 @@ impl Lexer<'_> {
                         '\\' => {
                             let escaped = self.peek().unwrap_or('\\');
                             self.pos += 1;
-                            word.text.push(match escaped {
+                            b.push(match escaped {
                                 'n' => '\n',
                                 't' => '\t',
                                 other => other,
                             });
                         }
-                        other => word.text.push(other),
+                        other => b.push(other),
                     }
                 }
+            }
+            Some('"') if !quoted => {
+                // `$"…"`: a translatable string, otherwise double-quoted.
+                self.pos += 1;
+                b.quoted = true;
+                self.double_quoted(state, b);
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 let mut name = String::new();
@@ -358,81 +1031,291 @@ impl Lexer<'_> {
                     name.push(c);
                     self.pos += 1;
                 }
-                word.text
-                    .push_str(&self.vars.get(&name).unwrap_or_default());
+                match state.lookup(&name) {
+                    Value::Set(value) => b.push_expansion(value, quoted),
+                    Value::Unset => {}
+                    Value::Unknown => b.current.opaque = true,
+                }
             }
             Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
                 // Positional and special parameters: unknown here.
                 self.pos += 1;
-                word.opaque = true;
+                b.current.opaque = true;
             }
-            _ => word.text.push('$'),
+            _ => b.push('$'),
         }
     }
 
-    fn backtick(&mut self, word: &mut Word) {
+    /// After a substitution's commands were read: its value if it can be worked out, and its
+    /// commands for the guard.
+    fn substituted(
+        &mut self,
+        state: &mut State<'_>,
+        b: &mut Builder,
+        commands: Vec<SimpleCommand>,
+        quoted: bool,
+        arithmetic: bool,
+    ) {
+        let mut pwd = || match state.lookup("PWD") {
+            Value::Set(value) => Some(value.to_string()),
+            _ => None,
+        };
+        let value = if arithmetic {
+            None
+        } else {
+            evaluate(&commands, &mut pwd)
+        };
+        match value {
+            Some(value) => b.push_expansion(&value, quoted),
+            None => b.current.opaque = true,
+        }
+        if state.halt {
+            return;
+        }
+        match state.sink.as_mut() {
+            Some(sink) => {
+                if !sink.substitution(&commands, self.depth + 1) {
+                    state.halt = true;
+                    self.pos = self.end;
+                }
+            }
+            None => state.parsed.substitutions.push(commands),
+        }
+    }
+
+    /// `${…}` after the `{`: `${NAME}`, `${NAME:-word}`, `${NAME:=word}`, `${NAME:+word}`,
+    /// `${NAME:?word}` (with or without the colon) and `${NAME#pat}`, `##`, `%`, `%%`. Anything
+    /// else is unknown.
+    fn parameter(&mut self, state: &mut State<'_>, b: &mut Builder, quoted: bool) {
+        let mut name = String::new();
+        while let Some(c) = self
+            .peek()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        {
+            name.push(c);
+            self.pos += 1;
+        }
+        let mut operator = String::new();
+        if self.peek() == Some(':') {
+            operator.push(':');
+            self.pos += 1;
+        }
+        if let Some(c) = self.peek().filter(|c| "-=?+#%/^,@".contains(*c)) {
+            operator.push(c);
+            self.pos += 1;
+            if matches!(c, '#' | '%' | '/' | '^' | ',') && self.peek() == Some(c) {
+                operator.push(c);
+                self.pos += 1;
+            }
+        }
+        let mut argument = Builder {
+            no_split: true,
+            ..Builder::default()
+        };
+        self.word_into(state, &mut argument, Mode::Brace);
+        if self.peek() == Some('}') {
+            self.pos += 1;
+        }
+        let argument = argument.current;
+        if !is_name(&name) {
+            // `${#…}`, `${!…}`, `${1}`, `${@}`: unknown here.
+            b.current.opaque = true;
+            return;
+        }
+        // `None`: unknown; `Some(None)`: unset.
+        let value: Option<Option<String>> = match state.lookup(&name) {
+            Value::Set(v) => Some(Some(v.to_string())),
+            Value::Unset => Some(None),
+            Value::Unknown => None,
+        };
+        let colon = operator.starts_with(':');
+        let is_set = match &value {
+            Some(Some(v)) => !colon || !v.is_empty(),
+            _ => false,
+        };
+        let result: Option<String> = match (operator.trim_start_matches(':'), &value) {
+            ("", _) if !argument.text.is_empty() || colon => None, // `${x:1}` substring
+            (_, None) => None,
+            ("", Some(Some(v))) => Some(v.clone()),
+            ("", _) => Some(String::new()),
+            ("-" | "=", Some(Some(v))) if is_set => Some(v.clone()),
+            ("-" | "=", _) => {
+                let text = (!argument.opaque).then(|| argument.text.clone());
+                if operator.ends_with('=') {
+                    state.assign(&Word {
+                        text: format!("{name}={}", argument.text),
+                        ..argument.clone()
+                    });
+                }
+                text
+            }
+            ("+", _) if is_set => (!argument.opaque).then(|| argument.text.clone()),
+            ("+", _) => Some(String::new()),
+            // Unset, the shell stops with an error: nothing runs.
+            ("?", Some(Some(v))) if is_set => Some(v.clone()),
+            ("#" | "##" | "%" | "%%", Some(Some(v))) if !argument.opaque => strip(
+                v,
+                &argument.text,
+                argument.glob,
+                &operator,
+                &mut state.pattern_budget,
+            ),
+            _ => None,
+        };
+        match result {
+            Some(value) => b.push_expansion(&value, quoted),
+            None => b.current.opaque = true,
+        }
+    }
+
+    fn backtick(&mut self, state: &mut State<'_>, b: &mut Builder, quoted: bool) {
         self.pos += 1;
-        let mut body = String::new();
+        let mut body: Vec<char> = Vec::new();
         while let Some(c) = self.peek() {
             self.pos += 1;
             match c {
                 '`' => break,
-                '\\' => {
-                    if let Some(next) = self.peek() {
+                '\\' => match self.peek() {
+                    Some(next @ ('$' | '`' | '\\')) => {
                         body.push(next);
                         self.pos += 1;
                     }
-                }
+                    Some('"') if quoted => {
+                        body.push('"');
+                        self.pos += 1;
+                    }
+                    _ => body.push('\\'),
+                },
                 other => body.push(other),
             }
         }
-        self.substitution(word, body);
-    }
-
-    fn substitution(&mut self, word: &mut Word, body: String) {
-        // The simple, side-effect-free forms common in deletion commands are worked out; the
-        // rest stays unknown (and is never guessed at).
-        // A value with blanks would be split into several words by the shell; that is not
-        // modelled, so such a value stays unknown.
-        match evaluate(&body, self.vars).filter(|v| !v.contains(char::is_whitespace)) {
-            Some(value) => word.text.push_str(&value),
-            None => word.opaque = true,
+        if !self.enter(state) {
+            return;
         }
-        self.parsed.substitutions.push(body);
-    }
-
-    /// Reads from an opening delimiter to its balanced close, skipping quoted text; returns the
-    /// text between them.
-    fn balanced(&mut self, open: char, close: char) -> String {
-        let mut depth = 0usize;
-        let mut body = String::new();
-        let mut quote: Option<char> = None;
-        while let Some(c) = self.peek() {
-            self.pos += 1;
-            if let Some(q) = quote {
-                if c == q {
-                    quote = None;
-                }
-                body.push(c);
-                continue;
-            }
-            if c == open {
-                depth += 1;
-                if depth == 1 {
-                    continue;
-                }
-            } else if c == close {
-                depth -= 1;
-                if depth == 0 {
-                    break;
-                }
-            } else if c == '\'' || c == '"' {
-                quote = Some(c);
-            }
-            body.push(c);
+        let mut inner = Lexer {
+            chars: &body,
+            pos: 0,
+            end: body.len(),
+            depth: self.depth,
+        };
+        let commands = inner.commands(state, false, false);
+        self.depth -= 1;
+        if state.halt {
+            self.pos = self.end;
+            return;
         }
-        body
+        self.substituted(state, b, commands, quoted, false);
     }
+}
+
+/// Ends a simple command; a command that only assigns (`D=~`, `export D=~`) records the values
+/// for the words after it.
+fn finish(words: &mut Vec<Word>, out: &mut Vec<SimpleCommand>, state: &mut State<'_>, top: bool) {
+    if words.is_empty() {
+        return;
+    }
+    let words = std::mem::take(words);
+    let body = words
+        .iter()
+        .position(|w| !matches!(w.text.as_str(), "then" | "do" | "else" | "{" | "!"))
+        .map_or(&words[..0], |start| &words[start..]);
+    match body.first().map(|w| w.text.as_str()) {
+        Some(_) if body.iter().all(|w| is_assignment(&w.text)) => {
+            body.iter().for_each(|w| state.assign(w));
+        }
+        Some("export" | "declare" | "typeset" | "local" | "readonly") => {
+            body[1..]
+                .iter()
+                .filter(|w| is_assignment(&w.text))
+                .for_each(|w| state.assign(w));
+        }
+        Some("for" | "select") => {
+            if let Some(name) = body.get(1).filter(|w| is_name(&w.text)) {
+                state.assigned.insert(name.text.clone(), None);
+            }
+        }
+        Some("read") => {
+            for name in body[1..].iter().filter(|w| is_name(&w.text)) {
+                state.assigned.insert(name.text.clone(), None);
+            }
+        }
+        _ => {}
+    }
+    let command = SimpleCommand { words };
+    if state.halt {
+        return;
+    }
+    match state.sink.as_mut() {
+        Some(sink) if top => {
+            if !sink.command(&command) {
+                state.halt = true;
+            }
+        }
+        _ => out.push(command),
+    }
+}
+
+/// `${value#pattern}` and friends. `None` when the pattern cannot be matched here (a bracket
+/// expression) or the matcher's budget is spent.
+fn strip(
+    value: &str,
+    pattern: &str,
+    wildcards: bool,
+    operator: &str,
+    budget: &mut usize,
+) -> Option<String> {
+    if wildcards && pattern.contains('[') {
+        return None;
+    }
+    let text: Vec<char> = value.chars().collect();
+    let pattern: Vec<char> = pattern.chars().collect();
+    let n = text.len();
+    let prefix = operator.starts_with('#');
+    let longest = operator.len() == 2;
+    let cuts: Box<dyn Iterator<Item = usize>> = match (prefix, longest) {
+        (true, false) | (false, true) => Box::new(0..=n),
+        _ => Box::new((0..=n).rev()),
+    };
+    for cut in cuts {
+        let part = if prefix { &text[..cut] } else { &text[cut..] };
+        if matches(part, &pattern, wildcards, budget)? {
+            let rest = if prefix { &text[cut..] } else { &text[..cut] };
+            return Some(rest.iter().collect());
+        }
+    }
+    Some(value.to_string())
+}
+
+/// Glob match with `*` and `?`, iterative (with the usual single back-track point), counting its
+/// steps against `budget`.
+fn matches(text: &[char], pattern: &[char], wildcards: bool, budget: &mut usize) -> Option<bool> {
+    if !wildcards {
+        return Some(text == pattern);
+    }
+    let (mut t, mut p) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        *budget = budget.checked_sub(1)?;
+        match pattern.get(p) {
+            Some('*') => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(&c) if c == '?' || c == text[t] => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return Some(false),
+            },
+        }
+    }
+    Some(pattern[p.min(pattern.len())..].iter().all(|&c| c == '*'))
 }
 
 #[cfg(test)]
@@ -478,6 +1361,35 @@ mod tests {
             ("line1 \\\n  continued", &[&["line1", "continued"]]),
             ("echo $UNSET/x", &[&["echo", "/x"]]),
             ("(cd / && ls)", &[&["cd", "/"], &["ls"]]),
+            // Brace expansion, field splitting, parameter forms, assignments.
+            ("rm ~/{*,.*}", &[&["rm", "/home/u/*", "/home/u/.*"]]),
+            ("echo {a,b}{c,d}", &[&["echo", "ac", "ad", "bc", "bd"]]),
+            ("echo {a,{b,c}}x", &[&["echo", "ax", "bx", "cx"]]),
+            (
+                "echo {a} {} '{a,b}' x,y",
+                &[&["echo", "{a}", "{}", "{a,b}", "x,y"]],
+            ),
+            ("echo {/tmp,~}", &[&["echo", "/tmp", "/home/u"]]),
+            ("git${IFS}commit", &[&["git", "commit"]]),
+            ("echo \"${IFS}\"", &[&["echo", " \t\n"]]),
+            (
+                "echo ${HOME%/u} ${HOME#/} ${HOME%%/*} ${HOME##*/}",
+                &[&["echo", "/home", "home/u", "u"]],
+            ),
+            (
+                "echo ${UNSET:-a b} \"${UNSET:-a b}\"",
+                &[&["echo", "a", "b", "a b"]],
+            ),
+            (
+                "D=~/x; echo $D ~+",
+                &[&["D=/home/u/x"], &["echo", "/home/u/x", "/home/u/p"]],
+            ),
+            (
+                "X='a  b'; echo $X \"$X\" $EMPTY ''",
+                &[&["X=a  b"], &["echo", "a", "b", "a  b", ""]],
+            ),
+            ("cat <<EOF\nrm -rf /\nEOF\nls", &[&["cat"], &["ls"]]),
+            ("echo $(( 1 + 2 ))", &[&["echo", ""]]),
         ];
         for (src, want) in cases {
             let want: Vec<Vec<String>> = want
@@ -491,7 +1403,23 @@ mod tests {
     #[test]
     fn substitutions_are_collected_and_marked_opaque() {
         let parsed = parse("echo $(git commit --no-verify) `rm -rf /`", &vars);
-        assert_eq!(parsed.substitutions, ["git commit --no-verify", "rm -rf /"]);
+        let bodies: Vec<Vec<Vec<String>>> = parsed
+            .substitutions
+            .iter()
+            .map(|commands| {
+                commands
+                    .iter()
+                    .map(|c| c.words.iter().map(|w| w.text.clone()).collect())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            bodies,
+            [
+                vec![vec!["git", "commit", "--no-verify"]],
+                vec![vec!["rm", "-rf", "/"]]
+            ]
+        );
         assert!(parsed.commands[0].words[1].opaque);
     }
 

@@ -1,0 +1,1 @@
+git commit -m "fix --no-verify docs" -m 'rm -rf ~'

@@ -1,0 +1,1 @@
+git commit --no-v -m x

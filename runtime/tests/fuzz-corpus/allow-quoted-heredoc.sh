@@ -1,0 +1,4 @@
+cat <<'EOF'
+$(git commit --no-verify)
+rm -rf ~
+EOF

@@ -1,0 +1,1 @@
+echo ${HOME:1:2} ${#HOME} ${!HOME} ${HOME/u/v} ${HOME^^} ${@} ${10}

@@ -1,0 +1,1 @@
+NV=--no-verify; git commit $NV -m x

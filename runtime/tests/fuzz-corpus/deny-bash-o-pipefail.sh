@@ -1,0 +1,1 @@
+bash -o pipefail -c 'git commit --no-verify -m x'

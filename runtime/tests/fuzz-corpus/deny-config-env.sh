@@ -1,0 +1,1 @@
+HP=/dev/null git --config-env=core.hooksPath=HP commit -m x

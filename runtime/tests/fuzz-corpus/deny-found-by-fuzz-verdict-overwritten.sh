@@ -1,0 +1,1 @@
+echo $(true && : $(( $(git commit --no-verify -m x) )))

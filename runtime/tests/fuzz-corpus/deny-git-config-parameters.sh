@@ -1,0 +1,1 @@
+GIT_CONFIG_PARAMETERS="'core.hooksPath'='/dev/null'" git commit -m x

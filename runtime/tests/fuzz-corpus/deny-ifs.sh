@@ -1,0 +1,1 @@
+git${IFS}commit${IFS}--no-verify -m x
