@@ -103,18 +103,46 @@ const SHELL_ONLY: &[&str] = &[
     "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
 ];
 
+/// Where a scan of `sh` text stands: outside quotes, inside single or inside double quotes.
+#[derive(Clone, Copy, PartialEq)]
+enum Quote {
+    None,
+    Single,
+    Double,
+}
+
+/// Copies `c`, the first character of `rest`, to `out` (with the character it escapes, after a
+/// backslash outside single quotes), follows the quoting it opens or closes, and returns what
+/// comes after: the step [`quote_references`] and [`substitute_quoted`] share.
+fn copy_one<'a>(quote: &mut Quote, c: char, rest: &'a str, out: &mut String) -> &'a str {
+    match (*quote, c) {
+        (Quote::None, '\'') => *quote = Quote::Single,
+        (Quote::Single, '\'') => *quote = Quote::None,
+        (Quote::None, '"') => *quote = Quote::Double,
+        (Quote::Double, '"') => *quote = Quote::None,
+        (Quote::None | Quote::Double, '\\') => {
+            out.push(c);
+            let rest = &rest[1..];
+            return match rest.chars().next() {
+                Some(next) => {
+                    out.push(next);
+                    &rest[next.len_utf8()..]
+                }
+                None => rest,
+            };
+        }
+        _ => {}
+    }
+    out.push(c);
+    &rest[c.len_utf8()..]
+}
+
 /// A command that is only words (`python3 "${CLAUDE_PLUGIN_ROOT}/hooks/check.py" --strict`): plain
 /// characters, quotes without anything a shell would expand inside, placeholders, and nothing
 /// else (no redirection, pipe, variable, glob, comment, assignment, builtin). It runs as the shell
 /// would run it, without the shell: one process less per handler. Anything else, or a program
 /// file a shell would have to read itself (no `#!`, not a binary), `None`: `sh -c` runs it.
 pub fn simple_words(command: &str, placeholders: &[(&str, &str)]) -> Option<Vec<String>> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Quote {
-        None,
-        Single,
-        Double,
-    }
     let mut words: Vec<String> = Vec::new();
     let mut word: Option<String> = None;
     let mut quote = Quote::None;
@@ -189,12 +217,6 @@ fn runs_without_a_shell(path: &std::path::Path) -> bool {
 /// on (a command substitution or a heredoc, whose text this scan does not follow), the rest is left
 /// exactly as written: Claude Code's own behaviour.
 pub fn quote_references(command: &str, placeholders: &[&str]) -> String {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Quote {
-        None,
-        Single,
-        Double,
-    }
     let mut out = String::with_capacity(command.len() + 8);
     let mut quote = Quote::None;
     let mut rest = command;
@@ -218,25 +240,7 @@ pub fn quote_references(command: &str, placeholders: &[&str]) -> String {
             out.push_str(rest);
             break;
         }
-        match (quote, c) {
-            (Quote::None, '\'') => quote = Quote::Single,
-            (Quote::Single, '\'') => quote = Quote::None,
-            (Quote::None, '"') => quote = Quote::Double,
-            (Quote::Double, '"') => quote = Quote::None,
-            (Quote::None | Quote::Double, '\\') => {
-                // An escaped character is copied as is, with its backslash.
-                out.push(c);
-                rest = &rest[1..];
-                if let Some(next) = rest.chars().next() {
-                    out.push(next);
-                    rest = &rest[next.len_utf8()..];
-                }
-                continue;
-            }
-            _ => {}
-        }
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
+        rest = copy_one(&mut quote, c, rest, &mut out);
     }
     out
 }
@@ -248,12 +252,6 @@ pub fn quote_references(command: &str, placeholders: &[&str]) -> String {
 /// or quotes. Inside single quotes nothing is replaced (the shell keeps the text literal there, as
 /// under Claude Code), and `\${...}` stays escaped.
 pub fn substitute_quoted(command: &str, placeholders: &[(&str, &str)]) -> String {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Quote {
-        None,
-        Single,
-        Double,
-    }
     let mut out = String::with_capacity(command.len());
     let mut quote = Quote::None;
     let mut rest = command;
@@ -276,25 +274,7 @@ pub fn substitute_quoted(command: &str, placeholders: &[(&str, &str)]) -> String
                 }
             }
         }
-        match (quote, c) {
-            (Quote::None, '\'') => quote = Quote::Single,
-            (Quote::Single, '\'') => quote = Quote::None,
-            (Quote::None, '"') => quote = Quote::Double,
-            (Quote::Double, '"') => quote = Quote::None,
-            (Quote::None | Quote::Double, '\\') => {
-                // An escaped character is copied as is, with its backslash.
-                out.push(c);
-                rest = &rest[1..];
-                if let Some(next) = rest.chars().next() {
-                    out.push(next);
-                    rest = &rest[next.len_utf8()..];
-                }
-                continue;
-            }
-            _ => {}
-        }
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
+        rest = copy_one(&mut quote, c, rest, &mut out);
     }
     out
 }
