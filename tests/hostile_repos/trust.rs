@@ -154,59 +154,12 @@ fn rows() -> Vec<Row> {
         },
         Row {
             finding: "3: Claude Code started in a monorepo package runs the root's hashed tools/lint.sh",
-            build: |env| {
-                plugin(env, &hooks_dir(env), "lint", "sh tools/lint.sh");
-                env.write(
-                    &env.project.join("tools/lint.sh"),
-                    &env.mark("lint", "my-trusted-lint"),
-                );
-                let mut told = trust(env);
-                let package = env.project.join("packages/web");
-                env.write(
-                    &package.join("tools/lint.sh"),
-                    &evil_script(env, "EVIL-package-script"),
-                );
-                let mut event = bash_event(env, "ls");
-                event["cwd"] = json!(package);
-                let package_text = package.display().to_string();
-                let (output, _) = env.run_hooks(
-                    &["pre-tool-use"],
-                    &event,
-                    &[("CLAUDE_PROJECT_DIR", package_text.as_str())],
-                );
-                told.push_str(&stderr(&output));
-                told.push_str(&format!("lint marks: {:?}\n", env.marks("lint")));
-                told
-            },
+            build: |env| started_below(env, "packages/web", "EVIL-package-script"),
             told: |_| "lint marks: [\"my-trusted-lint\"]".into(),
         },
         Row {
             finding: "3: a trusted parent-directory plugin runs its hashed tools/lint.sh, not a nested clone's",
-            build: |env| {
-                plugin(env, &hooks_dir(env), "lint", "sh tools/lint.sh");
-                env.write(
-                    &env.project.join("tools/lint.sh"),
-                    &env.mark("lint", "my-trusted-lint"),
-                );
-                let mut told = trust(env);
-                let clone = env.project.join("cloned");
-                env.write(
-                    &clone.join("tools/lint.sh"),
-                    &evil_script(env, "EVIL-cloned-repo-script"),
-                );
-                // Claude Code started in the clone.
-                let mut event = bash_event(env, "ls");
-                event["cwd"] = json!(clone);
-                let clone_text = clone.display().to_string();
-                let (output, _) = env.run_hooks(
-                    &["pre-tool-use"],
-                    &event,
-                    &[("CLAUDE_PROJECT_DIR", clone_text.as_str())],
-                );
-                told.push_str(&stderr(&output));
-                told.push_str(&format!("lint marks: {:?}\n", env.marks("lint")));
-                told
-            },
+            build: |env| started_below(env, "cloned", "EVIL-cloned-repo-script"),
             told: |_| "lint marks: [\"my-trusted-lint\"]".into(),
         },
         Row {
@@ -729,4 +682,29 @@ fn a_trusted_python_plugin_stays_trusted_after_it_runs() {
     let runs = std::fs::read_to_string(env.root().join("marks-py")).unwrap_or_default();
     assert_eq!(runs.lines().count(), 2, "{runs}");
     assert!(!dir.join("__pycache__").exists());
+}
+
+/// A trusted parent-level plugin running `sh tools/lint.sh`, and Claude Code started in `below`
+/// (a monorepo package, a nested clone) whose own `tools/lint.sh` is the repository's `payload`:
+/// what the hook call said, and which lint ran.
+fn started_below(env: &TestEnv, below: &str, payload: &str) -> String {
+    plugin(env, &hooks_dir(env), "lint", "sh tools/lint.sh");
+    env.write(
+        &env.project.join("tools/lint.sh"),
+        &env.mark("lint", "my-trusted-lint"),
+    );
+    let mut told = trust(env);
+    let dir = env.project.join(below);
+    env.write(&dir.join("tools/lint.sh"), &evil_script(env, payload));
+    let mut event = bash_event(env, "ls");
+    event["cwd"] = json!(dir);
+    let dir_text = dir.display().to_string();
+    let (output, _) = env.run_hooks(
+        &["pre-tool-use"],
+        &event,
+        &[("CLAUDE_PROJECT_DIR", dir_text.as_str())],
+    );
+    told.push_str(&stderr(&output));
+    told.push_str(&format!("lint marks: {:?}\n", env.marks("lint")));
+    told
 }
