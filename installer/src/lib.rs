@@ -18,6 +18,7 @@ pub mod commands;
 pub mod deploy;
 pub mod docs;
 pub mod lock;
+pub mod log;
 pub mod managed;
 pub mod memory;
 pub mod plugin_events;
