@@ -96,6 +96,15 @@ fn plugin_runs_and_builtin_decisions_are_logged_with_their_host() {
     assert_eq!(lines[0]["host"], "amplifier");
     assert_eq!(lines[0]["kind"], "builtin");
 
+    // doctor mentions the last day's failures, and the command that shows them.
+    let doctor = stdout(&env.run_amplihack(&["doctor"]));
+    assert!(
+        doctor.contains(
+            "note: in the last day 1 hook run(s) failed: user:fmt 1; see them: amplihack log --failed --since 1d"
+        ),
+        "{doctor}"
+    );
+
     // What the audit file holds of the tool input: nothing (the command text is not recorded).
     let audit = std::fs::read_to_string(env.home.join(".local/state/amplihack/audit.jsonl"))
         .expect("audit");

@@ -509,6 +509,12 @@ pub fn main() -> i32 {
                 }
                 outcome.json["plugin_notes"] = serde_json::json!(notes);
             }
+            if let Some(trouble) = crate::log::doctor_note() {
+                outcome
+                    .text
+                    .push_str(&format!("note: {}\n", trouble.note()));
+                outcome.json["recent_failures"] = trouble.json();
+            }
             outcome
         }),
         Commands::Status { bin_dir } => commands::status(&project, bin_dir.as_deref()),

@@ -6,6 +6,7 @@
 
 pub mod filter;
 pub mod follow;
+pub mod recent;
 pub mod render;
 pub mod stats;
 
@@ -51,6 +52,13 @@ pub fn read_all(state: &StateDir) -> (Vec<Record>, usize) {
         }
     }
     (records, bad)
+}
+
+/// `amplihack doctor`'s note on the last day's failed hook runs, if any.
+pub fn doctor_note() -> Option<recent::Trouble> {
+    let state = StateDir::from_env()?;
+    let now = amplihack_state::time::now_unix().as_secs_f64();
+    recent::trouble(&read_all(&state).0, now)
 }
 
 fn filter_of(args: &LogArgs, now: f64) -> Result<Filter, CommandError> {
