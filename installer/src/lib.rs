@@ -22,6 +22,7 @@ pub mod log;
 pub mod managed;
 pub mod memory;
 pub mod plugin_events;
+pub mod progress;
 pub mod scopes;
 pub mod update;
 pub mod user_hooks;
