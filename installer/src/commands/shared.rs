@@ -229,6 +229,7 @@ pub(crate) fn git_tracked(path: &Path) -> bool {
         return false;
     };
     dir.is_dir()
+        && maybe_in_git(dir)
         && Command::new("git")
             .arg("-C")
             .arg(dir)
@@ -238,6 +239,15 @@ pub(crate) fn git_tracked(path: &Path) -> bool {
             .stderr(std::process::Stdio::null())
             .status()
             .is_ok_and(|s| s.success())
+}
+
+/// Whether `dir` can be in a git work tree: a `.git` at or above it, or git told where by
+/// `GIT_DIR`/`GIT_WORK_TREE`. Without either no `git` process is started (most settings files,
+/// `~/.claude/settings.json` among them, are in no repository).
+fn maybe_in_git(dir: &Path) -> bool {
+    std::env::var_os("GIT_DIR").is_some()
+        || std::env::var_os("GIT_WORK_TREE").is_some()
+        || dir.ancestors().any(|d| d.join(".git").exists())
 }
 
 /// Adds `pattern` to the repository's `info/exclude`, so this machine's absolute paths are not
