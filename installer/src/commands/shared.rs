@@ -102,13 +102,29 @@ pub(crate) fn register(
     hooks_binary: &Path,
     options: &EditOptions,
 ) -> Result<EditReport, CommandError> {
-    Ok(safe_file::edit_json(&target.path, options, |current| {
+    register_known(target, hooks_binary, options, None)
+}
+
+/// [`register`], with the file as [`safe_file::read_json`] gave it moments ago when the caller
+/// has it (`install` reads every file before touching anything): not read and parsed again
+/// to find that nothing changes.
+pub(crate) fn register_known(
+    target: &Target,
+    hooks_binary: &Path,
+    options: &EditOptions,
+    known: Option<Option<(String, serde_json::Value)>>,
+) -> Result<EditReport, CommandError> {
+    let change = |current: Option<&serde_json::Value>| {
         let mut value = current
             .cloned()
             .unwrap_or_else(|| starting_value(target.host));
         registration::install(&mut value, hooks_binary, target.host)?;
         Ok(NewContent::Value(value))
-    })?)
+    };
+    Ok(match known {
+        Some(current) => safe_file::edit_json_known(&target.path, options, current, change)?,
+        None => safe_file::edit_json(&target.path, options, change)?,
+    })
 }
 
 /// amplihack's commands in a settings file, sorted (empty when it holds none or cannot be read).
