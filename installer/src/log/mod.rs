@@ -160,7 +160,17 @@ pub fn main(args: &LogArgs) -> Result<i32, CommandError> {
         return Ok(0);
     };
     let (records, _) = read_all(&state);
-    let widths = render::Widths::of(newest(&records, args.lines));
+    let shown: Vec<Record> = records.into_iter().filter(|r| filter.keeps(r)).collect();
+    let widths = render::Widths::of(newest(&shown, args.lines));
+    if shown.is_empty() && !args.json {
+        // Nothing yet: the header, so the lines to come are labelled.
+        if write!(out, "{}", render::header(&widths, style))
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return Ok(0);
+        }
+    }
     loop {
         std::thread::sleep(FOLLOW_EVERY);
         for record in follower.poll().iter().filter(|r| filter.keeps(r)) {
