@@ -16,9 +16,11 @@ pub struct Follower {
     partial: Vec<u8>,
 }
 
+/// A regular file's identity and size (anything else is not followed: a FIFO would block).
 fn id_of(path: &Path) -> Option<((u64, u64), u64)> {
     std::fs::metadata(path)
         .ok()
+        .filter(std::fs::Metadata::is_file)
         .map(|m| ((m.dev(), m.ino()), m.len()))
 }
 
@@ -56,6 +58,7 @@ impl Follower {
             _ => {}
         }
         if current.is_some() {
+            // Checked as a regular file just now; opened non-blocking all the same.
             self.offset += read_from(&self.path, self.offset, &mut bytes);
         }
         self.partial.extend_from_slice(&bytes);
@@ -75,7 +78,7 @@ fn audit_generation(path: &Path) -> PathBuf {
 
 /// Appends what `path` holds past `offset` to `out`; how many bytes were read.
 fn read_from(path: &Path, offset: u64, out: &mut Vec<u8>) -> u64 {
-    let Ok(mut file) = std::fs::File::open(path) else {
+    let Ok((mut file, _)) = amplihack_state::bounded::open_regular(path) else {
         return 0;
     };
     if file.seek(SeekFrom::Start(offset)).is_err() {

@@ -40,18 +40,43 @@ pub struct LogArgs {
 /// How often `--follow` looks at the file.
 const FOLLOW_EVERY: Duration = Duration::from_millis(250);
 
+/// The most read of one file: its newest lines past this (a retention set very high).
+const READ_CAP: u64 = 256 * 1024 * 1024;
+
 /// Every record of the log's files, oldest first, and how many lines could not be read.
+/// Regular files only (a FIFO in its place would hang the reader), each read from its last
+/// [`READ_CAP`] bytes at most.
 pub fn read_all(state: &StateDir) -> (Vec<Record>, usize) {
     let mut records = Vec::new();
     let mut bad = 0;
     for file in audit::files_oldest_first(state) {
-        if let Ok(bytes) = std::fs::read(&file) {
-            let (mut some, unreadable) = audit::parse(&String::from_utf8_lossy(&bytes));
+        if let Some(text) = read_tail(&file) {
+            let (mut some, unreadable) = audit::parse(&text);
             records.append(&mut some);
             bad += unreadable;
         }
     }
     (records, bad)
+}
+
+fn read_tail(path: &std::path::Path) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let (mut file, len) = amplihack_state::bounded::open_regular(path).ok()?;
+    let skip = len.saturating_sub(READ_CAP);
+    if skip > 0 {
+        file.seek(SeekFrom::Start(skip)).ok()?;
+    }
+    let mut bytes = Vec::new();
+    file.take(READ_CAP).read_to_end(&mut bytes).ok()?;
+    if skip > 0 {
+        // Started mid-line: from the next whole one.
+        let start = bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..start);
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// `amplihack doctor`'s note on the last day's failed hook runs, if any.
@@ -389,6 +414,22 @@ mod tests {
                 .collect();
             assert_eq!(got, *want, "{args:?}");
         }
+    }
+
+    #[test]
+    fn a_fifo_in_place_of_the_file_is_skipped_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::at(dir.path());
+        let made = std::process::Command::new("mkfifo")
+            .arg(audit::path(&state))
+            .status()
+            .is_ok_and(|s| s.success());
+        if !made {
+            return; // no mkfifo here
+        }
+        assert_eq!(read_all(&state), (Vec::new(), 0));
+        let mut follower = follow::Follower::from_end(&audit::path(&state));
+        assert!(follower.poll().is_empty());
     }
 
     #[test]
