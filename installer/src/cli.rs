@@ -176,9 +176,9 @@ struct LogCommand {
     /// Only what happened since: an age (30m, 1h, 2d, 1w) or an RFC 3339 time
     #[arg(long, value_name = "AGE|TIME")]
     since: Option<String>,
-    /// Only calls from this host (claude, amplifier)
-    #[arg(long)]
-    host: Option<String>,
+    /// Only calls from this host
+    #[arg(long, value_enum)]
+    host: Option<HostArg>,
     /// How many of the newest lines (0: all)
     #[arg(long, short = 'n', default_value_t = 50)]
     lines: usize,
@@ -553,7 +553,9 @@ pub fn main() -> i32 {
                 decision: log.decision,
                 failed: log.failed,
                 since: log.since,
-                host: log.host,
+                host: log
+                    .host
+                    .map(|h| amplihack_protocol::Host::from(h).name().to_string()),
                 lines: log.lines,
                 stats: log.stats,
                 follow: log.follow,
