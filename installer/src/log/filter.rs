@@ -21,25 +21,20 @@ impl DecisionArg {
     }
 }
 
-/// Events where a deny refuses a permission (Claude Code's `permissionDecision`): elsewhere the
-/// same answer is a block (the stop is refused, the prompt is blocked, ...).
-const PERMISSION_EVENTS: &[&str] = &[
-    "PreToolUse",
-    "PermissionRequest",
-    "PreModelSwitch",
-    "PreSkillShellCommand",
-];
-
 /// The decision as shown: `deny`, `block`, `ask`, `defer`, `allow`; `None` when none was given.
+/// A deny on an event that does not take a permission decision (Claude Code's
+/// `permissionDecision`: PreToolUse, PreModelSwitch, ...) refuses something else: the stop, the
+/// prompt, ... : a block.
 pub fn shown_decision(record: &Record) -> Option<&str> {
     let decision = record.decision.as_deref()?;
-    Some(
-        if decision == "deny" && !PERMISSION_EVENTS.contains(&record.event.as_str()) {
-            "block"
-        } else {
-            decision
-        },
-    )
+    let event = amplihack_protocol::EventName::parse(&record.event);
+    let permission = amplihack_protocol::claude::takes_permission_decision(&event)
+        || event == amplihack_protocol::EventName::PermissionRequest;
+    Some(if decision == "deny" && !permission {
+        "block"
+    } else {
+        decision
+    })
 }
 
 /// The name `--plugin` matches: `user:fmt` by `user:fmt` or `fmt`, `builtin:bash-guard` by
