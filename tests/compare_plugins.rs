@@ -717,6 +717,9 @@ fn through_amplihack(
         let Ok(record) = serde_json::from_str::<Value>(line) else {
             continue;
         };
+        if record["kind"] == "builtin" {
+            continue; // a built-in's decision, not a plugin handler's run
+        }
         let event = record["event"].as_str().unwrap_or("?").to_string();
         *seen.events.entry(event.clone()).or_insert(0) += 1;
         if record["exit"].as_i64().is_some_and(|s| s != 0) || record["timed_out"] == true {

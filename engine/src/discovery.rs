@@ -212,6 +212,19 @@ pub fn load_level(hooks_dir: &Path, level: Level) -> Vec<Plugin> {
 /// proposal's `hooks.yaml`, or an AMCP hook file (`hooks.toml`, or `hooks.json` in `.amcp/` or an
 /// `amcp` config directory). What `hooks validate FILE` reads.
 pub fn parse_file(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
+    use crate::dialects::unknown_keys::Dialect;
+    match dialect_of(file) {
+        None => config::parse_manifest(file, text),
+        Some(Dialect::Proposal) => crate::dialects::proposal::parse(file, text),
+        Some(Dialect::Amcp) => crate::dialects::amcp::parse(file, text),
+        Some(Dialect::Claude) => config::parse(file, text),
+    }
+}
+
+/// The dialect a hooks file is read in, by its name and place; `None` for a Claude Code plugin
+/// manifest (which names or holds a hooks file).
+pub fn dialect_of(file: &Path) -> Option<crate::dialects::unknown_keys::Dialect> {
+    use crate::dialects::unknown_keys::Dialect;
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
     let dir = file.parent().and_then(Path::file_name);
     let in_amcp_dir = dir.is_some_and(|d| d == ".amcp")
@@ -224,13 +237,13 @@ pub fn parse_file(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> 
         || std::env::var_os("XDG_CONFIG_HOME")
             .is_some_and(|x| file.parent() == Some(Path::new(&x).join("amcp").as_path()));
     if file.ends_with(MANIFEST) {
-        config::parse_manifest(file, text)
+        None
     } else if matches!(ext, "yaml" | "yml") {
-        crate::dialects::proposal::parse(file, text)
+        Some(Dialect::Proposal)
     } else if ext == "toml" || in_amcp_dir {
-        crate::dialects::amcp::parse(file, text)
+        Some(Dialect::Amcp)
     } else {
-        config::parse(file, text)
+        Some(Dialect::Claude)
     }
 }
 

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use amplihack_protocol::{Decision, EventName, HookEvent, Host, ModelQuestion, Reply};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use amplihack_protocol::command::runs_amplihack_hooks;
-use amplihack_state::{StateDir, audit, files, plugins, session, session_key, trust};
+use amplihack_state::{StateDir, files, plugins, session, session_key, trust};
 
 use crate::answer;
 use crate::background::{self, Background, Rewake};
@@ -235,6 +235,7 @@ pub fn parse_env_file(text: &str) -> Vec<(String, String)> {
 }
 
 pub fn forward(request: &Request<'_>) -> Outcome {
+    let started = Instant::now();
     let var = request.var;
     let mut outcome = Outcome::default();
     if var(RECURSION_MARKER).is_some() {
@@ -286,13 +287,15 @@ pub fn forward(request: &Request<'_>) -> Outcome {
         }
         run_in_order(&candidates, &setting, &background, request, &mut outcome);
         setting.finish(var);
-        audit_runs(
-            &state,
+        let call = crate::audit_log::Call {
+            state: &state,
+            host: request.host,
             event,
-            session.as_deref(),
-            &outcome.runs,
-            &mut outcome.problems,
-        );
+            session: session.as_deref(),
+            started,
+            var,
+        };
+        crate::audit_log::record(&call, &outcome.runs, &mut outcome.problems);
     }
     if event.name == EventName::SessionEnd {
         background.end();
@@ -988,46 +991,6 @@ fn notify_untrusted(
     };
     outcome.problems.push(message.clone());
     outcome.reply.system_message = Some(message);
-}
-
-fn audit_runs(
-    state: &StateDir,
-    event: &HookEvent,
-    session: Option<&str>,
-    runs: &[Run],
-    problems: &mut Vec<String>,
-) {
-    let records: Vec<Value> = runs
-        .iter()
-        .map(|run| {
-            let finished = run.finished.as_ref();
-            json!({
-                "time": unix_time_millis(),
-                "session": session,
-                "event": event.name.as_str(),
-                "plugin": format!("{}:{}", run.level.as_str(), run.plugin),
-                "command": run.command,
-                "priority": run.priority,
-                "exit": finished.and_then(|f| f.exit),
-                "duration_ms": finished.map(|f| f.duration.as_secs_f64() * 1000.0),
-                "decision": run.reply.decision.map(|d| d.as_str()),
-                "timed_out": finished.is_some_and(|f| f.timed_out),
-                "output_cut": finished.is_some_and(|f| f.truncated),
-                "async": run.detached,
-            })
-        })
-        .collect();
-    if let Err(e) = audit::append(state, &records) {
-        problems.push(format!("audit log unavailable: {e}"));
-    }
-}
-
-/// Seconds since the epoch, with milliseconds: `1763819420.123`.
-fn unix_time_millis() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    format!("{}.{:03}", now.as_secs(), now.subsec_millis())
 }
 
 /// Caps the total context at [`CONTEXT_CAP`] characters: past it, the whole text goes to a file

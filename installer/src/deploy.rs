@@ -83,7 +83,12 @@ pub fn deploy(dir: &Path, dry_run: bool) -> Result<Deployment, String> {
         let to = dir.join(name);
         let action = if to.canonicalize().ok() == from.canonicalize().ok() {
             CopyAction::InPlace
+        } else if same_stamp(&from, &to) {
+            CopyAction::Unchanged
         } else if same_bytes(&from, &to) {
+            if !dry_run {
+                stamp(&from, &to);
+            }
             CopyAction::Unchanged
         } else {
             if !dry_run {
@@ -99,6 +104,28 @@ pub fn deploy(dir: &Path, dry_run: bool) -> Result<Deployment, String> {
         copies,
         on_path: on_path(dir),
     })
+}
+
+/// Whether `to` is the copy an earlier install made of `from`: the same size and modification
+/// time, to the nanosecond ([`copy_atomically`] and [`stamp`] give the copy the source's). A
+/// no-change install then reads no binary (the bytes are compared only when they differ).
+fn same_stamp(from: &Path, to: &Path) -> bool {
+    let (Ok(a), Ok(b)) = (std::fs::metadata(from), std::fs::metadata(to)) else {
+        return false;
+    };
+    a.len() == b.len()
+        && a.modified()
+            .ok()
+            .is_some_and(|m| Some(m) == b.modified().ok())
+}
+
+/// Gives `to` the modification time of `from`, whose bytes it holds (best effort: a copy left
+/// unstamped is compared byte by byte next time).
+fn stamp(from: &Path, to: &Path) {
+    if let Ok(time) = std::fs::metadata(from).and_then(|m| m.modified()) {
+        // Read-only: the owner may set the times, and a running binary cannot be opened for writing.
+        let _ = std::fs::File::open(to).and_then(|f| f.set_modified(time));
+    }
 }
 
 /// Whether two files hold the same bytes: sizes first, then 64 KiB at a time (no whole-file
@@ -157,6 +184,9 @@ fn copy_atomically(from: &Path, to: &Path) -> std::io::Result<()> {
     staged
         .as_file()
         .set_permissions(std::fs::Permissions::from_mode(0o755))?;
+    if let Ok(time) = std::fs::metadata(from).and_then(|m| m.modified()) {
+        staged.as_file().set_modified(time)?;
+    }
     staged.as_file().sync_all()?;
     staged.persist(to).map_err(|e| e.error)?;
     fs_err::File::open(dir)?.sync_all()
@@ -269,4 +299,34 @@ pub fn deploy_module(home: &Path, dry_run: bool) -> Result<PathBuf, String> {
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644));
     }
     Ok(dir)
+}
+
+#[cfg(test)]
+mod stamp_tests {
+    use super::*;
+
+    /// A no-change install reads no binary: the copy carries the source's size and time; any
+    /// other file is compared byte by byte (and stamped once found identical).
+    #[test]
+    fn copies_are_recognised_by_their_stamp() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = dir.path().join("src-bin");
+        let to = dir.path().join("bin/deployed");
+        std::fs::write(&from, b"binary one").unwrap();
+        copy_atomically(&from, &to).unwrap();
+        assert!(same_stamp(&from, &to), "a copy has the source's stamp");
+
+        // Changed in place (same size): the time moves, the stamp no longer matches.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&to, b"binary two").unwrap();
+        assert!(!same_stamp(&from, &to));
+        assert!(!same_bytes(&from, &to));
+
+        // The same bytes written by someone else: compared, then stamped.
+        std::fs::write(&to, b"binary one").unwrap();
+        assert!(!same_stamp(&from, &to));
+        assert!(same_bytes(&from, &to));
+        stamp(&from, &to);
+        assert!(same_stamp(&from, &to));
+    }
 }

@@ -228,18 +228,36 @@ fn agent(base: &str) -> ureq::Agent {
 }
 
 fn download(agent: &ureq::Agent, url: &str) -> Result<Vec<u8>, UpdateError> {
+    download_showing(agent, url, None)
+}
+
+/// With `label`, a progress bar on stderr when it is a terminal (crate::progress).
+fn download_showing(
+    agent: &ureq::Agent,
+    url: &str,
+    label: Option<&str>,
+) -> Result<Vec<u8>, UpdateError> {
     let failed = |problem: String| UpdateError::Download {
         url: url.to_string(),
         problem,
     };
     let mut response = agent.get(url).call().map_err(|e| failed(e.to_string()))?;
+    let total = response
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let show = label.is_some() && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut reader = crate::progress::Progress::new(
+        response.body_mut().as_reader(),
+        label.unwrap_or_default(),
+        total,
+        show,
+    );
     let mut bytes = Vec::new();
-    response
-        .body_mut()
-        .as_reader()
-        .take(MAX_DOWNLOAD + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| failed(e.to_string()))?;
+    let read = (&mut reader).take(MAX_DOWNLOAD + 1).read_to_end(&mut bytes);
+    reader.finish();
+    read.map_err(|e| failed(e.to_string()))?;
     if bytes.len() as u64 > MAX_DOWNLOAD {
         return Err(failed(format!("larger than {MAX_DOWNLOAD} bytes")));
     }
@@ -434,7 +452,11 @@ pub fn update(args: &UpdateArgs) -> Result<Outcome, CommandError> {
         });
     }
 
-    let archive = download(&agent, &format!("{}/{}", release.url, release.asset))?;
+    let archive = download_showing(
+        &agent,
+        &format!("{}/{}", release.url, release.asset),
+        Some(&format!("downloading {}", release.asset)),
+    )?;
     let actual = amplihack_state::memory::hex(&Sha256::digest(&archive));
     if actual != release.sha256 {
         return Err(UpdateError::Checksum {

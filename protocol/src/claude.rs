@@ -120,7 +120,7 @@ fn blocks_with_exit_2(event: &EventName) -> bool {
 /// Events answered with `hookSpecificOutput.permissionDecision` (allow, deny, ask, defer), as
 /// PreToolUse is: PreModelSwitch (2.1.251) and PreSkillShellCommand (2.1.332), where deny, ask
 /// and defer keep the shell command from running.
-fn takes_permission_decision(event: &EventName) -> bool {
+pub fn takes_permission_decision(event: &EventName) -> bool {
     matches!(
         event,
         EventName::PreToolUse | EventName::PreModelSwitch | EventName::PreSkillShellCommand

@@ -10,6 +10,7 @@
 //! * `2`: never used to report a failure. (Blocks are sent as JSON on exit 0, which both hosts
 //!   honour and which carries the reason.)
 
+pub mod builtin_audit;
 pub mod builtins;
 pub mod context;
 pub mod failure_log;

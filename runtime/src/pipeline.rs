@@ -14,6 +14,7 @@ use amplihack_protocol::{
     Builtin, Decision, Hook, HookEvent, Host, Rendered, Reply, amplifier, claude,
 };
 
+use crate::builtin_audit;
 use crate::builtins;
 use crate::context::Context;
 
@@ -59,17 +60,30 @@ pub fn disabled(builtin: Builtin, setting: Option<&str>) -> bool {
 pub fn run(call: &Call<'_>) -> Outcome {
     let mut outcome = Outcome::default();
     let switched_off = call.ctx.var("AMPLIHACK_DISABLE");
+    let mut decided = Vec::new();
     for builtin in call.hook.builtins_for(&call.event.name, call.ctx.host) {
         if disabled(builtin, switched_off.as_deref()) {
             continue;
         }
+        let began = Instant::now();
         match builtins::run(builtin, call, &outcome.reply) {
-            Ok(reply) => outcome.reply.merge(crate::model_text::own(reply)),
+            Ok(reply) => {
+                if builtin_audit::worth_recording(reply.decision) {
+                    decided.extend(reply.decision.map(|decision| builtin_audit::Decided {
+                        builtin,
+                        decision,
+                        reason: reply.reason.clone(),
+                        took: began.elapsed(),
+                    }));
+                }
+                outcome.reply.merge(crate::model_text::own(reply))
+            }
             Err(e) => outcome
                 .problems
                 .push(format!("built-in {} failed, skipped: {e}", builtin.name())),
         }
     }
+    builtin_audit::record(call, &decided, &mut outcome.problems);
     let state = call.ctx.state();
     if call.hook.forwards && outcome.reply.decision != Some(Decision::Deny) {
         let var = |name: &str| call.ctx.var(name);

@@ -428,6 +428,27 @@ pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
 pub fn edit_json(
     path: &Path,
     options: &EditOptions,
+    change: impl FnMut(Option<&Value>) -> Result<NewContent, ShapeError>,
+) -> Result<EditReport, FileError> {
+    edit_json_read(path, options, None, change)
+}
+
+/// [`edit_json`] when the caller has just read the file with [`read_json`] (`current`): the
+/// preview that decides whether anything changes uses that instead of reading and parsing the file
+/// again. A change is still planned on what is read under the lock, as always.
+pub fn edit_json_known(
+    path: &Path,
+    options: &EditOptions,
+    current: Option<(String, Value)>,
+    change: impl FnMut(Option<&Value>) -> Result<NewContent, ShapeError>,
+) -> Result<EditReport, FileError> {
+    edit_json_read(path, options, Some(current), change)
+}
+
+fn edit_json_read(
+    path: &Path,
+    options: &EditOptions,
+    known: Option<Option<(String, Value)>>,
     mut change: impl FnMut(Option<&Value>) -> Result<NewContent, ShapeError>,
 ) -> Result<EditReport, FileError> {
     let target = resolve_target(path)?;
@@ -480,7 +501,11 @@ pub fn edit_json(
     };
 
     // A no-op needs no directory, lock or backup: re-runs stay cheap and leave nothing behind.
-    let preview = plan(read_json(path)?, &mut change, options.dry_run)?;
+    let current = match known {
+        Some(current) => current,
+        None => read_json(path)?,
+    };
+    let preview = plan(current, &mut change, options.dry_run)?;
     if options.dry_run || preview.action == Action::Unchanged {
         return Ok(preview);
     }

@@ -19,6 +19,7 @@ use crate::execute::Finished;
 
 pub mod amcp;
 pub mod proposal;
+pub mod unknown_keys;
 
 /// What a handler reads on stdin and prints on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

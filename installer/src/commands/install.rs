@@ -9,7 +9,7 @@ use super::render::render_changes;
 use super::shared::{
     AMPLIFIER_EXCLUDE, amplifier_settings, bridge_of, diverging_scopes, exclude_from_git,
     git_tracked, is_bridge, read_manifest, record_registrations, register, register_amplifier,
-    starting_value, targets,
+    register_known, starting_value, targets,
 };
 use super::{CommandError, Detail, Outcome};
 use crate::deploy;
@@ -58,6 +58,8 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         .chain(targets.iter().filter_map(bridge_of));
     // The user's files that have no `hooks` key yet: uninstall takes the one added out again.
     let mut hooks_key_added = Vec::new();
+    // What was read, for the registration to reuse (Claude Code files).
+    let mut read: Vec<(PathBuf, Option<(String, serde_json::Value)>)> = Vec::new();
     for target in json_files {
         let current = safe_file::read_json(&target.path)?;
         if let Some((_, serde_json::Value::Object(root))) = &current
@@ -66,7 +68,9 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         {
             hooks_key_added.push(target.path.clone());
         }
-        let mut probe = current.map_or_else(|| starting_value(target.host), |(_, v)| v);
+        let mut probe = current
+            .as_ref()
+            .map_or_else(|| starting_value(target.host), |(_, v)| v.clone());
         registration::install(&mut probe, &hooks_binary, target.host).map_err(|e| {
             format!(
                 "{}: {}; nothing was changed",
@@ -74,6 +78,9 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
                 e.message()
             )
         })?;
+        if target.host == Host::ClaudeCode {
+            read.push((target.path.clone(), current));
+        }
     }
 
     for target in &targets {
@@ -128,7 +135,14 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
             Some(bundle) if target.host == Host::Amplifier => {
                 register_amplifier(target, bundle, &hooks_binary, &options, &created)?
             }
-            _ => vec![(target.clone(), register(target, &hooks_binary, &options)?)],
+            _ => {
+                let known = read
+                    .iter()
+                    .position(|(path, _)| *path == target.path)
+                    .map(|at| read.swap_remove(at).1);
+                let report = register_known(target, &hooks_binary, &options, known)?;
+                vec![(target.clone(), report)]
+            }
         };
         for (file, report) in written {
             if report.action != Action::Unchanged && git_tracked(&file.path) {

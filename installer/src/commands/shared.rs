@@ -102,13 +102,29 @@ pub(crate) fn register(
     hooks_binary: &Path,
     options: &EditOptions,
 ) -> Result<EditReport, CommandError> {
-    Ok(safe_file::edit_json(&target.path, options, |current| {
+    register_known(target, hooks_binary, options, None)
+}
+
+/// [`register`], with the file as [`safe_file::read_json`] gave it moments ago when the caller
+/// has it (`install` reads every file before touching anything): not read and parsed again
+/// to find that nothing changes.
+pub(crate) fn register_known(
+    target: &Target,
+    hooks_binary: &Path,
+    options: &EditOptions,
+    known: Option<Option<(String, serde_json::Value)>>,
+) -> Result<EditReport, CommandError> {
+    let change = |current: Option<&serde_json::Value>| {
         let mut value = current
             .cloned()
             .unwrap_or_else(|| starting_value(target.host));
         registration::install(&mut value, hooks_binary, target.host)?;
         Ok(NewContent::Value(value))
-    })?)
+    };
+    Ok(match known {
+        Some(current) => safe_file::edit_json_known(&target.path, options, current, change)?,
+        None => safe_file::edit_json(&target.path, options, change)?,
+    })
 }
 
 /// amplihack's commands in a settings file, sorted (empty when it holds none or cannot be read).
@@ -229,6 +245,7 @@ pub(crate) fn git_tracked(path: &Path) -> bool {
         return false;
     };
     dir.is_dir()
+        && maybe_in_git(dir)
         && Command::new("git")
             .arg("-C")
             .arg(dir)
@@ -238,6 +255,15 @@ pub(crate) fn git_tracked(path: &Path) -> bool {
             .stderr(std::process::Stdio::null())
             .status()
             .is_ok_and(|s| s.success())
+}
+
+/// Whether `dir` can be in a git work tree: a `.git` at or above it, or git told where by
+/// `GIT_DIR`/`GIT_WORK_TREE`. Without either no `git` process is started (most settings files,
+/// `~/.claude/settings.json` among them, are in no repository).
+fn maybe_in_git(dir: &Path) -> bool {
+    std::env::var_os("GIT_DIR").is_some()
+        || std::env::var_os("GIT_WORK_TREE").is_some()
+        || dir.ancestors().any(|d| d.join(".git").exists())
 }
 
 /// Adds `pattern` to the repository's `info/exclude`, so this machine's absolute paths are not

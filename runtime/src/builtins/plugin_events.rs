@@ -235,11 +235,19 @@ pub fn sync(
                     .and_then(Path::parent)
                     .is_some_and(|root| safe_open::check_beneath(root, file).is_ok()))
     };
-    let user_binary = readable(&user_file)
-        .then(|| read(&user_file))
-        .flatten()
-        .as_ref()
-        .and_then(our_binary);
+    // Read only when some file needs it (a no-change run reads no settings file at all).
+    let user_binary = std::cell::OnceCell::new();
+    let user_binary = || {
+        user_binary
+            .get_or_init(|| {
+                readable(&user_file)
+                    .then(|| read(&user_file))
+                    .flatten()
+                    .as_ref()
+                    .and_then(our_binary)
+            })
+            .clone()
+    };
     let recorded = recorded(places.state);
     let mut record = recorded.clone();
     let mut lines = Vec::new();
@@ -250,18 +258,18 @@ pub fn sync(
         groups,
     } in wanted(places, version)
     {
+        let (owned, before) = record.get(&file).cloned().unwrap_or_default();
+        // Nothing registered there, nothing wanted: in step without reading it.
+        if events.is_empty() && groups.is_empty() && owned.is_empty() && before.is_empty() {
+            continue;
+        }
         if !readable(&file) {
             continue;
         }
         let current = read(&file);
-        let Some(binary) = current
-            .as_ref()
-            .and_then(our_binary)
-            .or(user_binary.clone())
-        else {
+        let Some(binary) = current.as_ref().and_then(our_binary).or_else(user_binary) else {
             continue;
         };
-        let (owned, before) = record.get(&file).cloned().unwrap_or_default();
         if current.is_none() && events.is_empty() && groups.is_empty() {
             continue;
         }
