@@ -401,11 +401,23 @@ pub fn normalize(path: &str) -> String {
 
 /// Appends `path`'s components to the normalised absolute path `out` (`""` is `/`).
 fn push_normalized(out: &mut String, path: &str) {
-    for component in path.split('/') {
+    // Split on the byte: `/` is ASCII, so each piece is whole characters.
+    let mut rest = Some(path);
+    while let Some(left) = rest {
+        let component = match left.bytes().position(|b| b == b'/') {
+            Some(slash) => {
+                rest = Some(&left[slash + 1..]);
+                &left[..slash]
+            }
+            None => {
+                rest = None;
+                left
+            }
+        };
         match component {
             "" | "." => {}
             ".." => {
-                let parent = out.rfind('/').unwrap_or(0);
+                let parent = out.bytes().rposition(|b| b == b'/').unwrap_or(0);
                 out.truncate(parent);
             }
             other => {
@@ -527,12 +539,16 @@ fn env_sets_hooks_path(assignment: &str) -> bool {
     let Some((name, value)) = assignment.split_once('=') else {
         return false;
     };
-    let value = value.to_ascii_lowercase();
+    const KEY: &[u8] = b"core.hookspath";
     let key_n = name
         .strip_prefix("GIT_CONFIG_KEY_")
         .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
-    (key_n && value.trim() == "core.hookspath")
-        || (name == "GIT_CONFIG_PARAMETERS" && value.contains("core.hookspath"))
+    (key_n && value.trim().as_bytes().eq_ignore_ascii_case(KEY))
+        || (name == "GIT_CONFIG_PARAMETERS"
+            && value
+                .as_bytes()
+                .windows(KEY.len())
+                .any(|w| w.eq_ignore_ascii_case(KEY)))
 }
 
 fn sets_hooks_path(config: &str) -> bool {
@@ -649,8 +665,9 @@ fn check_rm(args: &[Word], walk: &Walk, cwd: Option<&str>) -> Option<String> {
     if !recursive {
         return None;
     }
+    let mut buf = String::new();
     targets.into_iter().find_map(|target| {
-        let what = protected_target(target, walk, cwd)?;
+        let what = protected_target(target, walk, cwd, &mut buf)?;
         Some(format!(
             "amplihack blocked `rm` of `{}`: it would recursively delete {what}. Delete the specific paths inside it that you mean instead.",
             target.text
@@ -659,7 +676,12 @@ fn check_rm(args: &[Word], walk: &Walk, cwd: Option<&str>) -> Option<String> {
 }
 
 /// Describes the protected directory a target would delete (or wipe with `dir/*`), if any.
-fn protected_target(word: &Word, walk: &Walk, cwd: Option<&str>) -> Option<String> {
+fn protected_target(
+    word: &Word,
+    walk: &Walk,
+    cwd: Option<&str>,
+    buf: &mut String,
+) -> Option<String> {
     if word.opaque || word.text.is_empty() {
         return None;
     }
@@ -683,16 +705,25 @@ fn protected_target(word: &Word, walk: &Walk, cwd: Option<&str>) -> Option<Strin
     } else {
         word.text.as_str()
     };
-    let target = resolve(path, cwd)?;
+    // `resolve`, into a buffer kept from target to target.
+    buf.clear();
+    if !path.starts_with('/') {
+        push_normalized(buf, cwd?);
+    }
+    push_normalized(buf, path);
+    if buf.is_empty() {
+        buf.push('/');
+    }
+    let target = buf.as_str();
     let root = &walk.root;
     if target == "/" {
         Some("the root directory `/`".into())
-    } else if walk.home.as_deref() == Some(target.as_str()) {
+    } else if walk.home.as_deref() == Some(target) {
         Some(format!("your home directory `{target}`"))
-    } else if target == *root {
+    } else if target == root {
         Some(format!("the project root `{target}`"))
     } else if root.len() > target.len()
-        && root.starts_with(target.as_str())
+        && root.starts_with(target)
         && root.as_bytes().get(target.len()) == Some(&b'/')
     {
         Some(format!("`{target}`, a parent of the project root `{root}`"))

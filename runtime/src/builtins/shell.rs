@@ -186,10 +186,15 @@ impl<F: Fn(&str) -> Option<String>> Vars for F {
 
 /// `NAME=…` with a valid shell name.
 pub fn is_assignment(text: &str) -> bool {
-    match text.split_once('=') {
-        Some((name, _)) => is_name(name),
-        None => false,
-    }
+    split_assignment(text).is_some()
+}
+
+/// `NAME=value` → (`NAME`, `value`), for a valid shell name. Reads no further than the name.
+pub fn split_assignment(text: &str) -> Option<(&str, &str)> {
+    let eq = text
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))?;
+    (text.as_bytes()[eq] == b'=' && is_name(&text[..eq])).then(|| (&text[..eq], &text[eq + 1..]))
 }
 
 fn is_name(text: &str) -> bool {
@@ -239,9 +244,11 @@ fn parse_inner<'a>(
         parsed: Parsed::default(),
         pattern_budget: PATTERN_BUDGET,
         spare: Vec::new(),
+        spare_lists: Vec::new(),
         env: HashMap::new(),
         ifs: ifs_mask(DEFAULT_IFS),
         brace_budget: BRACE_BYTES,
+        brace_lists: (Vec::new(), BraceScratch::default()),
         expansion_budget: 4 * src.len() + (1 << 20),
     };
     let mut lexer = Lexer {
@@ -283,12 +290,16 @@ struct State<'a> {
     pattern_budget: usize,
     /// What brace expansion may still produce ([`BRACE_BYTES`]).
     brace_budget: usize,
+    /// A word's brace marks and brace expansion's lists, lent to each [`Builder`] in turn.
+    brace_lists: (Vec<usize>, BraceScratch),
     /// `$IFS` as a set of ASCII characters (bash's own default unless the line assigns it).
     ifs: u128,
     /// The environment's values, each asked for once.
     env: HashMap<String, Option<String>>,
     /// Emptied word lists, reused by the next `commands` (one per substitution otherwise).
     spare: Vec<Vec<Word>>,
+    /// Emptied command lists of substitutions the sink has seen, reused likewise.
+    spare_lists: Vec<Vec<SimpleCommand>>,
     /// Characters expansions may still add: `X=<100 KB>; echo $X $X …` must not grow the work
     /// past linear. A value beyond it is unknown.
     expansion_budget: usize,
@@ -297,16 +308,17 @@ struct State<'a> {
 impl State<'_> {
     /// A variable's value, counted against the expansion budget.
     fn lookup(&mut self, name: &str) -> Value<'_> {
-        if !self.assigned.contains_key(name) && !self.env.contains_key(name) && name != "IFS" {
-            let value = self.vars.get(name);
-            self.env.insert(name.to_string(), value);
-        }
         let value = match self.assigned.get(name) {
             Some(Some(value)) => Some(value.as_str()),
             Some(None) => return Value::Unknown,
             // bash sets IFS itself at startup, whatever the environment says.
             None if name == "IFS" => Some(DEFAULT_IFS),
-            None => self.env.get(name).and_then(|v| v.as_deref()),
+            None => {
+                if !self.env.contains_key(name) {
+                    self.env.insert(name.to_string(), self.vars.get(name));
+                }
+                self.env.get(name).and_then(|v| v.as_deref())
+            }
         };
         match value {
             None => Value::Unset,
@@ -318,10 +330,18 @@ impl State<'_> {
         }
     }
 
+    /// Keeps a list the sink has seen, and its commands' word lists, for reuse.
+    fn recycle(&mut self, mut commands: Vec<SimpleCommand>) {
+        for command in commands.drain(..) {
+            let mut words = command.words;
+            words.clear();
+            self.spare.push(words);
+        }
+        self.spare_lists.push(commands);
+    }
+
     fn assign(&mut self, word: &Word) {
-        if let Some((name, value)) = word.text.split_once('=')
-            && is_name(name)
-        {
+        if let Some((name, value)) = split_assignment(&word.text) {
             if name == "IFS" && !word.opaque {
                 self.ifs = ifs_mask(value);
             }
@@ -330,7 +350,12 @@ impl State<'_> {
                 Some(sink) => sink.assignment(&word.text),
                 None => self.parsed.assignments.push(word.text.clone()),
             }
-            self.assigned.insert(name.to_string(), value);
+            match self.assigned.get_mut(name) {
+                Some(slot) => *slot = value,
+                None => {
+                    self.assigned.insert(name.to_string(), value);
+                }
+            }
         }
     }
 }
@@ -350,6 +375,19 @@ struct Builder {
     ifs: u128,
     /// What brace expansion may still produce ([`BRACE_BYTES`]).
     brace_budget: usize,
+    /// Brace expansion's working lists, kept from word to word.
+    scratch: BraceScratch,
+}
+
+/// The lists [`expand_flat`] works in, reused so that a word costs no allocation but its own.
+#[derive(Default)]
+struct BraceScratch {
+    /// Alternatives as byte ranges.
+    alternatives: Vec<(usize, usize)>,
+    /// Groups as (open, close, first alternative, end).
+    groups: Vec<(usize, usize, usize, usize)>,
+    /// The alternative picked in each group.
+    choice: Vec<usize>,
 }
 
 impl Builder {
@@ -363,53 +401,96 @@ impl Builder {
             self.quoted |= quoted;
             return;
         }
-        for c in value.chars() {
-            if c.is_ascii() && self.ifs & (1u128 << (c as u32)) != 0 {
-                self.split();
-            } else {
-                self.current.glob |= matches!(c, '*' | '?' | '[');
-                self.current.text.push(c);
+        // `$IFS` holds ASCII characters only, so the value is split on bytes, and each field is
+        // appended whole (a byte below 0x80 is never part of a longer character).
+        let ifs = self.ifs;
+        let mut rest = value;
+        loop {
+            let stop = rest
+                .bytes()
+                .position(|c| c < 128 && ifs & (1u128 << c) != 0)
+                .unwrap_or(rest.len());
+            let field = &rest[..stop];
+            self.current.glob |= field.contains(['*', '?', '[']);
+            self.current.text.push_str(field);
+            if stop == rest.len() {
+                break;
             }
+            self.split();
+            rest = &rest[stop + 1..];
         }
     }
 
     fn split(&mut self) {
         let word = std::mem::take(&mut self.current);
-        let braces = std::mem::take(&mut self.braces);
         if !word.text.is_empty() || self.quoted || word.opaque {
-            if braces.is_empty() {
+            if self.braces.is_empty() {
                 self.done.push(word);
             } else {
-                self.done
-                    .extend(expand_braces(word, braces, &mut self.brace_budget));
+                expand_braces(
+                    word,
+                    &self.braces,
+                    &mut self.brace_budget,
+                    &mut self.scratch,
+                    &mut self.done,
+                );
             }
         }
+        self.braces.clear();
         self.quoted = false;
     }
 
-    fn finish(&mut self) -> Vec<Word> {
+    /// A builder for a word in `mode`, with the state's brace budget and lists.
+    fn new(state: &mut State<'_>, mode: Mode) -> Self {
+        let (mut braces, scratch) = std::mem::take(&mut state.brace_lists);
+        braces.clear();
+        Builder {
+            no_split: mode == Mode::Brace,
+            ifs: state.ifs,
+            brace_budget: state.brace_budget,
+            braces,
+            scratch,
+            ..Builder::default()
+        }
+    }
+
+    /// The words, the budget and the lists handed back to the state.
+    fn finish(&mut self, state: &mut State<'_>) -> Vec<Word> {
         self.split();
+        state.brace_budget = self.brace_budget;
+        state.brace_lists = (
+            std::mem::take(&mut self.braces),
+            std::mem::take(&mut self.scratch),
+        );
         std::mem::take(&mut self.done)
     }
 }
 
 /// `a{b,c}d` → `abd acd`, for the braces marked as unquoted. Words that would take more than
 /// `budget` bytes are returned as one unknown word.
-fn expand_braces(word: Word, marks: Vec<usize>, budget: &mut usize) -> Vec<Word> {
-    if let Some(words) = expand_flat(&word, &marks, budget) {
-        return words;
-    }
-    let mut work = vec![(word.text.clone(), marks)];
-    let mut out = Vec::new();
+fn expand_braces(
+    word: Word,
+    marks: &[usize],
+    budget: &mut usize,
+    scratch: &mut BraceScratch,
+    out: &mut Vec<Word>,
+) {
+    let Some(word) = expand_flat(word, marks, budget, scratch, out) else {
+        return;
+    };
+    let mut work = vec![(word.text.clone(), marks.to_vec())];
+    let first = out.len();
     while let Some((text, marks)) = work.pop() {
         // Every word made, final or not, is paid for: nesting cannot multiply the work unpaid.
         match budget.checked_sub(text.len() + 1) {
             Some(left) => *budget = left,
             None => {
-                return vec![Word {
+                out.truncate(first);
+                out.push(Word {
                     opaque: true,
                     ..word
-                }];
+                });
+                return;
             }
         }
         match brace_group(&text, &marks) {
@@ -454,22 +535,31 @@ fn expand_braces(word: Word, marks: Vec<usize>, budget: &mut usize) -> Vec<Word>
             }
         }
     }
-    out
 }
 
 /// The common case, groups side by side and none nested (`~/{a,b}/{c,d}`): the words built
-/// directly. `None` for nested groups.
-fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<Word>> {
+/// directly into `out`. Nested groups: nothing done, the word handed back.
+fn expand_flat(
+    word: Word,
+    marks: &[usize],
+    budget: &mut usize,
+    scratch: &mut BraceScratch,
+    out: &mut Vec<Word>,
+) -> Option<Word> {
     let text = word.text.as_str();
     let bytes = text.as_bytes();
-    // Alternatives as byte ranges; groups as (open, close, first alternative, end).
-    let mut alternatives: Vec<(usize, usize)> = Vec::new();
-    let mut groups: Vec<(usize, usize, usize, usize)> = Vec::new();
+    let BraceScratch {
+        alternatives,
+        groups,
+        choice,
+    } = scratch;
+    alternatives.clear();
+    groups.clear();
     let mut open: Option<(usize, usize)> = None; // (byte of `{`, its first alternative)
     let mut last = 0;
     for &m in marks {
         match (bytes.get(m), open) {
-            (Some(b'{'), Some(_)) => return None,
+            (Some(b'{'), Some(_)) => return Some(word),
             (Some(b'{'), None) => {
                 open = Some((m, alternatives.len()));
                 last = m + 1;
@@ -493,7 +583,7 @@ fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<W
     }
     // How many words, and how many bytes, before making any.
     let mut total = 1usize;
-    for &(_, _, first, end) in &groups {
+    for &(_, _, first, end) in groups.iter() {
         total = total.saturating_mul(end - first);
     }
     let mut bytes = total.saturating_mul(
@@ -503,7 +593,7 @@ fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<W
                 .map(|&(open, close, _, _)| close + 1 - open)
                 .sum::<usize>(),
     );
-    for &(_, _, first, end) in &groups {
+    for &(_, _, first, end) in groups.iter() {
         let each = total / (end - first);
         let lengths: usize = alternatives[first..end].iter().map(|&(a, b)| b - a).sum();
         bytes = bytes.saturating_add(each.saturating_mul(lengths));
@@ -511,18 +601,20 @@ fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<W
     match budget.checked_sub(bytes) {
         Some(left) => *budget = left,
         None => {
-            return Some(vec![Word {
+            out.push(Word {
                 opaque: true,
-                ..word.clone()
-            }]);
+                ..word
+            });
+            return None;
         }
     }
-    let mut choice = vec![0usize; groups.len()];
-    let mut out = Vec::with_capacity(total);
+    choice.clear();
+    choice.resize(groups.len(), 0);
+    out.reserve(total);
     for _ in 0..total {
         let mut next = String::with_capacity(text.len());
         let mut at = 0;
-        for (&(open, close, first, _), &pick) in groups.iter().zip(&choice) {
+        for (&(open, close, first, _), &pick) in groups.iter().zip(choice.iter()) {
             let (from, to) = alternatives[first + pick];
             next.push_str(&text[at..open]);
             next.push_str(&text[from..to]);
@@ -544,7 +636,7 @@ fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<W
             choice[index] = 0;
         }
     }
-    Some(out)
+    None
 }
 
 /// The leftmost `{…,…}` among the marks: indexes (into `marks`) of its `{`, its top-level commas
@@ -640,7 +732,7 @@ impl Lexer<'_> {
         in_substitution: bool,
         top: bool,
     ) -> Vec<SimpleCommand> {
-        let mut out = Vec::new();
+        let mut out = state.spare_lists.pop().unwrap_or_default();
         let mut words: Vec<Word> = Vec::new();
         let mut skip_next_word = false; // the target of a redirection is not an argument
         let mut parens = 0usize;
@@ -722,15 +814,10 @@ impl Lexer<'_> {
                 }
                 _ => {
                     let start = self.pos;
-                    let mut builder = Builder {
-                        done: std::mem::take(&mut scratch),
-                        ifs: state.ifs,
-                        brace_budget: state.brace_budget,
-                        ..Builder::default()
-                    };
+                    let mut builder = Builder::new(state, Mode::Plain);
+                    builder.done = std::mem::take(&mut scratch);
                     self.word_into(state, &mut builder, Mode::Plain);
-                    scratch = builder.finish();
-                    state.brace_budget = builder.brace_budget;
+                    scratch = builder.finish(state);
                     // `2>file`: a number right before a redirection is a descriptor, not a word.
                     if matches!(self.peek(), Some('<' | '>'))
                         && self.pos > start
@@ -803,16 +890,9 @@ impl Lexer<'_> {
     }
 
     fn word(&mut self, state: &mut State<'_>, mode: Mode) -> Vec<Word> {
-        let mut builder = Builder {
-            no_split: mode == Mode::Brace,
-            ifs: state.ifs,
-            brace_budget: state.brace_budget,
-            ..Builder::default()
-        };
+        let mut builder = Builder::new(state, mode);
         self.word_into(state, &mut builder, mode);
-        let words = builder.finish();
-        state.brace_budget = builder.brace_budget;
-        words
+        builder.finish(state)
     }
 
     fn word_into(&mut self, state: &mut State<'_>, b: &mut Builder, mode: Mode) {
@@ -1078,6 +1158,7 @@ impl Lexer<'_> {
                     state.halt = true;
                     self.pos = self.end;
                 }
+                state.recycle(commands);
             }
             None => state.parsed.substitutions.push(commands),
         }
@@ -1214,7 +1295,7 @@ fn finish(words: &mut Vec<Word>, out: &mut Vec<SimpleCommand>, state: &mut State
     if words.is_empty() {
         return;
     }
-    let words = std::mem::take(words);
+    let words = std::mem::replace(words, state.spare.pop().unwrap_or_default());
     let body = words
         .iter()
         .position(|w| !matches!(w.text.as_str(), "then" | "do" | "else" | "{" | "!"))
@@ -1250,6 +1331,9 @@ fn finish(words: &mut Vec<Word>, out: &mut Vec<SimpleCommand>, state: &mut State
             if !sink.command(&command) {
                 state.halt = true;
             }
+            let mut words = command.words;
+            words.clear();
+            state.spare.push(words);
         }
         _ => out.push(command),
     }
