@@ -646,31 +646,44 @@ fn skips_verification(subcommand: &str, args: &[Word]) -> bool {
 }
 
 fn check_rm(args: &[Word], walk: &Walk, cwd: Option<&str>) -> Option<String> {
-    let mut recursive = false;
-    let mut options_done = false;
-    let mut targets = Vec::new();
-    for arg in args {
-        let text = arg.text.as_str();
-        if !options_done && text == "--" {
-            options_done = true;
-        } else if !options_done && text.starts_with("--") {
-            // GNU getopt accepts any unambiguous prefix: `--r` is already `--recursive`.
-            recursive |= text.len() >= 3 && "--recursive".starts_with(text);
-        } else if !options_done && text.starts_with('-') && text.len() > 1 {
-            recursive |= text.contains(['r', 'R']);
-        } else {
-            targets.push(arg);
-        }
-    }
+    let recursive = rm_arguments(args).any(|(option, operand)| {
+        let text = option.text.as_str();
+        !operand
+            && if text.starts_with("--") {
+                // GNU getopt accepts any unambiguous prefix: `--r` is already `--recursive`.
+                text.len() >= 3 && "--recursive".starts_with(text)
+            } else {
+                text.contains(['r', 'R'])
+            }
+    });
     if !recursive {
         return None;
     }
     let mut buf = String::new();
-    targets.into_iter().find_map(|target| {
-        let what = protected_target(target, walk, cwd, &mut buf)?;
-        Some(format!(
-            "amplihack blocked `rm` of `{}`: it would recursively delete {what}. Delete the specific paths inside it that you mean instead.",
-            target.text
+    rm_arguments(args)
+        .filter(|&(_, operand)| operand)
+        .find_map(|(target, _)| {
+            let what = protected_target(target, walk, cwd, &mut buf)?;
+            Some(format!(
+                "amplihack blocked `rm` of `{}`: it would recursively delete {what}. Delete the specific paths inside it that you mean instead.",
+                target.text
+            ))
+        })
+}
+
+/// `rm`'s arguments but the `--` that ends its options, each with whether it is an operand (a
+/// target) rather than an option. Read twice, not collected: an `rm` may have 100,000 targets.
+fn rm_arguments(args: &[Word]) -> impl Iterator<Item = (&Word, bool)> {
+    let mut options_done = false;
+    args.iter().filter_map(move |arg| {
+        let text = arg.text.as_str();
+        if !options_done && text == "--" {
+            options_done = true;
+            return None;
+        }
+        Some((
+            arg,
+            options_done || !text.starts_with('-') || text.len() == 1,
         ))
     })
 }

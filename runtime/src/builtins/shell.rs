@@ -246,6 +246,7 @@ fn parse_inner<'a>(
         spare: Vec::new(),
         spare_lists: Vec::new(),
         env: HashMap::new(),
+        env_values: Vec::new(),
         ifs: ifs_mask(DEFAULT_IFS),
         brace_budget: BRACE_BYTES,
         brace_lists: (Vec::new(), BraceScratch::default()),
@@ -294,8 +295,10 @@ struct State<'a> {
     brace_lists: (Vec<usize>, BraceScratch),
     /// `$IFS` as a set of ASCII characters (bash's own default unless the line assigns it).
     ifs: u128,
-    /// The environment's values, each asked for once.
-    env: HashMap<String, Option<String>>,
+    /// The environment's values, each asked for once: where in `env_values` a name's is (so
+    /// that a name asked for again is hashed once).
+    env: HashMap<String, usize>,
+    env_values: Vec<Option<String>>,
     /// Emptied word lists, reused by the next `commands` (one per substitution otherwise).
     spare: Vec<Vec<Word>>,
     /// Emptied command lists of substitutions the sink has seen, reused likewise.
@@ -314,10 +317,15 @@ impl State<'_> {
             // bash sets IFS itself at startup, whatever the environment says.
             None if name == "IFS" => Some(DEFAULT_IFS),
             None => {
-                if !self.env.contains_key(name) {
-                    self.env.insert(name.to_string(), self.vars.get(name));
-                }
-                self.env.get(name).and_then(|v| v.as_deref())
+                let index = match self.env.get(name) {
+                    Some(&index) => index,
+                    None => {
+                        self.env_values.push(self.vars.get(name));
+                        self.env.insert(name.to_string(), self.env_values.len() - 1);
+                        self.env_values.len() - 1
+                    }
+                };
+                self.env_values[index].as_deref()
             }
         };
         match value {
@@ -733,7 +741,7 @@ impl Lexer<'_> {
         top: bool,
     ) -> Vec<SimpleCommand> {
         let mut out = state.spare_lists.pop().unwrap_or_default();
-        let mut words: Vec<Word> = Vec::new();
+        let mut words: Vec<Word> = state.spare.pop().unwrap_or_default();
         let mut skip_next_word = false; // the target of a redirection is not an argument
         let mut parens = 0usize;
         let mut heredocs: Vec<(String, bool, bool)> = Vec::new();
@@ -780,6 +788,7 @@ impl Lexer<'_> {
                         if parens == 0 && in_substitution {
                             scratch.clear();
                             state.spare.push(scratch);
+                            state.spare.push(words);
                             return out;
                         }
                         parens = parens.saturating_sub(1);
@@ -838,6 +847,8 @@ impl Lexer<'_> {
         finish(&mut words, &mut out, state, top);
         scratch.clear();
         state.spare.push(scratch);
+        words.clear();
+        state.spare.push(words);
         out
     }
 
