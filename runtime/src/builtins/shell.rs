@@ -235,7 +235,14 @@ fn parse_inner<'a>(
     sink: Option<&'a mut dyn Sink>,
     depth: usize,
 ) -> Parsed {
-    let chars: Vec<char> = src.chars().collect();
+    // ASCII (nearly every command) is read as it is; other text as characters, four bytes each.
+    let decoded: Vec<char>;
+    let chars = if src.is_ascii() {
+        Text::Ascii(src.as_bytes())
+    } else {
+        decoded = src.chars().collect();
+        Text::Chars(&decoded)
+    };
     let mut state = State {
         sink,
         halt: false,
@@ -253,7 +260,7 @@ fn parse_inner<'a>(
         expansion_budget: 4 * src.len() + (1 << 20),
     };
     let mut lexer = Lexer {
-        chars: &chars,
+        chars,
         pos: 0,
         end: chars.len(),
         depth,
@@ -695,8 +702,45 @@ enum Mode {
     Brace,
 }
 
+/// The text a [`Lexer`] reads, one character at an index.
+#[derive(Clone, Copy)]
+enum Text<'a> {
+    /// ASCII only: each byte is a character.
+    Ascii(&'a [u8]),
+    Chars(&'a [char]),
+}
+
+impl Text<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Text::Ascii(bytes) => bytes.len(),
+            Text::Chars(chars) => chars.len(),
+        }
+    }
+
+    fn get(&self, index: usize) -> Option<char> {
+        match self {
+            Text::Ascii(bytes) => bytes.get(index).map(|&b| char::from(b)),
+            Text::Chars(chars) => chars.get(index).copied(),
+        }
+    }
+
+    /// The character at `index`, which must be in the text.
+    fn at(&self, index: usize) -> char {
+        match self {
+            Text::Ascii(bytes) => char::from(bytes[index]),
+            Text::Chars(chars) => chars[index],
+        }
+    }
+
+    /// The characters from `start` up to `stop`.
+    fn range(&self, start: usize, stop: usize) -> impl Iterator<Item = char> + '_ {
+        (start..stop).map(|index| self.at(index))
+    }
+}
+
 struct Lexer<'a> {
-    chars: &'a [char],
+    chars: Text<'a>,
     pos: usize,
     end: usize,
     depth: usize,
@@ -705,7 +749,7 @@ struct Lexer<'a> {
 impl Lexer<'_> {
     fn peek(&self) -> Option<char> {
         if self.pos < self.end {
-            self.chars.get(self.pos).copied()
+            self.chars.get(self.pos)
         } else {
             None
         }
@@ -713,7 +757,7 @@ impl Lexer<'_> {
 
     fn peek_at(&self, offset: usize) -> Option<char> {
         if self.pos + offset < self.end {
-            self.chars.get(self.pos + offset).copied()
+            self.chars.get(self.pos + offset)
         } else {
             None
         }
@@ -809,8 +853,10 @@ impl Lexer<'_> {
                         .into_iter()
                         .map(|w| w.text)
                         .collect();
-                    let raw = &self.chars[start..self.pos.min(self.chars.len())];
-                    let expand = !raw.iter().any(|c| matches!(c, '\'' | '"' | '\\'));
+                    let expand = !self
+                        .chars
+                        .range(start, self.pos.min(self.chars.len()))
+                        .any(|c| matches!(c, '\'' | '"' | '\\'));
                     heredocs.push((delimiter, expand, strip_tabs));
                 }
                 '<' | '>' => {
@@ -830,7 +876,10 @@ impl Lexer<'_> {
                     // `2>file`: a number right before a redirection is a descriptor, not a word.
                     if matches!(self.peek(), Some('<' | '>'))
                         && self.pos > start
-                        && self.chars[start..self.pos].iter().all(char::is_ascii_digit)
+                        && self
+                            .chars
+                            .range(start, self.pos)
+                            .all(|c| c.is_ascii_digit())
                     {
                         scratch.clear();
                         continue;
@@ -858,20 +907,17 @@ impl Lexer<'_> {
         while self.pos < self.end {
             let start = self.pos;
             let mut stop = start;
-            while stop < self.end && self.chars[stop] != '\n' {
+            while stop < self.end && self.chars.at(stop) != '\n' {
                 stop += 1;
             }
             let mut first = start;
             if strip_tabs {
-                while first < stop && self.chars[first] == '\t' {
+                while first < stop && self.chars.at(first) == '\t' {
                     first += 1;
                 }
             }
             let is_delimiter = stop - first == delimiter.chars().count()
-                && self.chars[first..stop]
-                    .iter()
-                    .copied()
-                    .eq(delimiter.chars());
+                && self.chars.range(first, stop).eq(delimiter.chars());
             if is_delimiter {
                 self.pos = (stop + 1).min(self.end);
                 return;
@@ -1285,7 +1331,7 @@ impl Lexer<'_> {
             return;
         }
         let mut inner = Lexer {
-            chars: &body,
+            chars: Text::Chars(&body),
             pos: 0,
             end: body.len(),
             depth: self.depth,
