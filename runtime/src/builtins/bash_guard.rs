@@ -266,7 +266,10 @@ fn check_command(
 }
 
 fn basename(program: &str) -> &str {
-    program.rsplit('/').next().unwrap_or(program)
+    match program.bytes().rposition(|b| b == b'/') {
+        Some(slash) => &program[slash + 1..],
+        None => program,
+    }
 }
 
 fn is_assignment(word: &Word) -> bool {

@@ -256,7 +256,7 @@ fn parse_inner<'a>(
         env_values: Vec::new(),
         ifs: ifs_mask(DEFAULT_IFS),
         brace_budget: BRACE_BYTES,
-        brace_lists: (Vec::new(), BraceScratch::default()),
+        brace_lists: (Vec::new(), BraceScratch::default(), String::new()),
         expansion_budget: 4 * src.len() + (1 << 20),
     };
     let mut lexer = Lexer {
@@ -298,8 +298,9 @@ struct State<'a> {
     pattern_budget: usize,
     /// What brace expansion may still produce ([`BRACE_BYTES`]).
     brace_budget: usize,
-    /// A word's brace marks and brace expansion's lists, lent to each [`Builder`] in turn.
-    brace_lists: (Vec<usize>, BraceScratch),
+    /// A word's brace marks, brace expansion's lists and the buffer a word is built in, lent
+    /// to each [`Builder`] in turn.
+    brace_lists: (Vec<usize>, BraceScratch, String),
     /// `$IFS` as a set of ASCII characters (bash's own default unless the line assigns it).
     ifs: u128,
     /// The environment's values, each asked for once: where in `env_values` a name's is (so
@@ -436,11 +437,13 @@ impl Builder {
         }
     }
 
+    /// Ends the current word. It is built in a buffer kept from word to word, and copied out
+    /// at its size: no word grows by reallocation, none keeps spare capacity.
     fn split(&mut self) {
-        let word = std::mem::take(&mut self.current);
+        let word = &self.current;
         if !word.text.is_empty() || self.quoted || word.opaque {
             if self.braces.is_empty() {
-                self.done.push(word);
+                self.done.push(word.clone());
             } else {
                 expand_braces(
                     word,
@@ -451,20 +454,28 @@ impl Builder {
                 );
             }
         }
+        self.current.text.clear();
+        self.current.glob = false;
+        self.current.opaque = false;
         self.braces.clear();
         self.quoted = false;
     }
 
     /// A builder for a word in `mode`, with the state's brace budget and lists.
     fn new(state: &mut State<'_>, mode: Mode) -> Self {
-        let (mut braces, scratch) = std::mem::take(&mut state.brace_lists);
+        let (mut braces, scratch, mut text) = std::mem::take(&mut state.brace_lists);
         braces.clear();
+        text.clear();
         Builder {
             no_split: mode == Mode::Brace,
             ifs: state.ifs,
             brace_budget: state.brace_budget,
             braces,
             scratch,
+            current: Word {
+                text,
+                ..Word::default()
+            },
             ..Builder::default()
         }
     }
@@ -476,6 +487,7 @@ impl Builder {
         state.brace_lists = (
             std::mem::take(&mut self.braces),
             std::mem::take(&mut self.scratch),
+            std::mem::take(&mut self.current.text),
         );
         std::mem::take(&mut self.done)
     }
@@ -484,15 +496,15 @@ impl Builder {
 /// `a{b,c}d` → `abd acd`, for the braces marked as unquoted. Words that would take more than
 /// `budget` bytes are returned as one unknown word.
 fn expand_braces(
-    word: Word,
+    word: &Word,
     marks: &[usize],
     budget: &mut usize,
     scratch: &mut BraceScratch,
     out: &mut Vec<Word>,
 ) {
-    let Some(word) = expand_flat(word, marks, budget, scratch, out) else {
+    if expand_flat(word, marks, budget, scratch, out) {
         return;
-    };
+    }
     let mut work = vec![(word.text.clone(), marks.to_vec())];
     let first = out.len();
     while let Some((text, marks)) = work.pop() {
@@ -503,7 +515,7 @@ fn expand_braces(
                 out.truncate(first);
                 out.push(Word {
                     opaque: true,
-                    ..word
+                    ..word.clone()
                 });
                 return;
             }
@@ -553,14 +565,14 @@ fn expand_braces(
 }
 
 /// The common case, groups side by side and none nested (`~/{a,b}/{c,d}`): the words built
-/// directly into `out`. Nested groups: nothing done, the word handed back.
+/// directly into `out`. `false` for nested groups, and nothing done.
 fn expand_flat(
-    word: Word,
+    word: &Word,
     marks: &[usize],
     budget: &mut usize,
     scratch: &mut BraceScratch,
     out: &mut Vec<Word>,
-) -> Option<Word> {
+) -> bool {
     let text = word.text.as_str();
     let bytes = text.as_bytes();
     let BraceScratch {
@@ -574,7 +586,7 @@ fn expand_flat(
     let mut last = 0;
     for &m in marks {
         match (bytes.get(m), open) {
-            (Some(b'{'), Some(_)) => return Some(word),
+            (Some(b'{'), Some(_)) => return false,
             (Some(b'{'), None) => {
                 open = Some((m, alternatives.len()));
                 last = m + 1;
@@ -618,9 +630,9 @@ fn expand_flat(
         None => {
             out.push(Word {
                 opaque: true,
-                ..word
+                ..word.clone()
             });
-            return None;
+            return true;
         }
     }
     choice.clear();
@@ -651,7 +663,7 @@ fn expand_flat(
             choice[index] = 0;
         }
     }
-    None
+    true
 }
 
 /// The leftmost `{…,…}` among the marks: indexes (into `marks`) of its `{`, its top-level commas
