@@ -254,6 +254,7 @@ fn parse_inner<'a>(
         spare_lists: Vec::new(),
         env: HashMap::new(),
         env_values: Vec::new(),
+        env_last: (String::new(), usize::MAX),
         ifs: ifs_mask(DEFAULT_IFS),
         brace_budget: BRACE_BYTES,
         brace_lists: (Vec::new(), BraceScratch::default(), String::new()),
@@ -307,6 +308,9 @@ struct State<'a> {
     /// that a name asked for again is hashed once).
     env: HashMap<String, usize>,
     env_values: Vec<Option<String>>,
+    /// The name last found in `env` and its index: `$(pwd) $(pwd) …` or `~/a ~/b …` ask for
+    /// one name over and over, and comparing it is cheaper than hashing it.
+    env_last: (String, usize),
     /// Emptied word lists, reused by the next `commands` (one per substitution otherwise).
     spare: Vec<Vec<Word>>,
     /// Emptied command lists of substitutions the sink has seen, reused likewise.
@@ -325,13 +329,21 @@ impl State<'_> {
             // bash sets IFS itself at startup, whatever the environment says.
             None if name == "IFS" => Some(DEFAULT_IFS),
             None => {
-                let index = match self.env.get(name) {
-                    Some(&index) => index,
-                    None => {
-                        self.env_values.push(self.vars.get(name));
-                        self.env.insert(name.to_string(), self.env_values.len() - 1);
-                        self.env_values.len() - 1
-                    }
+                let index = if self.env_last.1 != usize::MAX && self.env_last.0 == name {
+                    self.env_last.1
+                } else {
+                    let index = match self.env.get(name) {
+                        Some(&index) => index,
+                        None => {
+                            self.env_values.push(self.vars.get(name));
+                            self.env.insert(name.to_string(), self.env_values.len() - 1);
+                            self.env_values.len() - 1
+                        }
+                    };
+                    self.env_last.0.clear();
+                    self.env_last.0.push_str(name);
+                    self.env_last.1 = index;
+                    index
                 };
                 self.env_values[index].as_deref()
             }
