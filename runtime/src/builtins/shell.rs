@@ -434,13 +434,17 @@ impl Builder {
         let ifs = self.ifs;
         let mut rest = value;
         loop {
+            // One pass: where the field ends, and whether it globs.
+            let mut glob = false;
             let stop = rest
                 .bytes()
-                .position(|c| c < 128 && ifs & (1u128 << c) != 0)
+                .position(|c| {
+                    glob |= matches!(c, b'*' | b'?' | b'[');
+                    c < 128 && ifs & (1u128 << c) != 0
+                })
                 .unwrap_or(rest.len());
-            let field = &rest[..stop];
-            self.current.glob |= field.contains(['*', '?', '[']);
-            self.current.text.push_str(field);
+            self.current.glob |= glob;
+            self.current.text.push_str(&rest[..stop]);
             if stop == rest.len() {
                 break;
             }
