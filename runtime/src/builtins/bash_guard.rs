@@ -266,7 +266,10 @@ fn check_command(
 }
 
 fn basename(program: &str) -> &str {
-    program.rsplit('/').next().unwrap_or(program)
+    match program.bytes().rposition(|b| b == b'/') {
+        Some(slash) => &program[slash + 1..],
+        None => program,
+    }
 }
 
 fn is_assignment(word: &Word) -> bool {
@@ -401,11 +404,23 @@ pub fn normalize(path: &str) -> String {
 
 /// Appends `path`'s components to the normalised absolute path `out` (`""` is `/`).
 fn push_normalized(out: &mut String, path: &str) {
-    for component in path.split('/') {
+    // Split on the byte: `/` is ASCII, so each piece is whole characters.
+    let mut rest = Some(path);
+    while let Some(left) = rest {
+        let component = match left.bytes().position(|b| b == b'/') {
+            Some(slash) => {
+                rest = Some(&left[slash + 1..]);
+                &left[..slash]
+            }
+            None => {
+                rest = None;
+                left
+            }
+        };
         match component {
             "" | "." => {}
             ".." => {
-                let parent = out.rfind('/').unwrap_or(0);
+                let parent = out.bytes().rposition(|b| b == b'/').unwrap_or(0);
                 out.truncate(parent);
             }
             other => {
@@ -527,12 +542,16 @@ fn env_sets_hooks_path(assignment: &str) -> bool {
     let Some((name, value)) = assignment.split_once('=') else {
         return false;
     };
-    let value = value.to_ascii_lowercase();
+    const KEY: &[u8] = b"core.hookspath";
     let key_n = name
         .strip_prefix("GIT_CONFIG_KEY_")
         .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
-    (key_n && value.trim() == "core.hookspath")
-        || (name == "GIT_CONFIG_PARAMETERS" && value.contains("core.hookspath"))
+    (key_n && value.trim().as_bytes().eq_ignore_ascii_case(KEY))
+        || (name == "GIT_CONFIG_PARAMETERS"
+            && value
+                .as_bytes()
+                .windows(KEY.len())
+                .any(|w| w.eq_ignore_ascii_case(KEY)))
 }
 
 fn sets_hooks_path(config: &str) -> bool {
@@ -630,36 +649,55 @@ fn skips_verification(subcommand: &str, args: &[Word]) -> bool {
 }
 
 fn check_rm(args: &[Word], walk: &Walk, cwd: Option<&str>) -> Option<String> {
-    let mut recursive = false;
-    let mut options_done = false;
-    let mut targets = Vec::new();
-    for arg in args {
-        let text = arg.text.as_str();
-        if !options_done && text == "--" {
-            options_done = true;
-        } else if !options_done && text.starts_with("--") {
-            // GNU getopt accepts any unambiguous prefix: `--r` is already `--recursive`.
-            recursive |= text.len() >= 3 && "--recursive".starts_with(text);
-        } else if !options_done && text.starts_with('-') && text.len() > 1 {
-            recursive |= text.contains(['r', 'R']);
-        } else {
-            targets.push(arg);
-        }
-    }
+    let recursive = rm_arguments(args).any(|(option, operand)| {
+        let text = option.text.as_str();
+        !operand
+            && if text.starts_with("--") {
+                // GNU getopt accepts any unambiguous prefix: `--r` is already `--recursive`.
+                text.len() >= 3 && "--recursive".starts_with(text)
+            } else {
+                text.contains(['r', 'R'])
+            }
+    });
     if !recursive {
         return None;
     }
-    targets.into_iter().find_map(|target| {
-        let what = protected_target(target, walk, cwd)?;
-        Some(format!(
-            "amplihack blocked `rm` of `{}`: it would recursively delete {what}. Delete the specific paths inside it that you mean instead.",
-            target.text
+    let mut buf = String::new();
+    rm_arguments(args)
+        .filter(|&(_, operand)| operand)
+        .find_map(|(target, _)| {
+            let what = protected_target(target, walk, cwd, &mut buf)?;
+            Some(format!(
+                "amplihack blocked `rm` of `{}`: it would recursively delete {what}. Delete the specific paths inside it that you mean instead.",
+                target.text
+            ))
+        })
+}
+
+/// `rm`'s arguments but the `--` that ends its options, each with whether it is an operand (a
+/// target) rather than an option. Read twice, not collected: an `rm` may have 100,000 targets.
+fn rm_arguments(args: &[Word]) -> impl Iterator<Item = (&Word, bool)> {
+    let mut options_done = false;
+    args.iter().filter_map(move |arg| {
+        let text = arg.text.as_str();
+        if !options_done && text == "--" {
+            options_done = true;
+            return None;
+        }
+        Some((
+            arg,
+            options_done || !text.starts_with('-') || text.len() == 1,
         ))
     })
 }
 
 /// Describes the protected directory a target would delete (or wipe with `dir/*`), if any.
-fn protected_target(word: &Word, walk: &Walk, cwd: Option<&str>) -> Option<String> {
+fn protected_target(
+    word: &Word,
+    walk: &Walk,
+    cwd: Option<&str>,
+    buf: &mut String,
+) -> Option<String> {
     if word.opaque || word.text.is_empty() {
         return None;
     }
@@ -683,16 +721,25 @@ fn protected_target(word: &Word, walk: &Walk, cwd: Option<&str>) -> Option<Strin
     } else {
         word.text.as_str()
     };
-    let target = resolve(path, cwd)?;
+    // `resolve`, into a buffer kept from target to target.
+    buf.clear();
+    if !path.starts_with('/') {
+        push_normalized(buf, cwd?);
+    }
+    push_normalized(buf, path);
+    if buf.is_empty() {
+        buf.push('/');
+    }
+    let target = buf.as_str();
     let root = &walk.root;
     if target == "/" {
         Some("the root directory `/`".into())
-    } else if walk.home.as_deref() == Some(target.as_str()) {
+    } else if walk.home.as_deref() == Some(target) {
         Some(format!("your home directory `{target}`"))
-    } else if target == *root {
+    } else if target == root {
         Some(format!("the project root `{target}`"))
     } else if root.len() > target.len()
-        && root.starts_with(target.as_str())
+        && root.starts_with(target)
         && root.as_bytes().get(target.len()) == Some(&b'/')
     {
         Some(format!("`{target}`, a parent of the project root `{root}`"))

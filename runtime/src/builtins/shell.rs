@@ -186,10 +186,15 @@ impl<F: Fn(&str) -> Option<String>> Vars for F {
 
 /// `NAME=…` with a valid shell name.
 pub fn is_assignment(text: &str) -> bool {
-    match text.split_once('=') {
-        Some((name, _)) => is_name(name),
-        None => false,
-    }
+    split_assignment(text).is_some()
+}
+
+/// `NAME=value` → (`NAME`, `value`), for a valid shell name. Reads no further than the name.
+pub fn split_assignment(text: &str) -> Option<(&str, &str)> {
+    let eq = text
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))?;
+    (text.as_bytes()[eq] == b'=' && is_name(&text[..eq])).then(|| (&text[..eq], &text[eq + 1..]))
 }
 
 fn is_name(text: &str) -> bool {
@@ -230,7 +235,14 @@ fn parse_inner<'a>(
     sink: Option<&'a mut dyn Sink>,
     depth: usize,
 ) -> Parsed {
-    let chars: Vec<char> = src.chars().collect();
+    // ASCII (nearly every command) is read as it is; other text as characters, four bytes each.
+    let decoded: Vec<char>;
+    let chars = if src.is_ascii() {
+        Text::Ascii(src.as_bytes())
+    } else {
+        decoded = src.chars().collect();
+        Text::Chars(&decoded)
+    };
     let mut state = State {
         sink,
         halt: false,
@@ -239,13 +251,17 @@ fn parse_inner<'a>(
         parsed: Parsed::default(),
         pattern_budget: PATTERN_BUDGET,
         spare: Vec::new(),
+        spare_lists: Vec::new(),
         env: HashMap::new(),
+        env_values: Vec::new(),
+        env_last: (String::new(), usize::MAX),
         ifs: ifs_mask(DEFAULT_IFS),
         brace_budget: BRACE_BYTES,
+        brace_lists: (Vec::new(), BraceScratch::default(), String::new()),
         expansion_budget: 4 * src.len() + (1 << 20),
     };
     let mut lexer = Lexer {
-        chars: &chars,
+        chars,
         pos: 0,
         end: chars.len(),
         depth,
@@ -283,12 +299,22 @@ struct State<'a> {
     pattern_budget: usize,
     /// What brace expansion may still produce ([`BRACE_BYTES`]).
     brace_budget: usize,
+    /// A word's brace marks, brace expansion's lists and the buffer a word is built in, lent
+    /// to each [`Builder`] in turn.
+    brace_lists: (Vec<usize>, BraceScratch, String),
     /// `$IFS` as a set of ASCII characters (bash's own default unless the line assigns it).
     ifs: u128,
-    /// The environment's values, each asked for once.
-    env: HashMap<String, Option<String>>,
+    /// The environment's values, each asked for once: where in `env_values` a name's is (so
+    /// that a name asked for again is hashed once).
+    env: HashMap<String, usize>,
+    env_values: Vec<Option<String>>,
+    /// The name last found in `env` and its index: `$(pwd) $(pwd) …` or `~/a ~/b …` ask for
+    /// one name over and over, and comparing it is cheaper than hashing it.
+    env_last: (String, usize),
     /// Emptied word lists, reused by the next `commands` (one per substitution otherwise).
     spare: Vec<Vec<Word>>,
+    /// Emptied command lists of substitutions the sink has seen, reused likewise.
+    spare_lists: Vec<Vec<SimpleCommand>>,
     /// Characters expansions may still add: `X=<100 KB>; echo $X $X …` must not grow the work
     /// past linear. A value beyond it is unknown.
     expansion_budget: usize,
@@ -297,16 +323,30 @@ struct State<'a> {
 impl State<'_> {
     /// A variable's value, counted against the expansion budget.
     fn lookup(&mut self, name: &str) -> Value<'_> {
-        if !self.assigned.contains_key(name) && !self.env.contains_key(name) && name != "IFS" {
-            let value = self.vars.get(name);
-            self.env.insert(name.to_string(), value);
-        }
         let value = match self.assigned.get(name) {
             Some(Some(value)) => Some(value.as_str()),
             Some(None) => return Value::Unknown,
             // bash sets IFS itself at startup, whatever the environment says.
             None if name == "IFS" => Some(DEFAULT_IFS),
-            None => self.env.get(name).and_then(|v| v.as_deref()),
+            None => {
+                let index = if self.env_last.1 != usize::MAX && self.env_last.0 == name {
+                    self.env_last.1
+                } else {
+                    let index = match self.env.get(name) {
+                        Some(&index) => index,
+                        None => {
+                            self.env_values.push(self.vars.get(name));
+                            self.env.insert(name.to_string(), self.env_values.len() - 1);
+                            self.env_values.len() - 1
+                        }
+                    };
+                    self.env_last.0.clear();
+                    self.env_last.0.push_str(name);
+                    self.env_last.1 = index;
+                    index
+                };
+                self.env_values[index].as_deref()
+            }
         };
         match value {
             None => Value::Unset,
@@ -318,10 +358,18 @@ impl State<'_> {
         }
     }
 
+    /// Keeps a list the sink has seen, and its commands' word lists, for reuse.
+    fn recycle(&mut self, mut commands: Vec<SimpleCommand>) {
+        for command in commands.drain(..) {
+            let mut words = command.words;
+            words.clear();
+            self.spare.push(words);
+        }
+        self.spare_lists.push(commands);
+    }
+
     fn assign(&mut self, word: &Word) {
-        if let Some((name, value)) = word.text.split_once('=')
-            && is_name(name)
-        {
+        if let Some((name, value)) = split_assignment(&word.text) {
             if name == "IFS" && !word.opaque {
                 self.ifs = ifs_mask(value);
             }
@@ -330,7 +378,12 @@ impl State<'_> {
                 Some(sink) => sink.assignment(&word.text),
                 None => self.parsed.assignments.push(word.text.clone()),
             }
-            self.assigned.insert(name.to_string(), value);
+            match self.assigned.get_mut(name) {
+                Some(slot) => *slot = value,
+                None => {
+                    self.assigned.insert(name.to_string(), value);
+                }
+            }
         }
     }
 }
@@ -350,6 +403,19 @@ struct Builder {
     ifs: u128,
     /// What brace expansion may still produce ([`BRACE_BYTES`]).
     brace_budget: usize,
+    /// Brace expansion's working lists, kept from word to word.
+    scratch: BraceScratch,
+}
+
+/// The lists [`expand_flat`] works in, reused so that a word costs no allocation but its own.
+#[derive(Default)]
+struct BraceScratch {
+    /// Alternatives as byte ranges.
+    alternatives: Vec<(usize, usize)>,
+    /// Groups as (open, close, first alternative, end).
+    groups: Vec<(usize, usize, usize, usize)>,
+    /// The alternative picked in each group.
+    choice: Vec<usize>,
 }
 
 impl Builder {
@@ -363,53 +429,111 @@ impl Builder {
             self.quoted |= quoted;
             return;
         }
-        for c in value.chars() {
-            if c.is_ascii() && self.ifs & (1u128 << (c as u32)) != 0 {
-                self.split();
-            } else {
-                self.current.glob |= matches!(c, '*' | '?' | '[');
-                self.current.text.push(c);
+        // `$IFS` holds ASCII characters only, so the value is split on bytes, and each field is
+        // appended whole (a byte below 0x80 is never part of a longer character).
+        let ifs = self.ifs;
+        let mut rest = value;
+        loop {
+            // One pass: where the field ends, and whether it globs.
+            let mut glob = false;
+            let stop = rest
+                .bytes()
+                .position(|c| {
+                    glob |= matches!(c, b'*' | b'?' | b'[');
+                    c < 128 && ifs & (1u128 << c) != 0
+                })
+                .unwrap_or(rest.len());
+            self.current.glob |= glob;
+            self.current.text.push_str(&rest[..stop]);
+            if stop == rest.len() {
+                break;
             }
+            self.split();
+            rest = &rest[stop + 1..];
         }
     }
 
+    /// Ends the current word. It is built in a buffer kept from word to word, and copied out
+    /// at its size: no word grows by reallocation, none keeps spare capacity.
     fn split(&mut self) {
-        let word = std::mem::take(&mut self.current);
-        let braces = std::mem::take(&mut self.braces);
+        let word = &self.current;
         if !word.text.is_empty() || self.quoted || word.opaque {
-            if braces.is_empty() {
-                self.done.push(word);
+            if self.braces.is_empty() {
+                self.done.push(word.clone());
             } else {
-                self.done
-                    .extend(expand_braces(word, braces, &mut self.brace_budget));
+                expand_braces(
+                    word,
+                    &self.braces,
+                    &mut self.brace_budget,
+                    &mut self.scratch,
+                    &mut self.done,
+                );
             }
         }
+        self.current.text.clear();
+        self.current.glob = false;
+        self.current.opaque = false;
+        self.braces.clear();
         self.quoted = false;
     }
 
-    fn finish(&mut self) -> Vec<Word> {
+    /// A builder for a word in `mode`, with the state's brace budget and lists.
+    fn new(state: &mut State<'_>, mode: Mode) -> Self {
+        let (mut braces, scratch, mut text) = std::mem::take(&mut state.brace_lists);
+        braces.clear();
+        text.clear();
+        Builder {
+            no_split: mode == Mode::Brace,
+            ifs: state.ifs,
+            brace_budget: state.brace_budget,
+            braces,
+            scratch,
+            current: Word {
+                text,
+                ..Word::default()
+            },
+            ..Builder::default()
+        }
+    }
+
+    /// The words, the budget and the lists handed back to the state.
+    fn finish(&mut self, state: &mut State<'_>) -> Vec<Word> {
         self.split();
+        state.brace_budget = self.brace_budget;
+        state.brace_lists = (
+            std::mem::take(&mut self.braces),
+            std::mem::take(&mut self.scratch),
+            std::mem::take(&mut self.current.text),
+        );
         std::mem::take(&mut self.done)
     }
 }
 
 /// `a{b,c}d` → `abd acd`, for the braces marked as unquoted. Words that would take more than
 /// `budget` bytes are returned as one unknown word.
-fn expand_braces(word: Word, marks: Vec<usize>, budget: &mut usize) -> Vec<Word> {
-    if let Some(words) = expand_flat(&word, &marks, budget) {
-        return words;
+fn expand_braces(
+    word: &Word,
+    marks: &[usize],
+    budget: &mut usize,
+    scratch: &mut BraceScratch,
+    out: &mut Vec<Word>,
+) {
+    if expand_flat(word, marks, budget, scratch, out) {
+        return;
     }
-    let mut work = vec![(word.text.clone(), marks)];
-    let mut out = Vec::new();
+    let mut work = vec![(word.text.clone(), marks.to_vec())];
+    let first = out.len();
     while let Some((text, marks)) = work.pop() {
         // Every word made, final or not, is paid for: nesting cannot multiply the work unpaid.
         match budget.checked_sub(text.len() + 1) {
             Some(left) => *budget = left,
             None => {
-                return vec![Word {
+                out.truncate(first);
+                out.push(Word {
                     opaque: true,
-                    ..word
-                }];
+                    ..word.clone()
+                });
+                return;
             }
         }
         match brace_group(&text, &marks) {
@@ -454,22 +578,31 @@ fn expand_braces(word: Word, marks: Vec<usize>, budget: &mut usize) -> Vec<Word>
             }
         }
     }
-    out
 }
 
 /// The common case, groups side by side and none nested (`~/{a,b}/{c,d}`): the words built
-/// directly. `None` for nested groups.
-fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<Word>> {
+/// directly into `out`. `false` for nested groups, and nothing done.
+fn expand_flat(
+    word: &Word,
+    marks: &[usize],
+    budget: &mut usize,
+    scratch: &mut BraceScratch,
+    out: &mut Vec<Word>,
+) -> bool {
     let text = word.text.as_str();
     let bytes = text.as_bytes();
-    // Alternatives as byte ranges; groups as (open, close, first alternative, end).
-    let mut alternatives: Vec<(usize, usize)> = Vec::new();
-    let mut groups: Vec<(usize, usize, usize, usize)> = Vec::new();
+    let BraceScratch {
+        alternatives,
+        groups,
+        choice,
+    } = scratch;
+    alternatives.clear();
+    groups.clear();
     let mut open: Option<(usize, usize)> = None; // (byte of `{`, its first alternative)
     let mut last = 0;
     for &m in marks {
         match (bytes.get(m), open) {
-            (Some(b'{'), Some(_)) => return None,
+            (Some(b'{'), Some(_)) => return false,
             (Some(b'{'), None) => {
                 open = Some((m, alternatives.len()));
                 last = m + 1;
@@ -493,7 +626,7 @@ fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<W
     }
     // How many words, and how many bytes, before making any.
     let mut total = 1usize;
-    for &(_, _, first, end) in &groups {
+    for &(_, _, first, end) in groups.iter() {
         total = total.saturating_mul(end - first);
     }
     let mut bytes = total.saturating_mul(
@@ -503,7 +636,7 @@ fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<W
                 .map(|&(open, close, _, _)| close + 1 - open)
                 .sum::<usize>(),
     );
-    for &(_, _, first, end) in &groups {
+    for &(_, _, first, end) in groups.iter() {
         let each = total / (end - first);
         let lengths: usize = alternatives[first..end].iter().map(|&(a, b)| b - a).sum();
         bytes = bytes.saturating_add(each.saturating_mul(lengths));
@@ -511,18 +644,20 @@ fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<W
     match budget.checked_sub(bytes) {
         Some(left) => *budget = left,
         None => {
-            return Some(vec![Word {
+            out.push(Word {
                 opaque: true,
                 ..word.clone()
-            }]);
+            });
+            return true;
         }
     }
-    let mut choice = vec![0usize; groups.len()];
-    let mut out = Vec::with_capacity(total);
+    choice.clear();
+    choice.resize(groups.len(), 0);
+    out.reserve(total);
     for _ in 0..total {
         let mut next = String::with_capacity(text.len());
         let mut at = 0;
-        for (&(open, close, first, _), &pick) in groups.iter().zip(&choice) {
+        for (&(open, close, first, _), &pick) in groups.iter().zip(choice.iter()) {
             let (from, to) = alternatives[first + pick];
             next.push_str(&text[at..open]);
             next.push_str(&text[from..to]);
@@ -544,7 +679,7 @@ fn expand_flat(word: &Word, marks: &[usize], budget: &mut usize) -> Option<Vec<W
             choice[index] = 0;
         }
     }
-    Some(out)
+    true
 }
 
 /// The leftmost `{…,…}` among the marks: indexes (into `marks`) of its `{`, its top-level commas
@@ -595,8 +730,45 @@ enum Mode {
     Brace,
 }
 
+/// The text a [`Lexer`] reads, one character at an index.
+#[derive(Clone, Copy)]
+enum Text<'a> {
+    /// ASCII only: each byte is a character.
+    Ascii(&'a [u8]),
+    Chars(&'a [char]),
+}
+
+impl Text<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Text::Ascii(bytes) => bytes.len(),
+            Text::Chars(chars) => chars.len(),
+        }
+    }
+
+    fn get(&self, index: usize) -> Option<char> {
+        match self {
+            Text::Ascii(bytes) => bytes.get(index).map(|&b| char::from(b)),
+            Text::Chars(chars) => chars.get(index).copied(),
+        }
+    }
+
+    /// The character at `index`, which must be in the text.
+    fn at(&self, index: usize) -> char {
+        match self {
+            Text::Ascii(bytes) => char::from(bytes[index]),
+            Text::Chars(chars) => chars[index],
+        }
+    }
+
+    /// The characters from `start` up to `stop`.
+    fn range(&self, start: usize, stop: usize) -> impl Iterator<Item = char> + '_ {
+        (start..stop).map(|index| self.at(index))
+    }
+}
+
 struct Lexer<'a> {
-    chars: &'a [char],
+    chars: Text<'a>,
     pos: usize,
     end: usize,
     depth: usize,
@@ -605,7 +777,7 @@ struct Lexer<'a> {
 impl Lexer<'_> {
     fn peek(&self) -> Option<char> {
         if self.pos < self.end {
-            self.chars.get(self.pos).copied()
+            self.chars.get(self.pos)
         } else {
             None
         }
@@ -613,7 +785,7 @@ impl Lexer<'_> {
 
     fn peek_at(&self, offset: usize) -> Option<char> {
         if self.pos + offset < self.end {
-            self.chars.get(self.pos + offset).copied()
+            self.chars.get(self.pos + offset)
         } else {
             None
         }
@@ -640,8 +812,8 @@ impl Lexer<'_> {
         in_substitution: bool,
         top: bool,
     ) -> Vec<SimpleCommand> {
-        let mut out = Vec::new();
-        let mut words: Vec<Word> = Vec::new();
+        let mut out = state.spare_lists.pop().unwrap_or_default();
+        let mut words: Vec<Word> = state.spare.pop().unwrap_or_default();
         let mut skip_next_word = false; // the target of a redirection is not an argument
         let mut parens = 0usize;
         let mut heredocs: Vec<(String, bool, bool)> = Vec::new();
@@ -688,6 +860,7 @@ impl Lexer<'_> {
                         if parens == 0 && in_substitution {
                             scratch.clear();
                             state.spare.push(scratch);
+                            state.spare.push(words);
                             return out;
                         }
                         parens = parens.saturating_sub(1);
@@ -708,8 +881,10 @@ impl Lexer<'_> {
                         .into_iter()
                         .map(|w| w.text)
                         .collect();
-                    let raw = &self.chars[start..self.pos.min(self.chars.len())];
-                    let expand = !raw.iter().any(|c| matches!(c, '\'' | '"' | '\\'));
+                    let expand = !self
+                        .chars
+                        .range(start, self.pos.min(self.chars.len()))
+                        .any(|c| matches!(c, '\'' | '"' | '\\'));
                     heredocs.push((delimiter, expand, strip_tabs));
                 }
                 '<' | '>' => {
@@ -722,19 +897,17 @@ impl Lexer<'_> {
                 }
                 _ => {
                     let start = self.pos;
-                    let mut builder = Builder {
-                        done: std::mem::take(&mut scratch),
-                        ifs: state.ifs,
-                        brace_budget: state.brace_budget,
-                        ..Builder::default()
-                    };
+                    let mut builder = Builder::new(state, Mode::Plain);
+                    builder.done = std::mem::take(&mut scratch);
                     self.word_into(state, &mut builder, Mode::Plain);
-                    scratch = builder.finish();
-                    state.brace_budget = builder.brace_budget;
+                    scratch = builder.finish(state);
                     // `2>file`: a number right before a redirection is a descriptor, not a word.
                     if matches!(self.peek(), Some('<' | '>'))
                         && self.pos > start
-                        && self.chars[start..self.pos].iter().all(char::is_ascii_digit)
+                        && self
+                            .chars
+                            .range(start, self.pos)
+                            .all(|c| c.is_ascii_digit())
                     {
                         scratch.clear();
                         continue;
@@ -751,6 +924,8 @@ impl Lexer<'_> {
         finish(&mut words, &mut out, state, top);
         scratch.clear();
         state.spare.push(scratch);
+        words.clear();
+        state.spare.push(words);
         out
     }
 
@@ -760,20 +935,17 @@ impl Lexer<'_> {
         while self.pos < self.end {
             let start = self.pos;
             let mut stop = start;
-            while stop < self.end && self.chars[stop] != '\n' {
+            while stop < self.end && self.chars.at(stop) != '\n' {
                 stop += 1;
             }
             let mut first = start;
             if strip_tabs {
-                while first < stop && self.chars[first] == '\t' {
+                while first < stop && self.chars.at(first) == '\t' {
                     first += 1;
                 }
             }
             let is_delimiter = stop - first == delimiter.chars().count()
-                && self.chars[first..stop]
-                    .iter()
-                    .copied()
-                    .eq(delimiter.chars());
+                && self.chars.range(first, stop).eq(delimiter.chars());
             if is_delimiter {
                 self.pos = (stop + 1).min(self.end);
                 return;
@@ -803,16 +975,9 @@ impl Lexer<'_> {
     }
 
     fn word(&mut self, state: &mut State<'_>, mode: Mode) -> Vec<Word> {
-        let mut builder = Builder {
-            no_split: mode == Mode::Brace,
-            ifs: state.ifs,
-            brace_budget: state.brace_budget,
-            ..Builder::default()
-        };
+        let mut builder = Builder::new(state, mode);
         self.word_into(state, &mut builder, mode);
-        let words = builder.finish();
-        state.brace_budget = builder.brace_budget;
-        words
+        builder.finish(state)
     }
 
     fn word_into(&mut self, state: &mut State<'_>, b: &mut Builder, mode: Mode) {
@@ -1078,6 +1243,7 @@ impl Lexer<'_> {
                     state.halt = true;
                     self.pos = self.end;
                 }
+                state.recycle(commands);
             }
             None => state.parsed.substitutions.push(commands),
         }
@@ -1193,7 +1359,7 @@ impl Lexer<'_> {
             return;
         }
         let mut inner = Lexer {
-            chars: &body,
+            chars: Text::Chars(&body),
             pos: 0,
             end: body.len(),
             depth: self.depth,
@@ -1214,7 +1380,7 @@ fn finish(words: &mut Vec<Word>, out: &mut Vec<SimpleCommand>, state: &mut State
     if words.is_empty() {
         return;
     }
-    let words = std::mem::take(words);
+    let words = std::mem::replace(words, state.spare.pop().unwrap_or_default());
     let body = words
         .iter()
         .position(|w| !matches!(w.text.as_str(), "then" | "do" | "else" | "{" | "!"))
@@ -1250,6 +1416,9 @@ fn finish(words: &mut Vec<Word>, out: &mut Vec<SimpleCommand>, state: &mut State
             if !sink.command(&command) {
                 state.halt = true;
             }
+            let mut words = command.words;
+            words.clear();
+            state.spare.push(words);
         }
         _ => out.push(command),
     }
