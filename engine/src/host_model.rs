@@ -18,7 +18,9 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
+use amplihack_protocol::claude_version::{self, Version};
 use serde_json::{Map, Value, json};
 
 use crate::handlers::llm::Llm;
@@ -28,7 +30,10 @@ pub const ASK_FLAG: &str = "--ask-model";
 /// Names the Claude Code program to ask, overriding the search.
 pub const CLAUDE_VAR: &str = "AMPLIHACK_CLAUDE";
 /// Flags Claude Code has had since 2.1 that keep a side question out of the user's history.
-const QUIET_SINCE: (u32, u32, u32) = (2, 1, 0);
+const QUIET_SINCE: Version = (2, 1, 0);
+
+/// How long `claude --version` may take to answer.
+const VERSION_WAIT: Duration = Duration::from_secs(30);
 
 /// `amplihack-hooks --ask-model SPEC`: the proposal's event on stdin, its answer
 /// (`{"action": "allow"|"block", "message"}`) on stdout, exit 0; any failure is one line on stderr
@@ -131,10 +136,7 @@ fn ask_claude(
         "no Claude Code to ask: llm hooks use Claude Code's model access (install it, or set AMPLIHACK_CLAUDE to its path)",
     )?;
     let (exe, base_args) = program.split_first().ok_or("no Claude Code to ask")?;
-    let version = var("AI_AGENT")
-        .as_deref()
-        .and_then(crate::stop_guard::claude_code_version)
-        .or_else(|| version_of(&program));
+    let version = claude_version::from_env(var).or_else(|| claude_version_of(&program));
     let mut command = Command::new(exe);
     command
         .args(base_args)
@@ -261,20 +263,35 @@ fn parent_of(pid: u32) -> Option<u32> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// `claude --version` → (2, 1, 328); `None` when it cannot be read.
-fn version_of(program: &[OsString]) -> Option<(u32, u32, u32)> {
+/// `claude --version` → (2, 1, 328), waited for at most 30 s (2.0.x starts Node); `None` when it
+/// does not answer in time or says no version. `program` is the command line that starts Claude
+/// Code (its first element the executable).
+pub fn claude_version_of(program: &[OsString]) -> Option<Version> {
     let (exe, args) = program.split_first()?;
-    let output = Command::new(exe)
+    let mut child = Command::new(exe)
         .args(args)
         .arg("--version")
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .output()
+        .spawn()
         .ok()?;
-    let text = String::from_utf8_lossy(&output.stdout);
-    let mut parts = text.split_whitespace().next()?.split('.');
-    let mut next = || parts.next()?.parse::<u32>().ok();
-    Some((next()?, next()?, next()?))
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < VERSION_WAIT => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let output = child.wait_with_output().ok()?;
+    claude_version::parse(&String::from_utf8_lossy(&output.stdout))
 }
 
 /// Answers kept for one session: `<plugin data>/llm-cache/<session>.json`, a JSON object from

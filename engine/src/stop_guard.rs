@@ -10,6 +10,7 @@
 //! every stop, Claude Code 2.1.328 ends the turn after its 11th; a cap of amplihack's ended it one
 //! turn earlier, with a message of its own).
 
+use amplihack_protocol::claude_version::{self, Version};
 use amplihack_protocol::{Decision, EventName, HookEvent, Host, Payload, Reply};
 use amplihack_state::{StateDir, session};
 
@@ -18,7 +19,7 @@ use amplihack_state::{StateDir, session};
 pub const DEFAULT_CAP: u32 = 8;
 
 /// The first Claude Code that caps consecutive Stop blocks itself.
-const HOST_CAPS_SINCE: (u32, u32, u32) = (2, 1, 143);
+const HOST_CAPS_SINCE: Version = (2, 1, 143);
 
 /// The cap in force (`0`: no guard): `AMPLIHACK_STOP_BLOCK_CAP` when set; none under a Claude Code
 /// that caps Stop blocks itself; else the host's setting (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, which
@@ -39,17 +40,10 @@ pub fn cap(host: Host, var: &dyn Fn(&str) -> Option<String>) -> u32 {
 /// (`claude-code_2-1-328_harness`, which it sets for hooks), is 2.1.143 or later; or, without
 /// that, it sets `CLAUDE_PID` (2.1.214 and later). Environment only: no file is read.
 pub fn host_caps_stops(var: &dyn Fn(&str) -> Option<String>) -> bool {
-    if let Some(version) = var("AI_AGENT").as_deref().and_then(claude_code_version) {
+    if let Some(version) = claude_version::from_env(var) {
         return version >= HOST_CAPS_SINCE;
     }
     var("CLAUDE_PID").is_some()
-}
-
-/// `claude-code_2-1-328_harness` → (2, 1, 328).
-pub(crate) fn claude_code_version(agent: &str) -> Option<(u32, u32, u32)> {
-    let rest = agent.strip_prefix("claude-code_")?;
-    let mut parts = rest.split(['-', '_', '.']).map(|p| p.parse::<u32>().ok());
-    Some((parts.next()??, parts.next()??, parts.next()??))
 }
 
 /// Applies the guard to the plugins' merged reply.

@@ -323,15 +323,6 @@ pub fn sync(
     Ok(Synced { lines, added })
 }
 
-/// The calling Claude Code's version, from the environment it gives hooks: `AI_AGENT`
-/// (`claude-code_2-1-328_harness`). `None` when it does not say.
-pub fn host_version(var: &dyn Fn(&str) -> Option<String>) -> Option<Version> {
-    var("AI_AGENT")
-        .filter(|a| a.starts_with("claude-code_"))
-        .as_deref()
-        .and_then(plugin_events::parse_version)
-}
-
 /// Removes every handler group amplihack copied into Claude Code's settings (uninstall); the
 /// `dispatch` entries go with amplihack's other entries. One line per file changed.
 pub fn remove_host_groups(state: &StateDir, options: &EditOptions) -> Result<Vec<String>, String> {

@@ -145,7 +145,7 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     let plugin_dirs = Path::new(&home).join(".amplifier/hooks").is_dir()
         || root.join(".amplifier/hooks").is_dir();
     let copied = state.file(super::plugin_events::RECORD).is_file();
-    if let Some(version) = super::plugin_events::host_version(&|name| ctx.var(name))
+    if let Some(version) = amplihack_protocol::claude_version::from_env(&|name| ctx.var(name))
         && (plugin_dirs || dispatching || copied)
     {
         let places = super::plugin_events::Places {
