@@ -1,7 +1,7 @@
 //! Deploying the binaries into the bin directory, so the hosts are given a stable path: never a
 //! build directory or a package manager's cache.
 
-use std::io::Write;
+use amplihack_state::files;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -150,16 +150,9 @@ fn copy_atomically(from: &Path, to: &Path) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut staged = tempfile::Builder::new()
-        .prefix(&format!(".{name}.amplihack-tmp-"))
-        .tempfile_in(dir)?;
-    staged.write_all(&fs_err::read(from)?)?;
-    staged
-        .as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o755))?;
-    staged.as_file().sync_all()?;
-    staged.persist(to).map_err(|e| e.error)?;
-    fs_err::File::open(dir)?.sync_all()
+    let bytes = fs_err::read(from)?;
+    let staged = files::stage(dir, &format!(".{name}.amplihack-tmp-"), &bytes, 0o755)?;
+    Ok(files::publish(staged, to, dir)?)
 }
 
 pub fn on_path(dir: &Path) -> bool {
