@@ -23,6 +23,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use amplihack_state::bounded::{self, ReadError};
 use amplihack_state::files::{self, StageStep};
 use serde_json::Value;
 
@@ -738,41 +739,37 @@ fn read_bytes(path: &Path) -> Result<Option<String>, FileError> {
 }
 
 /// The bytes of `target` (what `path` resolves to), `None` when it does not exist. Only a regular
-/// file is read, and at most [`MAX_BYTES`]: it is opened non-blocking (a FIFO opens at once
-/// instead of waiting for a writer) and its type checked on the open handle, so nothing swapped
-/// in between a check and the read is read either.
+/// file is read ([`bounded::open_regular`]: never blocking on a FIFO), and at most
+/// [`MAX_BYTES`].
 fn read_regular(path: &Path, target: &Path) -> Result<Option<Vec<u8>>, FileError> {
     use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let file = match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(target)
-    {
-        Ok(file) => file,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_error(path, "read")(e)),
-    };
-    let kind = file.metadata().map_err(io_error(path, "read"))?.file_type();
-    let not_regular = |kind: &'static str| FileError::NotRegular {
-        path: path.to_path_buf(),
-        target: target.to_path_buf(),
-        kind,
-    };
-    if kind.is_dir() {
+    let file = match bounded::open_regular(target) {
+        Ok((file, _)) => file,
+        Err(ReadError::Io(e)) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(ReadError::Io(e)) => return Err(io_error(path, "read")(e)),
         // What reading a directory reports (EISDIR), with its fix.
-        return Err(io_error(path, "read")(io::Error::from_raw_os_error(
-            libc::EISDIR,
-        )));
-    } else if kind.is_fifo() {
-        return Err(not_regular("a FIFO (named pipe)"));
-    } else if kind.is_char_device() || kind.is_block_device() {
-        return Err(not_regular("a device"));
-    } else if kind.is_socket() {
-        return Err(not_regular("a socket"));
-    } else if !kind.is_file() {
-        return Err(not_regular("not a file"));
-    }
+        Err(ReadError::NotRegular("a directory")) => {
+            return Err(io_error(path, "read")(io::Error::from_raw_os_error(
+                libc::EISDIR,
+            )));
+        }
+        Err(ReadError::NotRegular(kind)) => {
+            return Err(FileError::NotRegular {
+                path: path.to_path_buf(),
+                target: target.to_path_buf(),
+                kind: if kind == "a FIFO" {
+                    "a FIFO (named pipe)"
+                } else {
+                    kind
+                },
+            });
+        }
+        Err(ReadError::TooLarge { .. }) => {
+            return Err(FileError::TooLarge {
+                path: path.to_path_buf(),
+            });
+        }
+    };
     let mut bytes = Vec::new();
     file.take(MAX_BYTES + 1)
         .read_to_end(&mut bytes)

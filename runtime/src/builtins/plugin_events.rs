@@ -16,7 +16,7 @@ use amplihack_settings::plugin_events::{self, HostGroup, Version};
 use amplihack_settings::registration;
 use amplihack_settings::registration::ShapeError;
 use amplihack_settings::safe_file::{self, EditOptions, NewContent};
-use amplihack_state::{StateDir, files, plugins, safe_open};
+use amplihack_state::{StateDir, bounded, files, plugins, safe_open};
 use serde_json::{Value, json};
 
 /// Where the plugins and the settings files are.
@@ -228,7 +228,7 @@ pub fn sync(
     // repository's: a link to /dev/zero, a FIFO) is neither read nor edited.
     // A project's file is also refused when it, or its `.claude`, is a link: it is written.
     let readable = |file: &Path| {
-        safe_open::check_regular(file, super::SETTINGS_MAX).is_ok()
+        bounded::check_regular(file, super::SETTINGS_MAX).is_ok()
             && (file == user_file
                 || file
                     .parent()

@@ -27,7 +27,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use amplihack_protocol::{Decision, EventName, Reply};
-use amplihack_state::{files, project, safe_open, session, session_key};
+use amplihack_state::{bounded, files, project, session, session_key};
 use serde_json::Value;
 
 use super::{BuiltinError, Result, preferences, read_capped};
@@ -62,7 +62,7 @@ pub fn enabled(var: &dyn Fn(&str) -> Option<String>) -> bool {
     let Some(home) = var("HOME") else {
         return false;
     };
-    safe_open::read_bounded(&user_config(Path::new(&home)), CONFIG_MAX)
+    bounded::read_bounded(&user_config(Path::new(&home)), CONFIG_MAX)
         .ok()
         .flatten()
         .and_then(|b| serde_json::from_slice::<Value>(&b.bytes).ok())
@@ -250,7 +250,7 @@ fn drain(pipe: Option<impl Read + Send + 'static>, cap: u64) -> std::thread::Joi
 /// A bounded digest of a Claude Code transcript (JSONL): the first user prompt, then as many of
 /// the latest messages as fit in [`DIGEST_MAX`] characters, each cut at 500.
 pub fn digest(path: &Path) -> String {
-    let Ok(Some(file)) = safe_open::open_regular(path) else {
+    let Ok(Some(file)) = bounded::open_if_regular(path) else {
         return String::new();
     };
     let mut messages: Vec<(String, String)> = Vec::new();

@@ -18,8 +18,8 @@ use amplihack_protocol::{EventName, Host, Reply};
 use amplihack_settings::claude_paths;
 use amplihack_settings::registration::{self, OurHandler};
 use amplihack_settings::safe_file::{self, EditOptions, NewContent};
-use amplihack_state::safe_open;
 use amplihack_state::session;
+use amplihack_state::{bounded, safe_open};
 
 use super::{BuiltinError, Result, SETTINGS_MAX};
 use crate::pipeline::Call;
@@ -56,7 +56,7 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
         // SETTINGS_MAX (a link to /dev/zero or a FIFO would cost the session its context).
         // It is written too: a link on the way (a project's `.claude`, its settings file) is
         // refused.
-        if !matches!(safe_open::check_regular(&path, SETTINGS_MAX), Ok(true))
+        if !matches!(bounded::check_regular(&path, SETTINGS_MAX), Ok(true))
             || (scope != "user" && safe_open::check_beneath(&root, &path).is_err())
         {
             continue;
