@@ -26,23 +26,10 @@ use crate::execute::{self, Finished, Ran, Spawn};
 use crate::handlers::{Context, HandlerKind, Kind};
 use crate::matcher;
 
-/// Set in every handler's environment; a hook that calls `amplihack-hooks` again is not forwarded
-/// a second time.
-pub const RECURSION_MARKER: &str = "AMPLIHACK_FORWARDED";
-
 /// Kills every handler still running (the host stopped amplihack, or its deadline passed).
 pub fn kill_handlers() {
     execute::kill_all_groups();
 }
-
-/// Set by amplihack's native Amplifier module for the binary it runs.
-pub const VIA_MODULE: &str = "AMPLIHACK_VIA_MODULE";
-/// The Python amplihack's Amplifier module runs on, for the helpers that need one (`http`).
-pub const PYTHON_VAR: &str = "AMPLIHACK_PYTHON";
-/// Set by the native module while it is mounted (amplihack's bridge registration steps aside).
-pub const MODULE_ACTIVE: &str = "AMPLIHACK_AMPLIFIER_MODULE_ACTIVE";
-/// Set by the native module when the hook-shell bridge is mounted too.
-pub const BRIDGE_PRESENT: &str = "AMPLIHACK_BRIDGE_PRESENT";
 
 /// Claude Code cuts any one context at 10,000 characters; so do we, across all sources.
 pub const CONTEXT_CAP: usize = 10_000;
@@ -97,9 +84,7 @@ pub fn levels(
     {
         levels.push((Level::User, user));
     }
-    let start = var("CLAUDE_PROJECT_DIR")
-        .or_else(|| var("AMPLIFIER_PROJECT_DIR"))
-        .or_else(|| request_cwd.map(str::to_string));
+    let start = amplihack_env::project_root(var).or_else(|| request_cwd.map(str::to_string));
     let project = start.and_then(|s| discovery::project_with_hooks(Path::new(&s), home.as_deref()));
     let project_dir = project.map(|p| p.join(".amplifier/hooks"));
     if let Some(dir) =
@@ -109,10 +94,11 @@ pub fn levels(
     }
     // Under amplihack's native module the bridge is not running the project's plugins (unless it
     // is mounted too): forward both levels.
-    let module_alone = var(VIA_MODULE).is_some() && var(BRIDGE_PRESENT).is_none();
+    let module_alone = var(amplihack_env::AMPLIHACK_VIA_MODULE).is_some()
+        && var(amplihack_env::AMPLIHACK_BRIDGE_PRESENT).is_none();
     if host == Host::Amplifier && !module_alone {
         // The bridge runs its own directory (the project's); do not run those plugins twice.
-        let bridge = var("AMPLIFIER_HOOKS_DIR").map(PathBuf::from);
+        let bridge = var(amplihack_env::AMPLIFIER_HOOKS_DIR).map(PathBuf::from);
         levels.retain(|(level, dir)| match &bridge {
             Some(bridge) => !discovery::same_dir(dir, bridge),
             None => *level != Level::Project,
@@ -237,7 +223,7 @@ pub fn parse_env_file(text: &str) -> Vec<(String, String)> {
 pub fn forward(request: &Request<'_>) -> Outcome {
     let var = request.var;
     let mut outcome = Outcome::default();
-    if var(RECURSION_MARKER).is_some() {
+    if var(amplihack_env::AMPLIHACK_FORWARDED).is_some() {
         return outcome;
     }
     let event = request.event;
@@ -247,7 +233,7 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     let session = event
         .session_id
         .clone()
-        .or_else(|| var("AMPLIFIER_SESSION_ID"));
+        .or_else(|| var(amplihack_env::AMPLIFIER_SESSION_ID));
     let background = Background {
         state: &state,
         session: session.as_deref(),
@@ -259,10 +245,11 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     let cwd = (!plugins.is_empty()).then(|| handlers_dir(request, project_root));
     let cwd = cwd.unwrap_or_default();
     // amplihack's module puts model-backed handlers to the session's provider (host_model).
-    let module_asks = request.host == Host::Amplifier && var(VIA_MODULE).is_some();
+    let module_asks =
+        request.host == Host::Amplifier && var(amplihack_env::AMPLIHACK_VIA_MODULE).is_some();
     // Under Amplifier an `http` handler's POST is made with the app's Python (handlers::http).
     let python = (request.host == Host::Amplifier)
-        .then(|| var(PYTHON_VAR).unwrap_or_else(|| "python3".into()));
+        .then(|| var(amplihack_env::AMPLIHACK_PYTHON).unwrap_or_else(|| "python3".into()));
     let mut candidates = candidates(
         &plugins,
         event,
@@ -541,12 +528,12 @@ fn candidates<'p>(
 /// Where handlers run (and `CLAUDE_PROJECT_DIR` for them).
 fn handlers_dir(request: &Request<'_>, project_root: Option<PathBuf>) -> PathBuf {
     let var = request.var;
-    execute::working_dir(&[
-        var("CLAUDE_PROJECT_DIR").map(PathBuf::from),
-        var("AMPLIFIER_PROJECT_DIR").map(PathBuf::from),
-        project_root,
-        request.event.cwd.as_ref().map(PathBuf::from),
-    ])
+    let candidates: Vec<Option<PathBuf>> = amplihack_env::PROJECT_ROOT
+        .iter()
+        .map(|name| var(name).map(PathBuf::from))
+        .chain([project_root, request.event.cwd.as_ref().map(PathBuf::from)])
+        .collect();
+    execute::working_dir(&candidates)
 }
 
 /// `CLAUDE_PLUGIN_DATA`: a plugin's own directory that outlives its updates, under amplihack's
@@ -589,12 +576,16 @@ impl Setting {
         cwd: PathBuf,
     ) -> Setting {
         let env_file = session::env_file(state, session);
-        let mut env: Vec<(String, String)> = vec![(RECURSION_MARKER.into(), "1".into())];
-        for key in ["CLAUDE_PROJECT_DIR", "AMPLIFIER_PROJECT_DIR"] {
+        let mut env: Vec<(String, String)> =
+            vec![(amplihack_env::AMPLIHACK_FORWARDED.into(), "1".into())];
+        for key in amplihack_env::PROJECT_ROOT {
             env.push((key.into(), cwd.to_string_lossy().into_owned()));
         }
         if let Some(session) = session {
-            env.push(("AMPLIFIER_SESSION_ID".into(), session.to_string()));
+            env.push((
+                amplihack_env::AMPLIFIER_SESSION_ID.into(),
+                session.to_string(),
+            ));
         }
         // Claude Code hands what SessionStart handlers export to the Bash tool (sourced in its
         // shell), not to later hooks: so does amplihack under it (and reads nothing here). Amplifier's
@@ -609,7 +600,10 @@ impl Setting {
         if request.event.name == EventName::SessionStart {
             // Private: what plugins export may be secret.
             let _ = files::open_append(&env_file);
-            for key in ["CLAUDE_ENV_FILE", "AMPLIFIER_ENV_FILE"] {
+            for key in [
+                amplihack_env::CLAUDE_ENV_FILE,
+                amplihack_env::AMPLIFIER_ENV_FILE,
+            ] {
                 env.push((key.into(), env_file.to_string_lossy().into_owned()));
             }
             env_before = Some(std::fs::read_to_string(&env_file).unwrap_or_default());
@@ -873,7 +867,7 @@ fn handler_env(
     let mut env = base.to_vec();
     if plugin.level == Level::Project {
         // Later entries win: the project root trust resolved the plugin's paths against.
-        for key in ["CLAUDE_PROJECT_DIR", "AMPLIFIER_PROJECT_DIR"] {
+        for key in amplihack_env::PROJECT_ROOT {
             env.push((key.into(), candidate.cwd.to_string_lossy().into_owned()));
         }
         // Running a trusted Python plugin must not add `__pycache__` files, which trust covers.
@@ -884,15 +878,15 @@ fn handler_env(
     // handler to find it missing.
     let _ = std::fs::create_dir_all(&data);
     env.push((
-        "CLAUDE_PLUGIN_DATA".into(),
+        amplihack_env::CLAUDE_PLUGIN_DATA.into(),
         data.to_string_lossy().into_owned(),
     ));
     env.push((
-        "CLAUDE_PLUGIN_ROOT".into(),
+        amplihack_env::CLAUDE_PLUGIN_ROOT.into(),
         plugin.root.to_string_lossy().into_owned(),
     ));
     env.push((
-        "AMPLIFIER_HOOKS_DIR".into(),
+        amplihack_env::AMPLIFIER_HOOKS_DIR.into(),
         plugin.hooks_dir.to_string_lossy().into_owned(),
     ));
     env
@@ -915,7 +909,7 @@ fn with_tool_input(raw: &serde_json::Map<String, Value>, input: &Value) -> Vec<u
 fn forward_exports(env_file: &Path, before: &str, var: &dyn Fn(&str) -> Option<String>) {
     let after = std::fs::read_to_string(env_file).unwrap_or_default();
     let added = after.strip_prefix(before).unwrap_or(&after);
-    let Some(host_file) = var("CLAUDE_ENV_FILE").map(PathBuf::from) else {
+    let Some(host_file) = var(amplihack_env::CLAUDE_ENV_FILE).map(PathBuf::from) else {
         return;
     };
     if added.trim().is_empty() || host_file == env_file {

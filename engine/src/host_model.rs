@@ -28,7 +28,7 @@ use crate::handlers::llm::Llm;
 /// The hidden argument that makes `amplihack-hooks` ask the host's model for one `llm` hook.
 pub const ASK_FLAG: &str = "--ask-model";
 /// Names the Claude Code program to ask, overriding the search.
-pub const CLAUDE_VAR: &str = "AMPLIHACK_CLAUDE";
+pub const CLAUDE_VAR: &str = amplihack_env::AMPLIHACK_CLAUDE;
 /// Flags Claude Code has had since 2.1 that keep a side question out of the user's history.
 const QUIET_SINCE: Version = (2, 1, 0);
 
@@ -63,7 +63,7 @@ fn ask(spec: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<Value, String
         serde_json::from_str(&input).map_err(|e| format!("the event is not JSON: {e}"))?;
     let prompt = llm.render(event["tool"].as_str(), &event["args"]);
     let key = json!([llm.model, llm.max_tokens, prompt]).to_string();
-    let cache = match (llm.cache, var("CLAUDE_PLUGIN_DATA")) {
+    let cache = match (llm.cache, var(amplihack_env::CLAUDE_PLUGIN_DATA)) {
         (true, Some(data)) => Some(Cache::at(Path::new(&data), event["session_id"].as_str())),
         _ => None,
     };
@@ -148,11 +148,18 @@ fn ask_claude(
         command.args(["--tools", "", "--no-session-persistence"]);
     }
     // A nested Claude Code refuses to start inside another's session unless told it is not one.
-    for name in ["CLAUDECODE", "CLAUDE_PID", "CLAUDE_CODE_SSE_PORT"] {
+    for name in [
+        amplihack_env::CLAUDECODE,
+        amplihack_env::CLAUDE_PID,
+        amplihack_env::CLAUDE_CODE_SSE_PORT,
+    ] {
         command.env_remove(name);
     }
     command
-        .env("CLAUDE_CODE_MAX_OUTPUT_TOKENS", llm.max_tokens.to_string())
+        .env(
+            amplihack_env::CLAUDE_CODE_MAX_OUTPUT_TOKENS,
+            llm.max_tokens.to_string(),
+        )
         .current_dir(side_dir(var))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -194,7 +201,7 @@ fn ask_claude(
 
 /// Where the side question runs: the plugin's data directory (no project CLAUDE.md is read).
 fn side_dir(var: &dyn Fn(&str) -> Option<String>) -> PathBuf {
-    var("CLAUDE_PLUGIN_DATA")
+    var(amplihack_env::CLAUDE_PLUGIN_DATA)
         .map(PathBuf::from)
         .filter(|d| d.is_dir())
         .unwrap_or_else(std::env::temp_dir)
@@ -205,7 +212,7 @@ pub fn claude_program(var: &dyn Fn(&str) -> Option<String>) -> Option<Vec<OsStri
     if let Some(path) = var(CLAUDE_VAR).filter(|p| !p.is_empty()) {
         return Some(vec![path.into()]);
     }
-    if let Some(program) = var("CLAUDE_PID")
+    if let Some(program) = var(amplihack_env::CLAUDE_PID)
         .and_then(|pid| pid.trim().parse::<u32>().ok())
         .and_then(program_of)
     {

@@ -27,13 +27,13 @@ const HOST_CAPS_SINCE: Version = (2, 1, 143);
 /// never stops a session earlier than the host itself would.
 pub fn cap(host: Host, var: &dyn Fn(&str) -> Option<String>) -> u32 {
     let parse = |name: &str| var(name).and_then(|v| v.trim().parse::<u32>().ok());
-    if let Some(own) = parse("AMPLIHACK_STOP_BLOCK_CAP") {
+    if let Some(own) = parse(amplihack_env::AMPLIHACK_STOP_BLOCK_CAP) {
         return own;
     }
     if host == Host::ClaudeCode && host_caps_stops(var) {
         return 0;
     }
-    parse("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP").unwrap_or(DEFAULT_CAP)
+    parse(amplihack_env::CLAUDE_CODE_STOP_HOOK_BLOCK_CAP).unwrap_or(DEFAULT_CAP)
 }
 
 /// Whether the calling Claude Code caps Stop blocks itself: its version, from `AI_AGENT`
@@ -43,7 +43,7 @@ pub fn host_caps_stops(var: &dyn Fn(&str) -> Option<String>) -> bool {
     if let Some(version) = claude_version::from_env(var) {
         return version >= HOST_CAPS_SINCE;
     }
-    var("CLAUDE_PID").is_some()
+    var(amplihack_env::CLAUDE_PID).is_some()
 }
 
 /// Applies the guard to the plugins' merged reply.
@@ -95,58 +95,58 @@ mod tests {
 
     #[test]
     fn the_hosts_cap_is_followed_unless_amplihacks_is_set() {
-        const NEW: (&str, &str) = ("AI_AGENT", "claude-code_2-1-328_harness");
+        const NEW: (&str, &str) = (amplihack_env::AI_AGENT, "claude-code_2-1-328_harness");
         let cases: &[Case<'_>] = &[
             (Host::ClaudeCode, &[], DEFAULT_CAP),
             (
                 Host::ClaudeCode,
-                &[("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "20")],
+                &[(amplihack_env::CLAUDE_CODE_STOP_HOOK_BLOCK_CAP, "20")],
                 20,
             ),
             (
                 Host::ClaudeCode,
-                &[("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "0")],
+                &[(amplihack_env::CLAUDE_CODE_STOP_HOOK_BLOCK_CAP, "0")],
                 0,
             ),
             (
                 Host::ClaudeCode,
                 &[
-                    ("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "20"),
-                    ("AMPLIHACK_STOP_BLOCK_CAP", "3"),
+                    (amplihack_env::CLAUDE_CODE_STOP_HOOK_BLOCK_CAP, "20"),
+                    (amplihack_env::AMPLIHACK_STOP_BLOCK_CAP, "3"),
                 ],
                 3,
             ),
             (
                 Host::ClaudeCode,
-                &[("AMPLIHACK_STOP_BLOCK_CAP", "junk")],
+                &[(amplihack_env::AMPLIHACK_STOP_BLOCK_CAP, "junk")],
                 DEFAULT_CAP,
             ),
             // A Claude Code that caps Stop blocks itself: no second cap.
             (Host::ClaudeCode, &[NEW], 0),
             (
                 Host::ClaudeCode,
-                &[NEW, ("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "20")],
+                &[NEW, (amplihack_env::CLAUDE_CODE_STOP_HOOK_BLOCK_CAP, "20")],
                 0,
             ),
             (
                 Host::ClaudeCode,
-                &[("AI_AGENT", "claude-code_2-1-143_x")],
+                &[(amplihack_env::AI_AGENT, "claude-code_2-1-143_x")],
                 0,
             ),
             (
                 Host::ClaudeCode,
-                &[("AI_AGENT", "claude-code_2-1-142_x")],
+                &[(amplihack_env::AI_AGENT, "claude-code_2-1-142_x")],
                 DEFAULT_CAP,
             ),
             (
                 Host::ClaudeCode,
-                &[("AI_AGENT", "claude-code_2-0-30")],
+                &[(amplihack_env::AI_AGENT, "claude-code_2-0-30")],
                 DEFAULT_CAP,
             ),
-            (Host::ClaudeCode, &[("CLAUDE_PID", "42")], 0),
+            (Host::ClaudeCode, &[(amplihack_env::CLAUDE_PID, "42")], 0),
             (
                 Host::ClaudeCode,
-                &[NEW, ("AMPLIHACK_STOP_BLOCK_CAP", "5")],
+                &[NEW, (amplihack_env::AMPLIHACK_STOP_BLOCK_CAP, "5")],
                 5,
             ),
             // Amplifier has no cap of its own.

@@ -12,7 +12,7 @@ pub fn bin_dir(flag: Option<&Path>, home: &Path) -> PathBuf {
     let dir = flag
         .map(Path::to_path_buf)
         .or_else(|| {
-            std::env::var_os("AMPLIHACK_BIN_DIR")
+            std::env::var_os(amplihack_env::AMPLIHACK_BIN_DIR)
                 .filter(|d| !d.is_empty())
                 .map(PathBuf::from)
         })
@@ -199,7 +199,7 @@ pub fn module_dir(home: &Path) -> PathBuf {
 
 /// `$XDG_DATA_HOME`, else `~/.local/share`.
 pub fn data_home(home: &Path) -> PathBuf {
-    std::env::var_os("XDG_DATA_HOME")
+    std::env::var_os(amplihack_env::XDG_DATA_HOME)
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| home.join(".local/share"))

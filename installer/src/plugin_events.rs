@@ -17,7 +17,7 @@ use crate::user_hooks::Context;
 /// The installed Claude Code's version: `claude --version` (or `AMPLIHACK_CLAUDE_BIN`'s), waited
 /// for at most 30 s (2.0.x starts Node). `None` when it does not answer.
 pub fn claude_version() -> Option<Version> {
-    let program = std::env::var("AMPLIHACK_CLAUDE_BIN")
+    let program = std::env::var(amplihack_env::AMPLIHACK_CLAUDE_BIN)
         .ok()
         .filter(|p| !p.is_empty())
         .unwrap_or_else(|| "claude".into());

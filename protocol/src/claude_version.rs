@@ -3,15 +3,13 @@
 //! A version is `(major, minor, patch)` and compares as a tuple: `(2, 1, 143) >= (2, 1, 101)`.
 //! It is read from two places, both parsed by [`parse`]:
 //! * the environment Claude Code gives its hooks: `AI_AGENT=claude-code_2-1-328_harness`
+//!   ([`amplihack_env::AI_AGENT`])
 //!   ([`from_env`]; no process is started, so a hook can afford it);
 //! * `claude --version` (`2.1.328 (Claude Code)`), which the installer and the engine's model
 //!   questions run (`amplihack_engine::host_model::claude_version_of`); this crate does no I/O.
 
 /// A Claude Code version, `(major, minor, patch)`.
 pub type Version = (u32, u32, u32);
-
-/// The variable Claude Code sets for its hooks, naming itself and its version.
-pub const AI_AGENT: &str = "AI_AGENT";
 
 /// `2.1.328 (Claude Code)` or `claude-code_2-1-328_harness` → (2, 1, 328): the first three runs of
 /// digits. `None` when there are fewer than three.
@@ -29,7 +27,7 @@ pub fn parse(text: &str) -> Option<Version> {
 /// (`claude-code_2-1-328_harness`). `None` when it is unset, names another agent, or has no
 /// version.
 pub fn from_env(var: &dyn Fn(&str) -> Option<String>) -> Option<Version> {
-    var(AI_AGENT)
+    var(amplihack_env::AI_AGENT)
         .filter(|agent| agent.starts_with("claude-code_"))
         .as_deref()
         .and_then(parse)
@@ -56,8 +54,9 @@ mod tests {
 
     #[test]
     fn reads_only_claude_codes_agent_variable() {
-        let env =
-            |value: &'static str| move |name: &str| (name == AI_AGENT).then(|| value.to_string());
+        let env = |value: &'static str| {
+            move |name: &str| (name == amplihack_env::AI_AGENT).then(|| value.to_string())
+        };
         assert_eq!(from_env(&env("claude-code_2-1-143_x")), Some((2, 1, 143)));
         assert_eq!(from_env(&env("claude-code_2-0-30")), Some((2, 0, 30)));
         assert_eq!(from_env(&env("cursor_1-2-3")), None);

@@ -279,7 +279,7 @@ fn table_json() -> String {
 
 /// `AMPLIHACK_HOOK_DEADLINE_MS` overrides the subcommand's own deadline (tests, slow machines).
 fn deadline(subcommand: &Hook) -> Duration {
-    std::env::var("AMPLIHACK_HOOK_DEADLINE_MS")
+    std::env::var(amplihack_env::AMPLIHACK_HOOK_DEADLINE_MS)
         .ok()
         .and_then(|v| v.parse().ok())
         .map_or(subcommand.deadline, Duration::from_millis)
@@ -418,7 +418,7 @@ fn deadline_exceeded(row: &str, ms: &str) -> i32 {
 fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failure> {
     let input = read_stdin()?;
     // Fault injection, so the fail-open paths are tested through the real binary.
-    match std::env::var("AMPLIHACK_HOOKS_FAULT").as_deref() {
+    match std::env::var(amplihack_env::AMPLIHACK_HOOKS_FAULT).as_deref() {
         Ok("panic") => panic!("fault injected by AMPLIHACK_HOOKS_FAULT=panic"),
         Ok("error") => {
             return Err(Failure::Internal(
@@ -431,7 +431,10 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
         .host
         .unwrap_or_else(|| Host::detect(|name| std::env::var(name).ok()));
     let var = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
-    if host == Host::Amplifier && var(forward::MODULE_ACTIVE) && !var(forward::VIA_MODULE) {
+    if host == Host::Amplifier
+        && var(amplihack_env::AMPLIHACK_AMPLIFIER_MODULE_ACTIVE)
+        && !var(amplihack_env::AMPLIHACK_VIA_MODULE)
+    {
         // amplihack's native Amplifier module is mounted and handles this event; this is the
         // hook-shell bridge running amplihack's older registration. Step aside: never twice.
         return Ok(Rendered::default());
@@ -445,7 +448,7 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
     }
     let ctx = Context::from_process(host);
     if event.session_id.is_none() && host == Host::Amplifier {
-        event.session_id = ctx.var("AMPLIFIER_SESSION_ID");
+        event.session_id = ctx.var(amplihack_env::AMPLIFIER_SESSION_ID);
     }
     let outcome = pipeline::run(&pipeline::Call {
         hook: invocation.subcommand,

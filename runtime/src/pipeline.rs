@@ -58,7 +58,7 @@ pub fn disabled(builtin: Builtin, setting: Option<&str>) -> bool {
 
 pub fn run(call: &Call<'_>) -> Outcome {
     let mut outcome = Outcome::default();
-    let switched_off = call.ctx.var("AMPLIHACK_DISABLE");
+    let switched_off = call.ctx.var(amplihack_env::AMPLIHACK_DISABLE);
     for builtin in call.hook.builtins_for(&call.event.name, call.ctx.host) {
         if disabled(builtin, switched_off.as_deref()) {
             continue;

@@ -290,7 +290,7 @@ impl EditOptions {
 impl Default for EditOptions {
     fn default() -> Self {
         // `AMPLIHACK_LOCK_TIMEOUT_MS` shortens or lengthens the wait for another amplihack.
-        let lock_timeout = std::env::var("AMPLIHACK_LOCK_TIMEOUT_MS")
+        let lock_timeout = std::env::var(amplihack_env::AMPLIHACK_LOCK_TIMEOUT_MS)
             .ok()
             .and_then(|v| v.parse().ok())
             .map_or(Duration::from_secs(10), Duration::from_millis);

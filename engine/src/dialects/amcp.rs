@@ -108,7 +108,7 @@ pub fn file_in(dir: &Path) -> Option<PathBuf> {
 
 /// The user's AMCP directory: `$XDG_CONFIG_HOME/amcp`, else `<home>/.config/amcp`.
 pub fn user_dir(home: &Path) -> PathBuf {
-    match std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
+    match std::env::var_os(amplihack_env::XDG_CONFIG_HOME).filter(|x| !x.is_empty()) {
         Some(config) => PathBuf::from(config).join("amcp"),
         None => home.join(".config/amcp"),
     }

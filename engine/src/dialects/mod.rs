@@ -567,17 +567,23 @@ pub fn env(protocol: Protocol, event: &HookEvent, project_dir: &Path) -> Vec<(St
         Protocol::Amcp => {
             let mut env = vec![
                 (
-                    "AMCP_PROJECT_DIR".to_string(),
+                    amplihack_env::AMCP_PROJECT_DIR.to_string(),
                     project_dir.to_string_lossy().into_owned(),
                 ),
-                ("AMCP_HOOK_EVENT".into(), event.name.as_str().to_string()),
                 (
-                    "AMCP_SESSION_ID".into(),
+                    amplihack_env::AMCP_HOOK_EVENT.into(),
+                    event.name.as_str().to_string(),
+                ),
+                (
+                    amplihack_env::AMCP_SESSION_ID.into(),
                     event.session_id.clone().unwrap_or_default(),
                 ),
             ];
             if let Some(tool) = event.tool() {
-                env.push(("AMCP_TOOL_NAME".into(), amcp_tool(&tool.name).to_string()));
+                env.push((
+                    amplihack_env::AMCP_TOOL_NAME.into(),
+                    amcp_tool(&tool.name).to_string(),
+                ));
             }
             env
         }

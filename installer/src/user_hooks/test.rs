@@ -44,7 +44,7 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
     let host = args.host;
     let overrides = HashMap::from([
         (
-            "CLAUDE_PROJECT_DIR".to_string(),
+            amplihack_env::CLAUDE_PROJECT_DIR.to_string(),
             ctx.locations.project.to_string_lossy().into_owned(),
         ),
         (
@@ -54,7 +54,7 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
     ]);
     let runtime_ctx = RuntimeContext::with_overrides(host, overrides, &ctx.locations.project);
     if event.session_id.is_none() && host == Host::Amplifier {
-        event.session_id = runtime_ctx.var("AMPLIFIER_SESSION_ID");
+        event.session_id = runtime_ctx.var(amplihack_env::AMPLIFIER_SESSION_ID);
     }
     // The event's registered built-ins and its plugins, exactly as the binary runs them.
     let hook = table::find("dispatch").ok_or("the hook table has no `dispatch` row")?;
