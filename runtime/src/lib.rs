@@ -439,24 +439,15 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
         // hook-shell bridge running amplihack's older registration. Step aside: never twice.
         return Ok(Rendered::default());
     }
-    let mut event =
+    let event =
         HookEvent::parse(&input, invocation.subcommand.event.clone()).map_err(Failure::Invalid)?;
-    let input = as_claude_code_names_it(&mut event, input);
     if !event.name.is_known() {
         // Forward-compatible: a newer host's event passes through untouched.
         return Ok(Rendered::default());
     }
     let ctx = Context::from_process(host);
-    if event.session_id.is_none() && host == Host::Amplifier {
-        event.session_id = ctx.var(amplihack_env::AMPLIFIER_SESSION_ID);
-    }
-    let outcome = pipeline::run(&pipeline::Call {
-        hook: invocation.subcommand,
-        event: &event,
-        raw: &input,
-        ctx: &ctx,
-        deadline,
-    });
+    let pipeline::Processed { event, outcome } =
+        pipeline::process(invocation.subcommand, event, input, &ctx, deadline);
     for problem in outcome
         .problems
         .iter()
@@ -465,34 +456,6 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
         report(invocation.subcommand.subcommand, "note", problem);
     }
     Ok(pipeline::render(host, &event, &outcome.reply))
-}
-
-/// Plugins see the tool and the event as Claude Code names them (`Bash`, not Amplifier's `bash`;
-/// `SessionEnd`, not the specification's `SessionStop`). The host's bytes are kept otherwise.
-fn as_claude_code_names_it(event: &mut HookEvent, input: Vec<u8>) -> Vec<u8> {
-    use serde_json::Value;
-    let tool = match (event.tool(), event.raw.get("tool_name")) {
-        (Some(tool), Some(Value::String(sent))) if tool.name != *sent => Some(tool.name.clone()),
-        _ => None,
-    };
-    let name = match event.raw.get("hook_event_name") {
-        Some(Value::String(sent)) if event.name.is_known() && event.name.as_str() != sent => {
-            Some(event.name.as_str().to_string())
-        }
-        _ => None,
-    };
-    if tool.is_none() && name.is_none() {
-        return input;
-    }
-    if let Some(tool) = tool {
-        event.raw.insert("tool_name".into(), Value::String(tool));
-    }
-    if let Some(name) = name {
-        event
-            .raw
-            .insert("hook_event_name".into(), Value::String(name));
-    }
-    serde_json::to_vec(&event.raw).unwrap_or(input)
 }
 
 fn read_stdin() -> Result<Vec<u8>, Failure> {
