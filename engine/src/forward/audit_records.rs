@@ -56,3 +56,20 @@ pub(super) fn unix_time_millis() -> String {
         .unwrap_or_default();
     format!("{}.{:03}", now.as_secs(), now.subsec_millis())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_is_seconds_and_milliseconds() {
+        let stamp = unix_time_millis();
+        let (secs, millis) = stamp.split_once('.').expect("a dot");
+        assert!(
+            secs.parse::<u64>().is_ok_and(|s| s > 1_600_000_000),
+            "{stamp}"
+        );
+        assert_eq!(millis.len(), 3, "{stamp}");
+        assert!(millis.chars().all(|c| c.is_ascii_digit()), "{stamp}");
+    }
+}

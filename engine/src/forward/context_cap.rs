@@ -38,3 +38,54 @@ pub fn cap_context(reply: &mut Reply, state: Option<&StateDir>, session: Option<
     let head: String = full.chars().take(keep).collect();
     reply.context = vec![format!("{head}{note}")];
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_within_the_cap_is_left_alone() {
+        let mut reply = Reply {
+            context: vec!["a".repeat(CONTEXT_CAP)],
+            ..Reply::default()
+        };
+        let before = reply.clone();
+        cap_context(&mut reply, None, Some("s"));
+        assert_eq!(reply, before);
+    }
+
+    #[test]
+    fn context_past_the_cap_is_cut_and_saved_whole() {
+        let state_root = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::at(state_root.path());
+        let mut reply = Reply {
+            context: vec!["a".repeat(CONTEXT_CAP)],
+            plain_context: vec!["b".repeat(10)],
+            ..Reply::default()
+        };
+        cap_context(&mut reply, Some(&state), Some("s"));
+        assert!(reply.plain_context.is_empty());
+        let [kept] = reply.context.as_slice() else {
+            panic!("one context: {:?}", reply.context);
+        };
+        assert_eq!(kept.chars().count(), CONTEXT_CAP);
+        assert!(kept.contains(&format!("[context cut at {CONTEXT_CAP} characters; all")));
+        let saved: Vec<_> = std::fs::read_dir(state.context_dir())
+            .expect("context dir")
+            .flatten()
+            .collect();
+        assert_eq!(saved.len(), 1);
+        let whole = std::fs::read_to_string(saved[0].path()).expect("saved");
+        assert_eq!(whole.chars().count(), CONTEXT_CAP + 10 + 2);
+
+        let mut unsaved = Reply {
+            context: vec!["a".repeat(CONTEXT_CAP + 1)],
+            ..Reply::default()
+        };
+        cap_context(&mut unsaved, None, None);
+        assert!(unsaved.context[0].ends_with(&format!(
+            "[context cut at {CONTEXT_CAP} characters of {}]",
+            CONTEXT_CAP + 1
+        )));
+    }
+}

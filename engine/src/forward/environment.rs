@@ -201,3 +201,41 @@ pub(super) fn forward_exports(env_file: &Path, before: &str, var: &dyn Fn(&str) 
         .open(&host_file)
         .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_file_lines_as_the_bridge_reads_them() {
+        let text = "export A=1\nB=\"two words\"\nexport C='x'\n# comment\n9X=no\nbad-key=no\n  export D = spaced\n";
+        let pairs = parse_env_file(text);
+        assert_eq!(
+            pairs,
+            vec![
+                ("A".to_string(), "1".to_string()),
+                ("B".to_string(), "two words".to_string()),
+                ("C".to_string(), "x".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_file_that_expands_is_sourced_by_a_shell_and_one_that_does_not_is_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("env");
+        let plain = "export AMPLIHACK_TEST_PLAIN=/x\n";
+        std::fs::write(&file, plain).expect("write");
+        assert_eq!(
+            session_exports(plain, &file, dir.path()),
+            vec![("AMPLIHACK_TEST_PLAIN".to_string(), "/x".to_string())]
+        );
+        let expanding = "export AMPLIHACK_TEST_EXPANDED=\"/y:${HOME}\"\n";
+        std::fs::write(&file, expanding).expect("write");
+        let home = std::env::var("HOME").unwrap_or_default();
+        assert!(
+            session_exports(expanding, &file, dir.path())
+                .contains(&("AMPLIHACK_TEST_EXPANDED".to_string(), format!("/y:{home}")))
+        );
+    }
+}

@@ -175,3 +175,71 @@ pub(super) fn notify_untrusted(
     outcome.problems.push(message.clone());
     outcome.reply.system_message = Some(message);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A home and a project, each with `.amplifier/hooks/`, and an environment naming both.
+    fn home_and_project() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let root = tempfile::tempdir().expect("tempdir");
+        let home = root.path().join("home");
+        let project = root.path().join("project");
+        for dir in [&home, &project] {
+            std::fs::create_dir_all(dir.join(".amplifier/hooks")).expect("mkdir");
+        }
+        (root, home, project)
+    }
+
+    fn env<'a>(pairs: &'a [(&'a str, String)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.clone())
+        }
+    }
+
+    #[test]
+    fn claude_code_reaches_both_levels_amplifier_only_what_its_bridge_does_not_run() {
+        let (_root, home, project) = home_and_project();
+        let text = |p: &Path| p.to_string_lossy().into_owned();
+        let base = vec![
+            ("HOME", text(&home)),
+            (amplihack_env::CLAUDE_PROJECT_DIR, text(&project)),
+        ];
+        let user = (Level::User, home.join(".amplifier/hooks"));
+        let proj = (Level::Project, project.join(".amplifier/hooks"));
+        assert_eq!(
+            levels(None, Host::ClaudeCode, &env(&base)),
+            vec![user.clone(), proj.clone()]
+        );
+        // Amplifier's bridge runs the project's plugins itself.
+        assert_eq!(
+            levels(None, Host::Amplifier, &env(&base)),
+            vec![user.clone()]
+        );
+        // Under amplihack's own module, with no bridge mounted, amplihack runs both.
+        let mut module = base.clone();
+        module.push((amplihack_env::AMPLIHACK_VIA_MODULE, "1".into()));
+        assert_eq!(
+            levels(None, Host::Amplifier, &env(&module)),
+            vec![user.clone(), proj]
+        );
+        module.push((amplihack_env::AMPLIHACK_BRIDGE_PRESENT, "1".into()));
+        assert_eq!(levels(None, Host::Amplifier, &env(&module)), vec![user]);
+    }
+
+    #[test]
+    fn the_project_is_found_from_the_events_cwd_when_the_environment_names_none() {
+        let (_root, home, project) = home_and_project();
+        let base = vec![("HOME", home.to_string_lossy().into_owned())];
+        let cwd = project.join("src");
+        std::fs::create_dir_all(&cwd).expect("mkdir");
+        let found = levels(cwd.to_str(), Host::ClaudeCode, &env(&base));
+        assert_eq!(
+            found.last(),
+            Some(&(Level::Project, project.join(".amplifier/hooks")))
+        );
+    }
+}

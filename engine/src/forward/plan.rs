@@ -49,7 +49,6 @@ impl Candidate<'_> {
     }
 }
 
-
 /// The handlers this event runs, in plugin order: matching group, enabled, its `if` holding for
 /// the tool call, not amplihack itself, each distinct command once.
 pub(super) fn candidates<'p>(
@@ -244,4 +243,17 @@ pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
         (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv1a_is_the_standard_64_bit_hash() {
+        // Reference values of FNV-1a 64: a project's data directory name must not change.
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+    }
 }

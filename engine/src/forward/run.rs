@@ -222,3 +222,57 @@ pub(super) fn run_batch<'c, 'p>(
         .zip(execute::run_all(&spawns, true))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deny(reason: &str) -> Reply {
+        Reply {
+            decision: Some(Decision::Deny),
+            reason: Some(reason.into()),
+            ..Reply::default()
+        }
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_deny_wins_and_its_reason_is_chosen_as_claude_code_would() {
+        let answers = || {
+            vec![
+                (ms(30), deny("slow")),
+                (ms(10), deny("fast")),
+                (ms(5), Reply::default()),
+            ]
+        };
+        // The last blocker to finish, by default; the first under UserPromptSubmit.
+        let merged = merge_batch(&EventName::PreToolUse, answers());
+        assert_eq!(merged.decision, Some(Decision::Deny));
+        assert_eq!(merged.reason.as_deref(), Some("slow"));
+        let merged = merge_batch(&EventName::UserPromptSubmit, answers());
+        assert_eq!(merged.reason.as_deref(), Some("fast"));
+        // Stop joins every blocker's reason, in the order they finished.
+        let merged = merge_batch(&EventName::Stop, answers());
+        assert_eq!(
+            merged.reason.as_deref(),
+            Some("fast\nStop hook feedback:\nslow")
+        );
+    }
+
+    #[test]
+    fn answers_without_a_deny_merge_their_context() {
+        let with = |c: &str| Reply {
+            context: vec![c.into()],
+            ..Reply::default()
+        };
+        let merged = merge_batch(
+            &EventName::PreToolUse,
+            vec![(ms(1), with("a")), (ms(2), with("b"))],
+        );
+        assert_eq!(merged.decision, None);
+        assert_eq!(merged.context, vec!["a".to_string(), "b".to_string()]);
+    }
+}
