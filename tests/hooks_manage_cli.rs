@@ -154,6 +154,45 @@ fn test_runs_the_pipeline_and_answers_as_the_binary_would_for_the_chosen_host() 
     assert!(text.contains("reply to Amplifier:"), "{text}");
 }
 
+/// `hooks test` runs the binary's whole pipeline, normalisation first: under Amplifier a plugin
+/// sees the tool as Claude Code names it (`Bash`, not `bash`), as it does under the binary.
+#[test]
+fn test_under_amplifier_shows_plugins_the_tool_as_claude_code_names_it() {
+    let env = TestEnv::new();
+    env.plugin(
+        &env.user_hooks_dir(),
+        "seer",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command(
+                r#"tool=$(sed -n 's/.*"tool_name": *"\([^"]*\)".*/\1/p'); echo "{\"contextInjection\": \"saw $tool\"}""#,
+            )],
+        ),
+    );
+    let shown = json_out(&env.run_amplihack(&[
+        "hooks",
+        "test",
+        "PreToolUse",
+        "--tool",
+        "bash",
+        "--input",
+        "{\"command\": \"ls\"}",
+        "--host",
+        "amplifier",
+        "--json",
+    ]));
+    assert_eq!(shown["payload"]["tool_name"], "bash", "{shown}");
+    assert!(shown["reply"].to_string().contains("saw Bash"), "{shown}");
+    let (binary, _) = env.run_hooks(
+        &["--host", "amplifier", "pre-tool-use"],
+        &shown["payload"],
+        &[],
+    );
+    let answered: Value = serde_json::from_slice(&binary.stdout).expect("binary reply");
+    assert_eq!(shown["reply"], answered);
+}
+
 #[test]
 fn disable_and_enable_a_plugin_without_touching_its_files() {
     let env = TestEnv::new();

@@ -234,7 +234,7 @@ pub fn dialect_of(file: &Path) -> Option<crate::dialects::unknown_keys::Dialect>
                 .and_then(Path::parent)
                 .and_then(Path::file_name)
                 .is_some_and(|d| d == ".config"))
-        || std::env::var_os("XDG_CONFIG_HOME")
+        || std::env::var_os(amplihack_env::XDG_CONFIG_HOME)
             .is_some_and(|x| file.parent() == Some(Path::new(&x).join("amcp").as_path()));
     if file.ends_with(MANIFEST) {
         None

@@ -18,7 +18,9 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
+use amplihack_protocol::claude_version::{self, Version};
 use serde_json::{Map, Value, json};
 
 use crate::handlers::llm::Llm;
@@ -26,9 +28,12 @@ use crate::handlers::llm::Llm;
 /// The hidden argument that makes `amplihack-hooks` ask the host's model for one `llm` hook.
 pub const ASK_FLAG: &str = "--ask-model";
 /// Names the Claude Code program to ask, overriding the search.
-pub const CLAUDE_VAR: &str = "AMPLIHACK_CLAUDE";
+pub const CLAUDE_VAR: &str = amplihack_env::AMPLIHACK_CLAUDE;
 /// Flags Claude Code has had since 2.1 that keep a side question out of the user's history.
-const QUIET_SINCE: (u32, u32, u32) = (2, 1, 0);
+const QUIET_SINCE: Version = (2, 1, 0);
+
+/// How long `claude --version` may take to answer.
+const VERSION_WAIT: Duration = Duration::from_secs(30);
 
 /// `amplihack-hooks --ask-model SPEC`: the proposal's event on stdin, its answer
 /// (`{"action": "allow"|"block", "message"}`) on stdout, exit 0; any failure is one line on stderr
@@ -58,7 +63,7 @@ fn ask(spec: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<Value, String
         serde_json::from_str(&input).map_err(|e| format!("the event is not JSON: {e}"))?;
     let prompt = llm.render(event["tool"].as_str(), &event["args"]);
     let key = json!([llm.model, llm.max_tokens, prompt]).to_string();
-    let cache = match (llm.cache, var("CLAUDE_PLUGIN_DATA")) {
+    let cache = match (llm.cache, var(amplihack_env::CLAUDE_PLUGIN_DATA)) {
         (true, Some(data)) => Some(Cache::at(Path::new(&data), event["session_id"].as_str())),
         _ => None,
     };
@@ -131,10 +136,7 @@ fn ask_claude(
         "no Claude Code to ask: llm hooks use Claude Code's model access (install it, or set AMPLIHACK_CLAUDE to its path)",
     )?;
     let (exe, base_args) = program.split_first().ok_or("no Claude Code to ask")?;
-    let version = var("AI_AGENT")
-        .as_deref()
-        .and_then(crate::stop_guard::claude_code_version)
-        .or_else(|| version_of(&program));
+    let version = claude_version::from_env(var).or_else(|| claude_version_of(&program));
     let mut command = Command::new(exe);
     command
         .args(base_args)
@@ -146,11 +148,18 @@ fn ask_claude(
         command.args(["--tools", "", "--no-session-persistence"]);
     }
     // A nested Claude Code refuses to start inside another's session unless told it is not one.
-    for name in ["CLAUDECODE", "CLAUDE_PID", "CLAUDE_CODE_SSE_PORT"] {
+    for name in [
+        amplihack_env::CLAUDECODE,
+        amplihack_env::CLAUDE_PID,
+        amplihack_env::CLAUDE_CODE_SSE_PORT,
+    ] {
         command.env_remove(name);
     }
     command
-        .env("CLAUDE_CODE_MAX_OUTPUT_TOKENS", llm.max_tokens.to_string())
+        .env(
+            amplihack_env::CLAUDE_CODE_MAX_OUTPUT_TOKENS,
+            llm.max_tokens.to_string(),
+        )
         .current_dir(side_dir(var))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -192,7 +201,7 @@ fn ask_claude(
 
 /// Where the side question runs: the plugin's data directory (no project CLAUDE.md is read).
 fn side_dir(var: &dyn Fn(&str) -> Option<String>) -> PathBuf {
-    var("CLAUDE_PLUGIN_DATA")
+    var(amplihack_env::CLAUDE_PLUGIN_DATA)
         .map(PathBuf::from)
         .filter(|d| d.is_dir())
         .unwrap_or_else(std::env::temp_dir)
@@ -203,7 +212,7 @@ pub fn claude_program(var: &dyn Fn(&str) -> Option<String>) -> Option<Vec<OsStri
     if let Some(path) = var(CLAUDE_VAR).filter(|p| !p.is_empty()) {
         return Some(vec![path.into()]);
     }
-    if let Some(program) = var("CLAUDE_PID")
+    if let Some(program) = var(amplihack_env::CLAUDE_PID)
         .and_then(|pid| pid.trim().parse::<u32>().ok())
         .and_then(program_of)
     {
@@ -261,20 +270,35 @@ fn parent_of(pid: u32) -> Option<u32> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// `claude --version` → (2, 1, 328); `None` when it cannot be read.
-fn version_of(program: &[OsString]) -> Option<(u32, u32, u32)> {
+/// `claude --version` → (2, 1, 328), waited for at most 30 s (2.0.x starts Node); `None` when it
+/// does not answer in time or says no version. `program` is the command line that starts Claude
+/// Code (its first element the executable).
+pub fn claude_version_of(program: &[OsString]) -> Option<Version> {
     let (exe, args) = program.split_first()?;
-    let output = Command::new(exe)
+    let mut child = Command::new(exe)
         .args(args)
         .arg("--version")
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .output()
+        .spawn()
         .ok()?;
-    let text = String::from_utf8_lossy(&output.stdout);
-    let mut parts = text.split_whitespace().next()?.split('.');
-    let mut next = || parts.next()?.parse::<u32>().ok();
-    Some((next()?, next()?, next()?))
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < VERSION_WAIT => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let output = child.wait_with_output().ok()?;
+    claude_version::parse(&String::from_utf8_lossy(&output.stdout))
 }
 
 /// Answers kept for one session: `<plugin data>/llm-cache/<session>.json`, a JSON object from

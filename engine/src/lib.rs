@@ -16,7 +16,6 @@
 //! Trust, disabled plugins, the audit log and session files are [`amplihack_state`]'s.
 
 pub mod answer;
-pub mod audit_log;
 pub mod background;
 pub mod config;
 pub mod dialects;

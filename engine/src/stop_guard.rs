@@ -10,6 +10,7 @@
 //! every stop, Claude Code 2.1.328 ends the turn after its 11th; a cap of amplihack's ended it one
 //! turn earlier, with a message of its own).
 
+use amplihack_protocol::claude_version::{self, Version};
 use amplihack_protocol::{Decision, EventName, HookEvent, Host, Payload, Reply};
 use amplihack_state::{StateDir, session};
 
@@ -18,7 +19,7 @@ use amplihack_state::{StateDir, session};
 pub const DEFAULT_CAP: u32 = 8;
 
 /// The first Claude Code that caps consecutive Stop blocks itself.
-const HOST_CAPS_SINCE: (u32, u32, u32) = (2, 1, 143);
+const HOST_CAPS_SINCE: Version = (2, 1, 143);
 
 /// The cap in force (`0`: no guard): `AMPLIHACK_STOP_BLOCK_CAP` when set; none under a Claude Code
 /// that caps Stop blocks itself; else the host's setting (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, which
@@ -26,30 +27,23 @@ const HOST_CAPS_SINCE: (u32, u32, u32) = (2, 1, 143);
 /// never stops a session earlier than the host itself would.
 pub fn cap(host: Host, var: &dyn Fn(&str) -> Option<String>) -> u32 {
     let parse = |name: &str| var(name).and_then(|v| v.trim().parse::<u32>().ok());
-    if let Some(own) = parse("AMPLIHACK_STOP_BLOCK_CAP") {
+    if let Some(own) = parse(amplihack_env::AMPLIHACK_STOP_BLOCK_CAP) {
         return own;
     }
     if host == Host::ClaudeCode && host_caps_stops(var) {
         return 0;
     }
-    parse("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP").unwrap_or(DEFAULT_CAP)
+    parse(amplihack_env::CLAUDE_CODE_STOP_HOOK_BLOCK_CAP).unwrap_or(DEFAULT_CAP)
 }
 
 /// Whether the calling Claude Code caps Stop blocks itself: its version, from `AI_AGENT`
 /// (`claude-code_2-1-328_harness`, which it sets for hooks), is 2.1.143 or later; or, without
 /// that, it sets `CLAUDE_PID` (2.1.214 and later). Environment only: no file is read.
 pub fn host_caps_stops(var: &dyn Fn(&str) -> Option<String>) -> bool {
-    if let Some(version) = var("AI_AGENT").as_deref().and_then(claude_code_version) {
+    if let Some(version) = claude_version::from_env(var) {
         return version >= HOST_CAPS_SINCE;
     }
-    var("CLAUDE_PID").is_some()
-}
-
-/// `claude-code_2-1-328_harness` → (2, 1, 328).
-pub(crate) fn claude_code_version(agent: &str) -> Option<(u32, u32, u32)> {
-    let rest = agent.strip_prefix("claude-code_")?;
-    let mut parts = rest.split(['-', '_', '.']).map(|p| p.parse::<u32>().ok());
-    Some((parts.next()??, parts.next()??, parts.next()??))
+    var(amplihack_env::CLAUDE_PID).is_some()
 }
 
 /// Applies the guard to the plugins' merged reply.
@@ -101,58 +95,58 @@ mod tests {
 
     #[test]
     fn the_hosts_cap_is_followed_unless_amplihacks_is_set() {
-        const NEW: (&str, &str) = ("AI_AGENT", "claude-code_2-1-328_harness");
+        const NEW: (&str, &str) = (amplihack_env::AI_AGENT, "claude-code_2-1-328_harness");
         let cases: &[Case<'_>] = &[
             (Host::ClaudeCode, &[], DEFAULT_CAP),
             (
                 Host::ClaudeCode,
-                &[("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "20")],
+                &[(amplihack_env::CLAUDE_CODE_STOP_HOOK_BLOCK_CAP, "20")],
                 20,
             ),
             (
                 Host::ClaudeCode,
-                &[("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "0")],
+                &[(amplihack_env::CLAUDE_CODE_STOP_HOOK_BLOCK_CAP, "0")],
                 0,
             ),
             (
                 Host::ClaudeCode,
                 &[
-                    ("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "20"),
-                    ("AMPLIHACK_STOP_BLOCK_CAP", "3"),
+                    (amplihack_env::CLAUDE_CODE_STOP_HOOK_BLOCK_CAP, "20"),
+                    (amplihack_env::AMPLIHACK_STOP_BLOCK_CAP, "3"),
                 ],
                 3,
             ),
             (
                 Host::ClaudeCode,
-                &[("AMPLIHACK_STOP_BLOCK_CAP", "junk")],
+                &[(amplihack_env::AMPLIHACK_STOP_BLOCK_CAP, "junk")],
                 DEFAULT_CAP,
             ),
             // A Claude Code that caps Stop blocks itself: no second cap.
             (Host::ClaudeCode, &[NEW], 0),
             (
                 Host::ClaudeCode,
-                &[NEW, ("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "20")],
+                &[NEW, (amplihack_env::CLAUDE_CODE_STOP_HOOK_BLOCK_CAP, "20")],
                 0,
             ),
             (
                 Host::ClaudeCode,
-                &[("AI_AGENT", "claude-code_2-1-143_x")],
+                &[(amplihack_env::AI_AGENT, "claude-code_2-1-143_x")],
                 0,
             ),
             (
                 Host::ClaudeCode,
-                &[("AI_AGENT", "claude-code_2-1-142_x")],
+                &[(amplihack_env::AI_AGENT, "claude-code_2-1-142_x")],
                 DEFAULT_CAP,
             ),
             (
                 Host::ClaudeCode,
-                &[("AI_AGENT", "claude-code_2-0-30")],
+                &[(amplihack_env::AI_AGENT, "claude-code_2-0-30")],
                 DEFAULT_CAP,
             ),
-            (Host::ClaudeCode, &[("CLAUDE_PID", "42")], 0),
+            (Host::ClaudeCode, &[(amplihack_env::CLAUDE_PID, "42")], 0),
             (
                 Host::ClaudeCode,
-                &[NEW, ("AMPLIHACK_STOP_BLOCK_CAP", "5")],
+                &[NEW, (amplihack_env::AMPLIHACK_STOP_BLOCK_CAP, "5")],
                 5,
             ),
             // Amplifier has no cap of its own.

@@ -367,16 +367,16 @@ impl<'a> Tree<'a> {
         let root_text = self.root.to_string_lossy().into_owned();
         let vars = [
             (
-                "CLAUDE_PLUGIN_ROOT",
+                amplihack_env::CLAUDE_PLUGIN_ROOT,
                 plugin.root.to_string_lossy().into_owned(),
             ),
             (
-                "AMPLIFIER_HOOKS_DIR",
+                amplihack_env::AMPLIFIER_HOOKS_DIR,
                 plugin.hooks_dir.to_string_lossy().into_owned(),
             ),
-            ("CLAUDE_PROJECT_DIR", root_text.clone()),
-            ("AMPLIFIER_PROJECT_DIR", root_text.clone()),
-            ("AMCP_PROJECT_DIR", root_text),
+            (amplihack_env::CLAUDE_PROJECT_DIR, root_text.clone()),
+            (amplihack_env::AMPLIFIER_PROJECT_DIR, root_text.clone()),
+            (amplihack_env::AMCP_PROJECT_DIR, root_text),
         ];
         let mut program_next = true;
         let mut cd_next = false;

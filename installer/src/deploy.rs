@@ -1,7 +1,7 @@
 //! Deploying the binaries into the bin directory, so the hosts are given a stable path: never a
 //! build directory or a package manager's cache.
 
-use std::io::Write;
+use amplihack_state::files;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -12,7 +12,7 @@ pub fn bin_dir(flag: Option<&Path>, home: &Path) -> PathBuf {
     let dir = flag
         .map(Path::to_path_buf)
         .or_else(|| {
-            std::env::var_os("AMPLIHACK_BIN_DIR")
+            std::env::var_os(amplihack_env::AMPLIHACK_BIN_DIR)
                 .filter(|d| !d.is_empty())
                 .map(PathBuf::from)
         })
@@ -177,19 +177,13 @@ fn copy_atomically(from: &Path, to: &Path) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut staged = tempfile::Builder::new()
-        .prefix(&format!(".{name}.amplihack-tmp-"))
-        .tempfile_in(dir)?;
-    staged.write_all(&fs_err::read(from)?)?;
-    staged
-        .as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o755))?;
+    let bytes = fs_err::read(from)?;
+    let staged = files::stage(dir, &format!(".{name}.amplihack-tmp-"), &bytes, 0o755)?;
+    // The copy carries the source's time: a later install finds it identical by size and time.
     if let Ok(time) = std::fs::metadata(from).and_then(|m| m.modified()) {
         staged.as_file().set_modified(time)?;
     }
-    staged.as_file().sync_all()?;
-    staged.persist(to).map_err(|e| e.error)?;
-    fs_err::File::open(dir)?.sync_all()
+    Ok(files::publish(staged, to, dir)?)
 }
 
 pub fn on_path(dir: &Path) -> bool {
@@ -236,7 +230,7 @@ pub fn module_dir(home: &Path) -> PathBuf {
 
 /// `$XDG_DATA_HOME`, else `~/.local/share`.
 pub fn data_home(home: &Path) -> PathBuf {
-    std::env::var_os("XDG_DATA_HOME")
+    std::env::var_os(amplihack_env::XDG_DATA_HOME)
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| home.join(".local/share"))

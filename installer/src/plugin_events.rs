@@ -5,9 +5,6 @@
 //! the hook binary repairs them with at session start). Only events the installed Claude Code
 //! knows are registered (`claude --version`; `AMPLIHACK_CLAUDE_BIN` names the program).
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
 use amplihack_engine::discovery::Plugin;
 use amplihack_runtime::builtins::plugin_events::{self as shared, Places};
 use amplihack_settings::claude_paths;
@@ -20,33 +17,11 @@ use crate::user_hooks::Context;
 /// The installed Claude Code's version: `claude --version` (or `AMPLIHACK_CLAUDE_BIN`'s), waited
 /// for at most 30 s (2.0.x starts Node). `None` when it does not answer.
 pub fn claude_version() -> Option<Version> {
-    let program = std::env::var("AMPLIHACK_CLAUDE_BIN")
+    let program = std::env::var(amplihack_env::AMPLIHACK_CLAUDE_BIN)
         .ok()
         .filter(|p| !p.is_empty())
         .unwrap_or_else(|| "claude".into());
-    let mut child = Command::new(program)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < Duration::from_secs(30) => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let output = child.wait_with_output().ok()?;
-    plugin_events::parse_version(&String::from_utf8_lossy(&output.stdout))
+    amplihack_engine::host_model::claude_version_of(&[program.into()])
 }
 
 fn with_places<R>(ctx: &Context, f: impl FnOnce(&Places<'_>) -> R) -> R {

@@ -160,7 +160,7 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
 }
 
 /// The variable naming another release site.
-const RELEASES_VAR: &str = "AMPLIHACK_RELEASES_URL";
+const RELEASES_VAR: &str = amplihack_env::AMPLIHACK_RELEASES_URL;
 
 /// The release site: `https://`, or plain `http://` to a loopback host (a local mirror, the tests).
 fn releases_url() -> Result<String, UpdateError> {

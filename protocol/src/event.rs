@@ -10,8 +10,7 @@ use std::fmt;
 
 use crate::tool::canonical_tool_name;
 
-/// A Claude Code version, `(major, minor, patch)`.
-pub type Version = (u32, u32, u32);
+pub use crate::claude_version::Version;
 
 /// The newest Claude Code the tests run amplihack against (pinned in
 /// `tests/claude-code/package.json`; a test keeps the two in step): past it, parity is unproven

@@ -23,7 +23,9 @@ impl Host {
     /// `AMPLIFIER_HOOKS_DIR` for every hook and Claude Code sets neither. (`CLAUDE_PROJECT_DIR` is
     /// set by both, so it cannot tell them apart.)
     pub fn detect(var: impl Fn(&str) -> Option<String>) -> Host {
-        if var("AMPLIFIER_SESSION_ID").is_some() || var("AMPLIFIER_HOOKS_DIR").is_some() {
+        if var(amplihack_env::AMPLIFIER_SESSION_ID).is_some()
+            || var(amplihack_env::AMPLIFIER_HOOKS_DIR).is_some()
+        {
             Host::Amplifier
         } else {
             Host::ClaudeCode
@@ -46,10 +48,16 @@ mod tests {
     fn detection_table() {
         let cases: &[(&[(&str, &str)], Host)] = &[
             (&[], Host::ClaudeCode),
-            (&[("CLAUDE_PROJECT_DIR", "/p")], Host::ClaudeCode),
-            (&[("AMPLIFIER_SESSION_ID", "s")], Host::Amplifier),
             (
-                &[("AMPLIFIER_HOOKS_DIR", "/p/.amplifier/hooks")],
+                &[(amplihack_env::CLAUDE_PROJECT_DIR, "/p")],
+                Host::ClaudeCode,
+            ),
+            (
+                &[(amplihack_env::AMPLIFIER_SESSION_ID, "s")],
+                Host::Amplifier,
+            ),
+            (
+                &[(amplihack_env::AMPLIFIER_HOOKS_DIR, "/p/.amplifier/hooks")],
                 Host::Amplifier,
             ),
         ];

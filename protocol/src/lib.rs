@@ -8,12 +8,14 @@
 //!   Claude Code reads `hookSpecificOutput`/`decision`; Amplifier's `hook-shell` bridge honours
 //!   only a top-level `decision: "block"` and `contextInjection` (see `README.md`, "Amplifier").
 //!
+//! * [`claude_version`]: Claude Code's version: parsed, read from the environment, compared.
 //! * [`table`]: every subcommand, its event, registration, deadline and built-ins.
 //!
 //! Nothing here does I/O: the runtime crate owns stdin, stdout, the clock and the file system.
 
 pub mod amplifier;
 pub mod claude;
+pub mod claude_version;
 pub mod command;
 pub mod event;
 pub mod host;

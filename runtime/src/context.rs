@@ -85,10 +85,7 @@ impl Context {
     /// the git work tree of the working directory, else the working directory. A session started
     /// in a subdirectory finds the project's files.
     pub fn project_root(&self, event: &HookEvent) -> PathBuf {
-        if let Some(dir) = self
-            .var("CLAUDE_PROJECT_DIR")
-            .or_else(|| self.var("AMPLIFIER_PROJECT_DIR"))
-        {
+        if let Some(dir) = amplihack_env::project_root(|name| self.var(name)) {
             return PathBuf::from(dir);
         }
         let cwd = PathBuf::from(self.working_dir(event));

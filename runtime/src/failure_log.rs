@@ -12,7 +12,7 @@ use amplihack_state::{StateDir, files, time};
 const ROTATE_AT: u64 = 1024 * 1024;
 
 pub fn log_dir() -> Option<PathBuf> {
-    std::env::var_os("AMPLIHACK_LOG_DIR")
+    std::env::var_os(amplihack_env::AMPLIHACK_LOG_DIR)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| StateDir::from_env().map(|s| s.log_dir()))

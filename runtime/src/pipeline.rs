@@ -1,6 +1,9 @@
 //! The one pipeline every event goes through, whoever calls: the `amplihack-hooks` binary and
-//! `amplihack hooks test` both call [`run`], then [`render`].
+//! `amplihack hooks test` both call [`process`] (which is [`normalise`], then [`run`]), then
+//! [`render`].
 //!
+//! 0. normalisation: the event as Claude Code names it (tool and event names) and, under
+//!    Amplifier, the session id from the environment when the event has none;
 //! 1. the row's built-ins, in table order (each sees the reply so far; one that fails is reported
 //!    and skipped, the others still answer);
 //! 2. unless a built-in denied, the user's plugins ([`amplihack_engine::forward`]), with the
@@ -57,9 +60,75 @@ pub fn disabled(builtin: Builtin, setting: Option<&str>) -> bool {
     })
 }
 
+/// An event after the pipeline ran: the event as normalised (what built-ins and plugins saw) and
+/// what they answered.
+#[derive(Debug)]
+pub struct Processed {
+    pub event: HookEvent,
+    pub outcome: Outcome,
+}
+
+/// The whole pipeline from the host's event to the outcome: [`normalise`], then [`run`].
+pub fn process(
+    hook: &'static Hook,
+    event: HookEvent,
+    raw: Vec<u8>,
+    ctx: &Context,
+    deadline: Instant,
+) -> Processed {
+    let (event, raw) = normalise(event, raw, ctx);
+    let outcome = run(&Call {
+        hook,
+        event: &event,
+        raw: &raw,
+        ctx,
+        deadline,
+    });
+    Processed { event, outcome }
+}
+
+/// The pipeline's first step. Plugins see the tool and the event as Claude Code names them
+/// (`Bash`, not Amplifier's `bash`; `SessionEnd`, not the specification's `SessionStop`); the
+/// host's bytes are kept otherwise. Under Amplifier an event without a session id gets the one
+/// its bridge sets in the environment (`AMPLIFIER_SESSION_ID`).
+pub fn normalise(mut event: HookEvent, raw: Vec<u8>, ctx: &Context) -> (HookEvent, Vec<u8>) {
+    let raw = as_claude_code_names_it(&mut event, raw);
+    if event.session_id.is_none() && ctx.host == Host::Amplifier {
+        event.session_id = ctx.var(amplihack_env::AMPLIFIER_SESSION_ID);
+    }
+    (event, raw)
+}
+
+fn as_claude_code_names_it(event: &mut HookEvent, input: Vec<u8>) -> Vec<u8> {
+    use serde_json::Value;
+    let tool = match (event.tool(), event.raw.get("tool_name")) {
+        (Some(tool), Some(Value::String(sent))) if tool.name != *sent => Some(tool.name.clone()),
+        _ => None,
+    };
+    let name = match event.raw.get("hook_event_name") {
+        Some(Value::String(sent)) if event.name.is_known() && event.name.as_str() != sent => {
+            Some(event.name.as_str().to_string())
+        }
+        _ => None,
+    };
+    if tool.is_none() && name.is_none() {
+        return input;
+    }
+    if let Some(tool) = tool {
+        event.raw.insert("tool_name".into(), Value::String(tool));
+    }
+    if let Some(name) = name {
+        event
+            .raw
+            .insert("hook_event_name".into(), Value::String(name));
+    }
+    serde_json::to_vec(&event.raw).unwrap_or(input)
+}
+
+/// Steps 1 to 3, on a normalised event.
 pub fn run(call: &Call<'_>) -> Outcome {
     let mut outcome = Outcome::default();
-    let switched_off = call.ctx.var("AMPLIHACK_DISABLE");
+    let switched_off = call.ctx.var(amplihack_env::AMPLIHACK_DISABLE);
     let mut decided = Vec::new();
     for builtin in call.hook.builtins_for(&call.event.name, call.ctx.host) {
         if disabled(builtin, switched_off.as_deref()) {
@@ -116,5 +185,46 @@ pub fn render(host: Host, event: &HookEvent, reply: &Reply) -> Rendered {
     match host {
         Host::ClaudeCode => claude::render_labelled(&event.name, &claude::Labels::of(event), reply),
         Host::Amplifier => amplifier::render(&event.name, reply),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn amplifier_event(raw: &str, session: Option<&str>) -> (HookEvent, Vec<u8>) {
+        let overrides: HashMap<String, String> = session
+            .map(|s| {
+                (
+                    amplihack_env::AMPLIFIER_SESSION_ID.to_string(),
+                    s.to_string(),
+                )
+            })
+            .into_iter()
+            .collect();
+        let ctx = Context::with_overrides(Host::Amplifier, overrides, std::path::Path::new("/"));
+        let event = HookEvent::parse(raw.as_bytes(), None).expect("a valid event");
+        normalise(event, raw.as_bytes().to_vec(), &ctx)
+    }
+
+    #[test]
+    fn normalising_names_the_tool_as_claude_code_does_and_fills_amplifiers_session() {
+        let (event, raw) = amplifier_event(
+            r#"{"hook_event_name":"PreToolUse","tool_name":"bash","tool_input":{"command":"ls"}}"#,
+            Some("from-env"),
+        );
+        let seen: serde_json::Value = serde_json::from_slice(&raw).expect("json");
+        assert_eq!(seen["tool_name"], "Bash");
+        assert_eq!(seen["tool_input"]["command"], "ls");
+        assert_eq!(event.session_id.as_deref(), Some("from-env"));
+    }
+
+    #[test]
+    fn normalising_keeps_the_hosts_bytes_when_nothing_needs_renaming() {
+        let text = r#"{"hook_event_name": "PreToolUse", "session_id": "s",  "tool_name": "Bash", "tool_input": {}}"#;
+        let (event, raw) = amplifier_event(text, Some("from-env"));
+        assert_eq!(raw, text.as_bytes());
+        assert_eq!(event.session_id.as_deref(), Some("s"));
     }
 }

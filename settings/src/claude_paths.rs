@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// `$CLAUDE_CONFIG_DIR`, else `<home>/.claude` (empty variables count as unset).
 pub fn config_dir(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> PathBuf {
-    var("CLAUDE_CONFIG_DIR")
+    var(amplihack_env::CLAUDE_CONFIG_DIR)
         .filter(|d| !d.is_empty())
         .map_or_else(|| home.join(".claude"), PathBuf::from)
 }

@@ -14,23 +14,13 @@ use serde_json::{Map, Value, json};
 use crate::registration::{self, Host, ShapeError, kind_of, recognise};
 
 use amplihack_protocol::EventName;
+use amplihack_protocol::claude_version::display;
 /// Claude Code's versions and the one each event came in live in amplihack's event table
 /// (`amplihack_protocol::event`): one row per event.
 pub use amplihack_protocol::event::{UNKNOWN_EVENTS_SAFE_SINCE, Version};
 
 /// The subcommand the plugin-event entries run (it takes the event from the payload).
 pub const DISPATCH: &str = "dispatch";
-
-/// `2.1.328 (Claude Code)` or `claude-code_2-1-328_harness` → (2, 1, 328).
-pub fn parse_version(text: &str) -> Option<Version> {
-    let text = text.trim();
-    let text = text.strip_prefix("claude-code_").unwrap_or(text);
-    let mut parts = text
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|p| !p.is_empty())
-        .map(|p| p.parse::<u32>().ok());
-    Some((parts.next()??, parts.next()??, parts.next()??))
-}
 
 /// Whether Claude Code `version` delivers `event`; `Err` says why not. With no version known,
 /// only events every Claude Code with hooks knows.
@@ -45,13 +35,14 @@ pub fn delivers(event: &str, version: Option<Version>) -> Result<(), String> {
     match version {
         Some(version) if version >= since => Ok(()),
         Some(version) => Err(format!(
-            "Claude Code {}.{}.{} does not have it (it came in {}.{}.{})",
-            version.0, version.1, version.2, since.0, since.1, since.2
+            "Claude Code {} does not have it (it came in {})",
+            display(version),
+            display(since)
         )),
         None if since <= (1, 0, 85) => Ok(()),
         None => Err(format!(
-            "the installed Claude Code's version is unknown (`claude --version` did not answer); it needs {}.{}.{}",
-            since.0, since.1, since.2
+            "the installed Claude Code's version is unknown (`claude --version` did not answer); it needs {}",
+            display(since)
         )),
     }
 }
@@ -253,9 +244,15 @@ mod tests {
 
     #[test]
     fn versions_and_which_events_each_delivers() {
-        assert_eq!(parse_version("2.1.328 (Claude Code)"), Some((2, 1, 328)));
-        assert_eq!(parse_version("claude-code_2-0-30_x"), Some((2, 0, 30)));
-        assert_eq!(parse_version("nonsense"), None);
+        assert_eq!(
+            amplihack_protocol::claude_version::parse("2.1.328 (Claude Code)"),
+            Some((2, 1, 328))
+        );
+        assert_eq!(
+            amplihack_protocol::claude_version::parse("claude-code_2-0-30_x"),
+            Some((2, 0, 30))
+        );
+        assert_eq!(amplihack_protocol::claude_version::parse("nonsense"), None);
         let cases = [
             ("PermissionRequest", Some((2, 1, 328)), true),
             ("PermissionRequest", Some((2, 0, 30)), false),

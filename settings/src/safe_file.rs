@@ -17,12 +17,14 @@
 //! would cut it off from its other names): the backup is written and synced first, so a crash
 //! mid-write leaves a torn file and, beside it, the backup of what it held.
 
-use std::fs::{self, File, OpenOptions, Permissions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use amplihack_state::bounded::{self, ReadError};
+use amplihack_state::files::{self, StageStep};
 use serde_json::Value;
 
 use crate::json_text;
@@ -288,7 +290,7 @@ impl EditOptions {
 impl Default for EditOptions {
     fn default() -> Self {
         // `AMPLIHACK_LOCK_TIMEOUT_MS` shortens or lengthens the wait for another amplihack.
-        let lock_timeout = std::env::var("AMPLIHACK_LOCK_TIMEOUT_MS")
+        let lock_timeout = std::env::var(amplihack_env::AMPLIHACK_LOCK_TIMEOUT_MS)
             .ok()
             .and_then(|v| v.parse().ok())
             .map_or(Duration::from_secs(10), Duration::from_millis);
@@ -762,41 +764,37 @@ fn read_bytes(path: &Path) -> Result<Option<String>, FileError> {
 }
 
 /// The bytes of `target` (what `path` resolves to), `None` when it does not exist. Only a regular
-/// file is read, and at most [`MAX_BYTES`]: it is opened non-blocking (a FIFO opens at once
-/// instead of waiting for a writer) and its type checked on the open handle, so nothing swapped
-/// in between a check and the read is read either.
+/// file is read ([`bounded::open_regular`]: never blocking on a FIFO), and at most
+/// [`MAX_BYTES`].
 fn read_regular(path: &Path, target: &Path) -> Result<Option<Vec<u8>>, FileError> {
     use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let file = match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(target)
-    {
-        Ok(file) => file,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_error(path, "read")(e)),
-    };
-    let kind = file.metadata().map_err(io_error(path, "read"))?.file_type();
-    let not_regular = |kind: &'static str| FileError::NotRegular {
-        path: path.to_path_buf(),
-        target: target.to_path_buf(),
-        kind,
-    };
-    if kind.is_dir() {
+    let file = match bounded::open_regular(target) {
+        Ok((file, _)) => file,
+        Err(ReadError::Io(e)) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(ReadError::Io(e)) => return Err(io_error(path, "read")(e)),
         // What reading a directory reports (EISDIR), with its fix.
-        return Err(io_error(path, "read")(io::Error::from_raw_os_error(
-            libc::EISDIR,
-        )));
-    } else if kind.is_fifo() {
-        return Err(not_regular("a FIFO (named pipe)"));
-    } else if kind.is_char_device() || kind.is_block_device() {
-        return Err(not_regular("a device"));
-    } else if kind.is_socket() {
-        return Err(not_regular("a socket"));
-    } else if !kind.is_file() {
-        return Err(not_regular("not a file"));
-    }
+        Err(ReadError::NotRegular("a directory")) => {
+            return Err(io_error(path, "read")(io::Error::from_raw_os_error(
+                libc::EISDIR,
+            )));
+        }
+        Err(ReadError::NotRegular(kind)) => {
+            return Err(FileError::NotRegular {
+                path: path.to_path_buf(),
+                target: target.to_path_buf(),
+                kind: if kind == "a FIFO" {
+                    "a FIFO (named pipe)"
+                } else {
+                    kind
+                },
+            });
+        }
+        Err(ReadError::TooLarge { .. }) => {
+            return Err(FileError::TooLarge {
+                path: path.to_path_buf(),
+            });
+        }
+    };
     let mut bytes = Vec::new();
     file.take(MAX_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -809,48 +807,21 @@ fn read_regular(path: &Path, target: &Path) -> Result<Option<Vec<u8>>, FileError
     Ok(Some(bytes))
 }
 
-struct Lock(File);
-
-fn lock(lock_path: &Path, target: &Path, timeout: Duration) -> Result<Lock, FileError> {
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode_0600()
-        .open(lock_path)
-        .map_err(io_error(lock_path, "open the lock file"))?;
-    file.set_permissions(Permissions::from_mode(0o600))
-        .map_err(io_error(lock_path, "set permissions of"))?;
-    let started = Instant::now();
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Lock(file)),
-            Err(fs::TryLockError::WouldBlock) if started.elapsed() < timeout => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            Err(fs::TryLockError::WouldBlock) => {
-                return Err(FileError::LockTimeout {
-                    path: target.to_path_buf(),
-                    lock: lock_path.to_path_buf(),
-                    waited: timeout,
-                });
-            }
-            Err(fs::TryLockError::Error(e)) => {
-                return Err(FileError::Io {
-                    path: lock_path.to_path_buf(),
-                    action: "lock",
-                    source: e,
-                    file: None,
-                });
-            }
-        }
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
-    }
+fn lock(lock_path: &Path, target: &Path, timeout: Duration) -> Result<files::Lock, FileError> {
+    files::Lock::at(lock_path, timeout).map_err(|e| match e {
+        files::LockError::Open(e) => io_error(lock_path, "open the lock file")(e),
+        files::LockError::Lock(e) => FileError::Io {
+            path: lock_path.to_path_buf(),
+            action: "lock",
+            source: e,
+            file: None,
+        },
+        files::LockError::Busy(_) => FileError::LockTimeout {
+            path: target.to_path_buf(),
+            lock: lock_path.to_path_buf(),
+            waited: timeout,
+        },
+    })
 }
 
 fn temporary_prefix(name: &str) -> String {
@@ -873,29 +844,22 @@ fn stage(
     target: &Path,
     text: &str,
 ) -> Result<tempfile::NamedTempFile, FileError> {
-    let mut staged = tempfile::Builder::new()
-        .prefix(&temporary_prefix(name))
-        .tempfile_in(dir)
-        // Named as the file it would have been, so the fix names its directory.
-        .map_err(io_error(
-            &dir.join(format!("{}…", temporary_prefix(name))),
-            "create the temporary file",
-        ))?;
-    staged
-        .write_all(text.as_bytes())
-        .map_err(io_error(staged.path(), "write"))?;
     let mode = fs::metadata(target)
         .map(|m| m.permissions().mode() & 0o7777)
         .unwrap_or(0o644);
-    staged
-        .as_file()
-        .set_permissions(Permissions::from_mode(mode))
-        .map_err(io_error(staged.path(), "set permissions"))?;
-    staged
-        .as_file()
-        .sync_all()
-        .map_err(io_error(staged.path(), "sync"))?;
-    Ok(staged)
+    files::stage(dir, &temporary_prefix(name), text.as_bytes(), mode).map_err(|e| {
+        let action = match e.step {
+            StageStep::Create => "create the temporary file",
+            StageStep::Write => "write",
+            StageStep::Permissions => "set permissions",
+            StageStep::Sync => "sync",
+        };
+        // Before it exists, named as the file it would have been, so the fix names its directory.
+        let temp = e
+            .temp
+            .unwrap_or_else(|| dir.join(format!("{}…", temporary_prefix(name))));
+        io_error(&temp, action)(e.source)
+    })
 }
 
 fn write_backup(dir: &Path, name: &str, text: &str) -> Result<PathBuf, FileError> {
@@ -1025,7 +989,7 @@ mod tests {
         let device = dir.path().join("device.json");
         std::os::unix::fs::symlink("/dev/zero", &device).expect("symlink");
         for (path, kind) in [(&fifo, "a FIFO"), (&device, "a device")] {
-            let started = Instant::now();
+            let started = std::time::Instant::now();
             let error = edit_json(path, &EditOptions::default(), add_ours).expect_err("refused");
             assert!(
                 started.elapsed() < Duration::from_secs(5),

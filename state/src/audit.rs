@@ -26,8 +26,8 @@ use crate::StateDir;
 use crate::files::{self, StateError};
 
 /// The retention settings, read by the hook binary on each append.
-pub const MAX_MB_VAR: &str = "AMPLIHACK_AUDIT_MAX_MB";
-pub const KEEP_VAR: &str = "AMPLIHACK_AUDIT_KEEP";
+pub const MAX_MB_VAR: &str = amplihack_env::AMPLIHACK_AUDIT_MAX_MB;
+pub const KEEP_VAR: &str = amplihack_env::AMPLIHACK_AUDIT_KEEP;
 const DEFAULT_MAX_BYTES: u64 = 10 * 1024 * 1024;
 const DEFAULT_KEEP: u32 = 3;
 /// The most rotated files kept, whatever the setting says.

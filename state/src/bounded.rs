@@ -1,12 +1,24 @@
-//! Reading files a repository controls, before anything about them is trusted: regular files
-//! only (a FIFO would block the hook, `/dev/zero` would never end), and never more than a cap.
-//! Every read of a project's hooks files, manifests and the files trust hashes goes through here.
+//! The one reader of files amplihack does not control (a repository's, a host's, the user's
+//! settings), before anything about them is trusted: regular files only (a FIFO would block the
+//! hook, `/dev/zero` would never end), opened without blocking, and never more than a cap.
+//! Every read of a project's hooks files, manifests, the files trust hashes, hosts' settings
+//! (`amplihack_settings::safe_file`) and the built-ins' inputs goes through [`open_regular`]:
+//!
+//! * [`read_text`] / [`stream`]: the whole file, refused over the cap ([`ReadError`]);
+//! * [`read_bounded`] / [`read_from`]: the first bytes up to a cap, and whether there was more
+//!   ([`Bounded`]); [`open_if_regular`] and [`check_regular`] for callers that read themselves.
+//!   These answer [`StateError`]s, and `None` for a file that does not exist.
+//!
+//! Paths under a work tree that must not be reached through a link are opened by
+//! [`crate::safe_open::Dir`], which reads through [`read_from`] too.
 
 use std::fmt;
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+
+use crate::files::{StateError, io_error};
 
 /// The most any hooks file, manifest or AMCP file may hold (the largest real one is a few KB).
 pub const HOOKS_FILE_CAP: u64 = 1024 * 1024;
@@ -67,11 +79,12 @@ fn kind_of(kind: std::fs::FileType) -> &'static str {
 }
 
 /// Opens `path` (a link followed) only if it is a regular file, without ever blocking: the open is
-/// non-blocking (a FIFO opens at once) and the type is checked on the open file.
+/// non-blocking (a FIFO opens at once; no terminal becomes the controlling one) and the type is
+/// checked on the open file, so nothing swapped in between a check and the read is read either.
 pub fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -114,6 +127,87 @@ pub fn stream(path: &Path, cap: u64, mut sink: impl FnMut(&[u8])) -> Result<(), 
             return Err(ReadError::TooLarge { cap });
         }
         sink(&buf[..n]);
+    }
+}
+
+/// At most `max` bytes of a file, and whether there was more.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bounded {
+    pub bytes: Vec<u8>,
+    pub truncated: bool,
+}
+
+impl Bounded {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+}
+
+fn refused(path: &Path, why: &'static str) -> StateError {
+    StateError::Refused {
+        path: path.to_path_buf(),
+        why,
+    }
+}
+
+/// Reads at most `max` bytes, and whether there was more.
+pub fn read_from(file: impl Read, max: u64) -> io::Result<Bounded> {
+    let mut bytes = Vec::new();
+    let mut limited = file.take(max.saturating_add(1));
+    limited.read_to_end(&mut bytes)?;
+    let truncated = bytes.len() as u64 > max;
+    bytes.truncate(usize::try_from(max).unwrap_or(usize::MAX).min(bytes.len()));
+    Ok(Bounded { bytes, truncated })
+}
+
+/// Opens `path` for reading if it is a regular file (links followed: the caller named it);
+/// `None` when it does not exist. A FIFO, a device (`/dev/zero`) or a directory is refused
+/// without reading or blocking.
+pub fn open_if_regular(path: &Path) -> Result<Option<File>, StateError> {
+    match open_regular(path) {
+        Ok((file, _)) => Ok(Some(file)),
+        Err(ReadError::Io(e))
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(ReadError::Io(e)) => Err(io_error(path, "read")(e)),
+        Err(ReadError::NotRegular(_) | ReadError::TooLarge { .. }) => {
+            Err(refused(path, "is not a regular file"))
+        }
+    }
+}
+
+/// At most `max` bytes of the regular file `path`; `None` when it does not exist.
+pub fn read_bounded(path: &Path, max: u64) -> Result<Option<Bounded>, StateError> {
+    let Some(file) = open_if_regular(path)? else {
+        return Ok(None);
+    };
+    read_from(file, max)
+        .map(Some)
+        .map_err(io_error(path, "read"))
+}
+
+/// Whether `path` can be read whole within `max` bytes: `Ok(false)` when it does not exist,
+/// refused when it is not a regular file or is larger (one `stat`, for files another module
+/// reads whole).
+pub fn check_regular(path: &Path, max: u64) -> Result<bool, StateError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.file_type().is_file() => Err(refused(path, "is not a regular file")),
+        Ok(meta) if meta.len() > max => Err(refused(path, "is larger than amplihack reads")),
+        Ok(_) => Ok(true),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(io_error(path, "inspect")(e)),
     }
 }
 

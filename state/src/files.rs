@@ -115,28 +115,117 @@ pub fn read_optional(path: &Path) -> Result<Option<String>, StateError> {
     }
 }
 
-/// Atomically replaces `path` with `bytes`, mode 0600.
-pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    private_dir(dir)?;
+/// The step of [`stage`] that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StageStep {
+    Create,
+    Write,
+    Permissions,
+    Sync,
+}
+
+/// Why [`stage`] failed: the step, the temporary file (once it exists) and the cause.
+#[derive(Debug)]
+pub struct StageError {
+    pub step: StageStep,
+    pub temp: Option<PathBuf>,
+    pub source: io::Error,
+}
+
+impl From<StageError> for io::Error {
+    fn from(e: StageError) -> io::Error {
+        e.source
+    }
+}
+
+/// The first half of every atomic write amplihack makes (state records, hosts' settings, the
+/// deployed binaries): `bytes` in a new file `<dir>/<prefix>XXXXXX`, created 0600, written, given
+/// `mode` (after the write, so no byte is readable beyond the owner before it is complete),
+/// fsynced. [`publish`] renames it over its target; dropped, it is removed.
+pub fn stage(
+    dir: &Path,
+    prefix: &str,
+    bytes: &[u8],
+    mode: u32,
+) -> Result<tempfile::NamedTempFile, StageError> {
     let mut temp = tempfile::Builder::new()
-        .prefix(".amplihack-")
-        .suffix(".tmp")
+        .prefix(prefix)
         .permissions(Permissions::from_mode(0o600))
         .tempfile_in(dir)
-        .map_err(io_error(dir, "create a temporary file in"))?;
-    temp.as_file()
-        .set_permissions(Permissions::from_mode(0o600))
-        .map_err(io_error(temp.path(), "set permissions of"))?;
+        .map_err(|source| StageError {
+            step: StageStep::Create,
+            temp: None,
+            source,
+        })?;
+    let failed = |step, temp: &tempfile::NamedTempFile| {
+        let path = temp.path().to_path_buf();
+        move |source| StageError {
+            step,
+            temp: Some(path),
+            source,
+        }
+    };
     temp.write_all(bytes)
-        .and_then(|()| temp.as_file().sync_all())
-        .map_err(io_error(path, "write"))?;
-    temp.persist(path)
-        .map_err(|e| io_error(path, "replace")(e.error))?;
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
+        .map_err(failed(StageStep::Write, &temp))?;
+    temp.as_file()
+        .set_permissions(Permissions::from_mode(mode))
+        .map_err(failed(StageStep::Permissions, &temp))?;
+    temp.as_file()
+        .sync_all()
+        .map_err(failed(StageStep::Sync, &temp))?;
+    Ok(temp)
+}
+
+/// The second half: renames a [`stage`]d file over `target` (a reader sees the old file or the
+/// new one, never a torn one), then fsyncs `dir`, the directory both are in.
+pub fn publish(
+    staged: tempfile::NamedTempFile,
+    target: &Path,
+    dir: &Path,
+) -> Result<(), Published> {
+    staged
+        .persist(target)
+        .map_err(|e| Published::Rename(e.error))?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(Published::SyncDir)
+}
+
+/// Which part of [`publish`] failed: the rename (the target is unchanged), or the directory's
+/// fsync after it (the target is replaced, not yet durably).
+#[derive(Debug)]
+pub enum Published {
+    Rename(io::Error),
+    SyncDir(io::Error),
+}
+
+impl From<Published> for io::Error {
+    fn from(e: Published) -> io::Error {
+        match e {
+            Published::Rename(e) | Published::SyncDir(e) => e,
+        }
     }
-    Ok(())
+}
+
+/// Atomically replaces `path` with `bytes` and `mode`, creating its directory (0700) if missing:
+/// [`stage`] then [`publish`].
+pub fn replace_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), StateError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    private_dir(dir)?;
+    let staged = stage(dir, ".amplihack-", bytes, mode).map_err(|e| match (e.step, e.temp) {
+        (StageStep::Create, _) => io_error(dir, "create a temporary file in")(e.source),
+        (StageStep::Permissions, Some(temp)) => io_error(&temp, "set permissions of")(e.source),
+        _ => io_error(path, "write")(e.source),
+    })?;
+    match publish(staged, path, dir) {
+        Ok(()) | Err(Published::SyncDir(_)) => Ok(()),
+        Err(Published::Rename(e)) => Err(io_error(path, "replace")(e)),
+    }
+}
+
+/// Atomically replaces `path` with `bytes`, mode 0600.
+pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
+    replace_with_mode(path, bytes, 0o600)
 }
 
 /// Opens `path` for appending, creating it 0600 (and its directory 0700).
@@ -190,13 +279,27 @@ impl Lock {
     pub fn acquire(locks_dir: &Path, name: &str, timeout: Duration) -> Result<Lock, StateError> {
         private_dir(locks_dir)?;
         let path = locks_dir.join(format!("{name}.lock"));
+        Lock::at(&path, timeout).map_err(|e| match e {
+            LockError::Open(e) => io_error(&path, "open lock")(e),
+            LockError::Lock(e) => io_error(&path, "lock")(e),
+            LockError::Busy(waited) => StateError::Busy { path, waited },
+        })
+    }
+
+    /// Locks the sidecar file `path` (created 0600 when missing), waiting at most `timeout`:
+    /// the one lock every locked write takes (state records, hosts' settings files).
+    pub fn at(path: &Path, timeout: Duration) -> Result<Lock, LockError> {
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .mode(0o600)
-            .open(&path)
-            .map_err(io_error(&path, "open lock"))?;
+            .open(path)
+            .and_then(|file| {
+                file.set_permissions(Permissions::from_mode(0o600))?;
+                Ok(file)
+            })
+            .map_err(LockError::Open)?;
         let started = Instant::now();
         loop {
             match file.try_lock() {
@@ -205,15 +308,21 @@ impl Lock {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 Err(fs::TryLockError::WouldBlock) => {
-                    return Err(StateError::Busy {
-                        path,
-                        waited: started.elapsed(),
-                    });
+                    return Err(LockError::Busy(started.elapsed()));
                 }
-                Err(fs::TryLockError::Error(e)) => return Err(io_error(&path, "lock")(e)),
+                Err(fs::TryLockError::Error(e)) => return Err(LockError::Lock(e)),
             }
         }
     }
+}
+
+/// Why [`Lock::at`] did not lock: the sidecar could not be opened, locking it failed, or another
+/// process held it for the whole wait.
+#[derive(Debug)]
+pub enum LockError {
+    Open(io::Error),
+    Lock(io::Error),
+    Busy(Duration),
 }
 
 /// Reads a JSON record; `None` when the file does not exist.

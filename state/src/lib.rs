@@ -47,7 +47,7 @@ impl StateDir {
     /// unset. `None` when neither is set.
     pub fn locate(var: &dyn Fn(&str) -> Option<String>) -> Option<StateDir> {
         let var = |name: &str| var(name).filter(|v| !v.is_empty());
-        let base = var("XDG_STATE_HOME")
+        let base = var(amplihack_env::XDG_STATE_HOME)
             .map(PathBuf::from)
             .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
         Some(StateDir {
@@ -143,11 +143,11 @@ mod tests {
         let cases: &[(Env<'_>, Option<&str>)] = &[
             (&[("HOME", "/h")], Some("/h/.local/state/amplihack")),
             (
-                &[("HOME", "/h"), ("XDG_STATE_HOME", "/x")],
+                &[("HOME", "/h"), (amplihack_env::XDG_STATE_HOME, "/x")],
                 Some("/x/amplihack"),
             ),
             (
-                &[("HOME", "/h"), ("XDG_STATE_HOME", "")],
+                &[("HOME", "/h"), (amplihack_env::XDG_STATE_HOME, "")],
                 Some("/h/.local/state/amplihack"),
             ),
             (&[], None),

@@ -6,18 +6,18 @@
 //!   symbolic link; missing ones are created 0700. Files in it are opened with `O_NOFOLLOW`
 //!   (and `O_NONBLOCK`, so a planted FIFO never blocks) and must be regular files. A link
 //!   anywhere on the way is refused with [`StateError::Refused`]: nothing is written through it.
-//! * [`open_regular`] / [`read_bounded`] open any path for reading, regular files only (a link to
-//!   `/dev/zero` or a FIFO is refused, never read), and read at most a given number of bytes.
+//! * Any other path is read through [`crate::bounded`] (regular files only, at most a cap).
 
 use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::fs::Permissions;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
+use crate::bounded::{Bounded, read_from};
 use crate::files::{StateError, io_error};
 
 /// A directory reached without following a link (see the module).
@@ -25,19 +25,6 @@ use crate::files::{StateError, io_error};
 pub struct Dir {
     fd: OwnedFd,
     path: PathBuf,
-}
-
-/// At most `max` bytes of a file, and whether there was more.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bounded {
-    pub bytes: Vec<u8>,
-    pub truncated: bool,
-}
-
-impl Bounded {
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.bytes).into_owned()
-    }
 }
 
 fn refused(path: &Path, why: &'static str) -> StateError {
@@ -403,76 +390,10 @@ pub fn check_beneath(root: &Path, path: &Path) -> Result<(), StateError> {
     Ok(())
 }
 
-/// Reads at most `max` bytes, and whether there was more.
-pub fn read_from(file: impl Read, max: u64) -> io::Result<Bounded> {
-    let mut bytes = Vec::new();
-    let mut limited = file.take(max.saturating_add(1));
-    limited.read_to_end(&mut bytes)?;
-    let truncated = bytes.len() as u64 > max;
-    bytes.truncate(usize::try_from(max).unwrap_or(usize::MAX).min(bytes.len()));
-    Ok(Bounded { bytes, truncated })
-}
-
-/// Opens `path` for reading if it is a regular file (links followed: the caller named it);
-/// `None` when it does not exist. A FIFO, a device (`/dev/zero`) or a directory is refused
-/// without reading or blocking.
-pub fn open_regular(path: &Path) -> Result<Option<File>, StateError> {
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-    {
-        Ok(file) => file,
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(None);
-        }
-        Err(e) => return Err(io_error(path, "read")(e)),
-    };
-    let meta = file.metadata().map_err(io_error(path, "inspect"))?;
-    if !meta.file_type().is_file() {
-        return Err(refused(path, "is not a regular file"));
-    }
-    Ok(Some(file))
-}
-
-/// At most `max` bytes of the regular file `path`; `None` when it does not exist.
-pub fn read_bounded(path: &Path, max: u64) -> Result<Option<Bounded>, StateError> {
-    let Some(file) = open_regular(path)? else {
-        return Ok(None);
-    };
-    read_from(file, max)
-        .map(Some)
-        .map_err(io_error(path, "read"))
-}
-
-/// Whether `path` can be read whole within `max` bytes: `Ok(false)` when it does not exist,
-/// refused when it is not a regular file or is larger (one `stat`, for files another module
-/// reads whole).
-pub fn check_regular(path: &Path, max: u64) -> Result<bool, StateError> {
-    match std::fs::metadata(path) {
-        Ok(meta) if !meta.file_type().is_file() => Err(refused(path, "is not a regular file")),
-        Ok(meta) if meta.len() > max => Err(refused(path, "is larger than amplihack reads")),
-        Ok(_) => Ok(true),
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-            ) =>
-        {
-            Ok(false)
-        }
-        Err(e) => Err(io_error(path, "inspect")(e)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounded::{check_regular, read_bounded};
     use std::os::unix::fs::symlink;
 
     fn mode(path: &Path) -> u32 {

@@ -112,7 +112,7 @@ pub fn update<R>(
 }
 
 fn lock_timeout() -> Duration {
-    std::env::var("AMPLIHACK_LOCK_TIMEOUT_MS")
+    std::env::var(amplihack_env::AMPLIHACK_LOCK_TIMEOUT_MS)
         .ok()
         .and_then(|v| v.parse().ok())
         .map_or(files::LOCK_TIMEOUT, Duration::from_millis)

@@ -108,7 +108,7 @@ pub fn file_in(dir: &Path) -> Option<PathBuf> {
 
 /// The user's AMCP directory: `$XDG_CONFIG_HOME/amcp`, else `<home>/.config/amcp`.
 pub fn user_dir(home: &Path) -> PathBuf {
-    match std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
+    match std::env::var_os(amplihack_env::XDG_CONFIG_HOME).filter(|x| !x.is_empty()) {
         Some(config) => PathBuf::from(config).join("amcp"),
         None => home.join(".config/amcp"),
     }
@@ -307,10 +307,11 @@ pub fn host_matcher(pattern: &str) -> Result<String, String> {
     let re = regex_lite::Regex::new(&anchored).map_err(|e| e.to_string())?;
     // The host tools whose AMCP name the regex matches, named exactly; and the regex itself for
     // names it matches as they are (MCP tools, Amplifier's names).
-    let mut hosts: Vec<String> = super::AMCP_TOOLS
+    let mut hosts: Vec<String> = amplihack_protocol::tool::TOOLS
         .iter()
-        .filter(|(host, amcp)| amcp.iter().any(|a| re.is_match(a)) || re.is_match(host))
-        .map(|(host, _)| regex_escape(host))
+        .filter(|t| !t.amcp.is_empty())
+        .filter(|t| t.amcp.iter().any(|a| re.is_match(a)) || re.is_match(t.claude))
+        .map(|t| regex_escape(t.claude))
         .collect();
     hosts.dedup();
     hosts.push(format!("(?:{pattern})"));

@@ -431,39 +431,8 @@ pub fn is_foreign(plugin: &crate::discovery::Plugin) -> bool {
     amcp::is_amcp(plugin) || plugin.file.ends_with(proposal::FILE)
 }
 
-/// Host (Claude Code) tool names and the names AMCP gives the same tools.
-const AMCP_TOOLS: &[(&str, &[&str])] = &[
-    ("Bash", &["bash"]),
-    ("Write", &["write_file"]),
-    ("Edit", &["apply_patch", "edit_file"]),
-    ("MultiEdit", &["apply_patch", "edit_file"]),
-    ("Read", &["read_file"]),
-    ("Grep", &["grep"]),
-    ("Glob", &["glob"]),
-    ("WebFetch", &["web_fetch"]),
-    ("WebSearch", &["web_search"]),
-    ("Task", &["task"]),
-    ("TodoWrite", &["todo_write", "todo"]),
-];
-
-/// The host tools an AMCP tool name stands for (itself, when it has no counterpart).
-pub fn host_tools_for_amcp(name: &str) -> Vec<&str> {
-    let hosts: Vec<&str> = AMCP_TOOLS
-        .iter()
-        .filter(|(_, amcp)| amcp.contains(&name))
-        .map(|(host, _)| *host)
-        .collect();
-    if hosts.is_empty() { vec![name] } else { hosts }
-}
-
-/// The AMCP name of a host tool (the host's own name when AMCP has none).
-pub fn amcp_tool(host: &str) -> &str {
-    let host = amplihack_protocol::tool::canonical_tool_name(host);
-    AMCP_TOOLS
-        .iter()
-        .find(|(h, _)| *h == host)
-        .map_or(host, |(_, amcp)| amcp[0])
-}
+/// Tool names in AMCP: one table for every host and dialect ([`amplihack_protocol::tool::TOOLS`]).
+pub use amplihack_protocol::tool::amcp_tool;
 
 /// Argument names AMCP and the proposal write for the host's (`path` for `file_path`).
 const ARG_ALIASES: &[(&str, &str)] = &[("file_path", "path")];
@@ -568,17 +537,23 @@ pub fn env(protocol: Protocol, event: &HookEvent, project_dir: &Path) -> Vec<(St
         Protocol::Amcp => {
             let mut env = vec![
                 (
-                    "AMCP_PROJECT_DIR".to_string(),
+                    amplihack_env::AMCP_PROJECT_DIR.to_string(),
                     project_dir.to_string_lossy().into_owned(),
                 ),
-                ("AMCP_HOOK_EVENT".into(), event.name.as_str().to_string()),
                 (
-                    "AMCP_SESSION_ID".into(),
+                    amplihack_env::AMCP_HOOK_EVENT.into(),
+                    event.name.as_str().to_string(),
+                ),
+                (
+                    amplihack_env::AMCP_SESSION_ID.into(),
                     event.session_id.clone().unwrap_or_default(),
                 ),
             ];
             if let Some(tool) = event.tool() {
-                env.push(("AMCP_TOOL_NAME".into(), amcp_tool(&tool.name).to_string()));
+                env.push((
+                    amplihack_env::AMCP_TOOL_NAME.into(),
+                    amcp_tool(&tool.name).to_string(),
+                ));
             }
             env
         }

@@ -374,7 +374,7 @@ mod tests {
             let out = std::process::Command::new("/bin/sh")
                 .arg("-c")
                 .arg(&substituted)
-                .env("CLAUDE_PLUGIN_ROOT", path)
+                .env(amplihack_env::CLAUDE_PLUGIN_ROOT, path)
                 .output()
                 .expect("sh");
             let printed = String::from_utf8_lossy(&out.stdout);
@@ -452,7 +452,7 @@ mod tests {
                     let out = std::process::Command::new("/bin/sh")
                         .arg("-c")
                         .arg(text)
-                        .env("CLAUDE_PROJECT_DIR", &value)
+                        .env(amplihack_env::CLAUDE_PROJECT_DIR, &value)
                         .current_dir(dir.path())
                         .output()
                         .expect("sh");

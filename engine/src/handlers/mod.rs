@@ -58,8 +58,7 @@ pub trait HandlerKind {
     }
 }
 
-/// A Claude Code version, `(major, minor, patch)`.
-pub type Version = (u32, u32, u32);
+pub use amplihack_protocol::claude_version::Version;
 
 /// One handler's kind, as parsed from its `type`.
 #[derive(Debug, Clone, PartialEq)]

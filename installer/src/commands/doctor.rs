@@ -1,5 +1,6 @@
 //! `amplihack doctor [--fix]`.
 
+use amplihack_protocol::claude_version;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -341,9 +342,9 @@ fn managed_policy(managed: &crate::managed::Managed, checked: &[Target]) -> Vec<
 
 /// The installed Claude Code against the newest amplihack was tested with: past it, parity (every
 /// event and reply handled as natively) is unproven.
-fn untested_claude_code(installed: amplihack_settings::plugin_events::Version) -> Option<Finding> {
+fn untested_claude_code(installed: claude_version::Version) -> Option<Finding> {
     let newest = amplihack_protocol::event::NEWEST_TESTED_CLAUDE_CODE;
-    let name = |v: (u32, u32, u32)| format!("{}.{}.{}", v.0, v.1, v.2);
+    let name = claude_version::display;
     (installed > newest).then(|| {
         Finding::note(
             format!(

@@ -41,7 +41,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     } else {
         args.host
     };
-    let managed_bin = (managed && std::env::var_os("AMPLIHACK_BIN_DIR").is_none())
+    let managed_bin = (managed && std::env::var_os(amplihack_env::AMPLIHACK_BIN_DIR).is_none())
         .then(|| PathBuf::from(crate::managed::MANAGED_BIN_DIR));
     let bin_dir = deploy::bin_dir(
         args.bin_dir.as_deref().or(managed_bin.as_deref()),

@@ -164,7 +164,7 @@ pub fn main(args: &LogArgs) -> Result<i32, CommandError> {
     let style = Style {
         colour: !args.json
             && std::io::IsTerminal::is_terminal(&std::io::stdout())
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            && std::env::var_os(amplihack_env::NO_COLOR).is_none_or(|v| v.is_empty()),
     };
     let now = amplihack_state::time::now_unix().as_secs_f64();
     if args.follow && args.stats {

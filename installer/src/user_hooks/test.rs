@@ -39,12 +39,12 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
         None => sample_event(&name, ctx, args)?,
     };
     let raw = serde_json::to_vec(&payload).unwrap_or_default();
-    let mut event = HookEvent::parse(&raw, Some(name.clone()))
+    let event = HookEvent::parse(&raw, Some(name.clone()))
         .map_err(|e| format!("the sample event is invalid: {e}"))?;
     let host = args.host;
     let overrides = HashMap::from([
         (
-            "CLAUDE_PROJECT_DIR".to_string(),
+            amplihack_env::CLAUDE_PROJECT_DIR.to_string(),
             ctx.locations.project.to_string_lossy().into_owned(),
         ),
         (
@@ -53,18 +53,16 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
         ),
     ]);
     let runtime_ctx = RuntimeContext::with_overrides(host, overrides, &ctx.locations.project);
-    if event.session_id.is_none() && host == Host::Amplifier {
-        event.session_id = runtime_ctx.var("AMPLIFIER_SESSION_ID");
-    }
-    // The event's registered built-ins and its plugins, exactly as the binary runs them.
+    // The event's registered built-ins and its plugins, exactly as the binary runs them (the
+    // same pipeline, normalisation first).
     let hook = table::find("dispatch").ok_or("the hook table has no `dispatch` row")?;
-    let outcome = pipeline::run(&pipeline::Call {
+    let pipeline::Processed { event, outcome } = pipeline::process(
         hook,
-        event: &event,
-        raw: &raw,
-        ctx: &runtime_ctx,
-        deadline: Instant::now() + Duration::from_secs(60),
-    });
+        event,
+        raw,
+        &runtime_ctx,
+        Instant::now() + Duration::from_secs(60),
+    );
     let builtins: Vec<&str> = hook
         .builtins_for(&event.name, host)
         .iter()

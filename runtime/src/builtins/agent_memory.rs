@@ -120,7 +120,7 @@ pub fn defined_agents(dir: &Path) -> Vec<String> {
 
 /// The front matter's `name:`, else the file stem.
 fn agent_name(path: &Path) -> Option<String> {
-    let head: String = amplihack_state::safe_open::read_bounded(path, 16 * 1024)
+    let head: String = amplihack_state::bounded::read_bounded(path, 16 * 1024)
         .ok()??
         .text()
         .chars()

@@ -118,7 +118,7 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
         return Ok(Reply::default());
     };
     let ttl = ctx
-        .var("AMPLIHACK_LOCK_TTL_SECONDS")
+        .var(amplihack_env::AMPLIHACK_LOCK_TTL_SECONDS)
         .and_then(|v| v.parse().ok())
         .map_or(DEFAULT_TTL, Duration::from_secs);
     if lock.age > ttl {
@@ -130,7 +130,7 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
         )));
     }
     let max = ctx
-        .var("AMPLIHACK_MAX_LOCK_ITERATIONS")
+        .var(amplihack_env::AMPLIHACK_MAX_LOCK_ITERATIONS)
         .and_then(|v| v.parse::<u32>().ok())
         .unwrap_or(DEFAULT_MAX_ITERATIONS)
         .max(1);

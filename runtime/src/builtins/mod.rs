@@ -89,7 +89,7 @@ pub fn run(builtin: Builtin, call: &Call<'_>, so_far: &Reply) -> Result<Reply> {
 }
 
 /// The largest Claude Code settings file a hook reads or edits (the project's are the
-/// repository's: a link to `/dev/zero` is refused by `safe_open::check_regular`, not read).
+/// repository's: a link to `/dev/zero` is refused by `bounded::check_regular`, not read).
 pub const SETTINGS_MAX: u64 = 8 * 1024 * 1024;
 
 /// A project text file read with a cap on its size, for context.
@@ -100,11 +100,11 @@ pub struct Capped {
 
 /// Reads at most `max_chars` characters of `path` (trimmed); `None` when it is missing or
 /// empty. Past the cap the text ends with a visible marker naming the whole file. A regular file
-/// only ([`amplihack_state::safe_open::read_bounded`]): a FIFO or a device is refused.
+/// only ([`amplihack_state::bounded::read_bounded`]): a FIFO or a device is refused.
 pub fn read_capped(path: &Path, max_chars: usize) -> Result<Option<Capped>> {
     // Four bytes a character is UTF-8's worst case.
     let limit = (max_chars as u64) * 4 + 4;
-    let Some(read) = amplihack_state::safe_open::read_bounded(path, limit)? else {
+    let Some(read) = amplihack_state::bounded::read_bounded(path, limit)? else {
         return Ok(None);
     };
     let text = String::from_utf8_lossy(&read.bytes);

@@ -16,7 +16,7 @@ use amplihack_settings::plugin_events::{self, HostGroup, Version};
 use amplihack_settings::registration;
 use amplihack_settings::registration::ShapeError;
 use amplihack_settings::safe_file::{self, EditOptions, NewContent};
-use amplihack_state::{StateDir, files, plugins, safe_open};
+use amplihack_state::{StateDir, bounded, files, plugins, safe_open};
 use serde_json::{Value, json};
 
 /// Where the plugins and the settings files are.
@@ -228,7 +228,7 @@ pub fn sync(
     // repository's: a link to /dev/zero, a FIFO) is neither read nor edited.
     // A project's file is also refused when it, or its `.claude`, is a link: it is written.
     let readable = |file: &Path| {
-        safe_open::check_regular(file, super::SETTINGS_MAX).is_ok()
+        bounded::check_regular(file, super::SETTINGS_MAX).is_ok()
             && (file == user_file
                 || file
                     .parent()
@@ -329,15 +329,6 @@ pub fn sync(
     added.sort();
     added.dedup();
     Ok(Synced { lines, added })
-}
-
-/// The calling Claude Code's version, from the environment it gives hooks: `AI_AGENT`
-/// (`claude-code_2-1-328_harness`). `None` when it does not say.
-pub fn host_version(var: &dyn Fn(&str) -> Option<String>) -> Option<Version> {
-    var("AI_AGENT")
-        .filter(|a| a.starts_with("claude-code_"))
-        .as_deref()
-        .and_then(plugin_events::parse_version)
 }
 
 /// Removes every handler group amplihack copied into Claude Code's settings (uninstall); the

@@ -27,14 +27,14 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use amplihack_protocol::{Decision, EventName, Reply};
-use amplihack_state::{files, project, safe_open, session, session_key};
+use amplihack_state::{bounded, files, project, session, session_key};
 use serde_json::Value;
 
 use super::{BuiltinError, Result, preferences, read_capped};
 use crate::pipeline::Call;
 
 /// Set in the reflection child's environment.
-pub const CHILD_MARKER: &str = "AMPLIHACK_REFLECTION_CHILD";
+pub const CHILD_MARKER: &str = amplihack_env::AMPLIHACK_REFLECTION_CHILD;
 /// The user's opt-in file, under `~/.amplihack` (see the module).
 pub const CONFIG: &str = ".claude/tools/amplihack/.reflection_config";
 /// Bytes of the opt-in file read, at most.
@@ -51,10 +51,10 @@ const SUMMARY_MAX: usize = 1_200;
 
 /// Whether the user opted in (see the module): the environment, else the user's config file.
 pub fn enabled(var: &dyn Fn(&str) -> Option<String>) -> bool {
-    if var("AMPLIHACK_SKIP_REFLECTION").is_some() || var(CHILD_MARKER).is_some() {
+    if var(amplihack_env::AMPLIHACK_SKIP_REFLECTION).is_some() || var(CHILD_MARKER).is_some() {
         return false;
     }
-    if var("AMPLIHACK_ENABLE_REFLECTION")
+    if var(amplihack_env::AMPLIHACK_ENABLE_REFLECTION)
         .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
     {
         return true;
@@ -62,7 +62,7 @@ pub fn enabled(var: &dyn Fn(&str) -> Option<String>) -> bool {
     let Some(home) = var("HOME") else {
         return false;
     };
-    safe_open::read_bounded(&user_config(Path::new(&home)), CONFIG_MAX)
+    bounded::read_bounded(&user_config(Path::new(&home)), CONFIG_MAX)
         .ok()
         .flatten()
         .and_then(|b| serde_json::from_slice::<Value>(&b.bytes).ok())
@@ -113,12 +113,12 @@ pub fn run(call: &Call<'_>, so_far: &Reply) -> Result<Reply> {
     });
 
     let timeout = ctx
-        .var("AMPLIHACK_REFLECTION_TIMEOUT_SECS")
+        .var(amplihack_env::AMPLIHACK_REFLECTION_TIMEOUT_SECS)
         .and_then(|v| v.parse().ok())
         .map_or(DEFAULT_TIMEOUT, Duration::from_secs)
         .min(call.time_left().saturating_sub(Duration::from_secs(1)));
     let program = ctx
-        .var("AMPLIHACK_CLAUDE_BIN")
+        .var(amplihack_env::AMPLIHACK_CLAUDE_BIN)
         .unwrap_or_else(|| "claude".into());
     // A directory of amplihack's own, never the project: no project settings, hooks or
     // CLAUDE.md reach the child.
@@ -170,15 +170,15 @@ fn run_claude(
         ])
         .current_dir(cwd)
         .env(CHILD_MARKER, "1")
-        .env("AMPLIHACK_SKIP_REFLECTION", "1");
+        .env(amplihack_env::AMPLIHACK_SKIP_REFLECTION, "1");
     // Nothing tells the child where the project is; a nested Claude Code refuses to start
     // inside another's session unless told it is not one.
     for name in [
-        "CLAUDECODE",
-        "CLAUDE_PID",
-        "CLAUDE_CODE_SSE_PORT",
-        "CLAUDE_PROJECT_DIR",
-        "AMPLIFIER_PROJECT_DIR",
+        amplihack_env::CLAUDECODE,
+        amplihack_env::CLAUDE_PID,
+        amplihack_env::CLAUDE_CODE_SSE_PORT,
+        amplihack_env::CLAUDE_PROJECT_DIR,
+        amplihack_env::AMPLIFIER_PROJECT_DIR,
     ] {
         command.env_remove(name);
     }
@@ -187,10 +187,15 @@ fn run_claude(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    if let Some(depth) = var("AMPLIHACK_SESSION_DEPTH").and_then(|d| d.parse::<u32>().ok()) {
-        command.env("AMPLIHACK_SESSION_DEPTH", (depth + 1).to_string());
+    if let Some(depth) =
+        var(amplihack_env::AMPLIHACK_SESSION_DEPTH).and_then(|d| d.parse::<u32>().ok())
+    {
+        command.env(
+            amplihack_env::AMPLIHACK_SESSION_DEPTH,
+            (depth + 1).to_string(),
+        );
     } else {
-        command.env("AMPLIHACK_SESSION_DEPTH", "1");
+        command.env(amplihack_env::AMPLIHACK_SESSION_DEPTH, "1");
     }
     let mut child = command.spawn().map_err(|e| {
         BuiltinError::Other(format!(
@@ -250,7 +255,7 @@ fn drain(pipe: Option<impl Read + Send + 'static>, cap: u64) -> std::thread::Joi
 /// A bounded digest of a Claude Code transcript (JSONL): the first user prompt, then as many of
 /// the latest messages as fit in [`DIGEST_MAX`] characters, each cut at 500.
 pub fn digest(path: &Path) -> String {
-    let Ok(Some(file)) = safe_open::open_regular(path) else {
+    let Ok(Some(file)) = bounded::open_if_regular(path) else {
         return String::new();
     };
     let mut messages: Vec<(String, String)> = Vec::new();
@@ -348,7 +353,7 @@ mod tests {
         assert!(!enabled(&with(vec![("HOME", h.clone())])));
         assert!(enabled(&with(vec![
             ("HOME", h.clone()),
-            ("AMPLIHACK_ENABLE_REFLECTION", "1".into())
+            (amplihack_env::AMPLIHACK_ENABLE_REFLECTION, "1".into())
         ])));
         // The user's own file switches it on.
         let config = user_config(home.path());
@@ -359,7 +364,7 @@ mod tests {
         assert!(!enabled(&child));
         let skip = with(vec![
             ("HOME", h.clone()),
-            ("AMPLIHACK_SKIP_REFLECTION", "1".into()),
+            (amplihack_env::AMPLIHACK_SKIP_REFLECTION, "1".into()),
         ]);
         assert!(!enabled(&skip));
         // A link to a device is refused, not read.

@@ -18,8 +18,8 @@ use amplihack_protocol::{EventName, Host, Reply};
 use amplihack_settings::claude_paths;
 use amplihack_settings::registration::{self, OurHandler};
 use amplihack_settings::safe_file::{self, EditOptions, NewContent};
-use amplihack_state::safe_open;
 use amplihack_state::session;
+use amplihack_state::{bounded, safe_open};
 
 use super::{BuiltinError, Result, SETTINGS_MAX};
 use crate::pipeline::Call;
@@ -56,7 +56,7 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
         // SETTINGS_MAX (a link to /dev/zero or a FIFO would cost the session its context).
         // It is written too: a link on the way (a project's `.claude`, its settings file) is
         // refused.
-        if !matches!(safe_open::check_regular(&path, SETTINGS_MAX), Ok(true))
+        if !matches!(bounded::check_regular(&path, SETTINGS_MAX), Ok(true))
             || (scope != "user" && safe_open::check_beneath(&root, &path).is_err())
         {
             continue;
@@ -145,7 +145,7 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     let plugin_dirs = Path::new(&home).join(".amplifier/hooks").is_dir()
         || root.join(".amplifier/hooks").is_dir();
     let copied = state.file(super::plugin_events::RECORD).is_file();
-    if let Some(version) = super::plugin_events::host_version(&|name| ctx.var(name))
+    if let Some(version) = amplihack_protocol::claude_version::from_env(&|name| ctx.var(name))
         && (plugin_dirs || dispatching || copied)
     {
         let places = super::plugin_events::Places {

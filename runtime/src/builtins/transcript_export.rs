@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use amplihack_protocol::{Payload, Reply};
-use amplihack_state::{project, safe_open, session, session_key, time};
+use amplihack_state::{bounded, project, session, session_key, time};
 use serde_json::json;
 
 use super::{BuiltinError, Result};
@@ -36,7 +36,7 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     };
     let trigger = trigger.as_deref().unwrap_or("unknown");
     // A regular file only: a FIFO or a device is refused before anything is created.
-    let Some(mut from) = safe_open::open_regular(source)? else {
+    let Some(mut from) = bounded::open_if_regular(source)? else {
         return Err(BuiltinError::Other(format!(
             "cannot read the transcript {}: it does not exist",
             source.display()

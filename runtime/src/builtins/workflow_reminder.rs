@@ -135,7 +135,7 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     let ctx = call.ctx;
     let state = ctx.state().ok_or(BuiltinError::NoStateDir)?;
     let nested = ctx
-        .var("AMPLIHACK_SESSION_DEPTH")
+        .var(amplihack_env::AMPLIHACK_SESSION_DEPTH)
         .and_then(|d| d.trim().parse::<u32>().ok())
         .is_some_and(|d| d > 0)
         || ctx.var(super::reflection::CHILD_MARKER).is_some();

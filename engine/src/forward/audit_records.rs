@@ -1,4 +1,4 @@
-//! What one forwarded call leaves in the audit log ([`amplihack_state::audit`]): a line per
+//! Stage 5, the audit. What one forwarded call leaves in the audit log ([`amplihack_state::audit`]): a line per
 //! handler run (with its deny reason, and its stderr's first line when it failed); the call's
 //! first line also carries amplihack's own time around the handlers (`overhead_ms`).
 
@@ -8,7 +8,25 @@ use amplihack_protocol::{HookEvent, Host};
 use amplihack_state::StateDir;
 use amplihack_state::audit::{self, Policy, Record};
 
-use crate::forward::Run;
+use serde_json::Value;
+
+use super::Run;
+use crate::discovery::Plugin;
+
+/// The id Claude Code gives a plugin directory it loads with `--plugin-dir`: its manifest's
+/// name (else the directory's), `@inline`. A level's own hooks file is no plugin: `None`.
+pub(super) fn plugin_id(plugin: &Plugin) -> Option<String> {
+    if plugin.root == plugin.hooks_dir {
+        return None;
+    }
+    let manifest = crate::discovery::read_small(&plugin.root.join(crate::discovery::MANIFEST)).ok();
+    let name = manifest
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|m| m.get("name").and_then(Value::as_str).map(str::to_string))
+        .filter(|name| !name.trim().is_empty())
+        .unwrap_or_else(|| plugin.name.clone());
+    Some(format!("{name}@inline"))
+}
 
 /// The call being recorded.
 pub struct Call<'a> {
