@@ -127,7 +127,12 @@ pub fn plugin_events(
         ["all"] => {
             let mut all = beyond;
             all.sort();
-            return Ok((all, Vec::new()));
+            let notes = if version.is_none() {
+                vec!["--plugin-events all: the installed Claude Code's version is unknown (`claude --version` did not answer; AMPLIHACK_CLAUDE_BIN names it), so only the events every Claude Code with hooks has".to_string()]
+            } else {
+                Vec::new()
+            };
+            return Ok((all, notes));
         }
         ["none"] => return Ok((Vec::new(), Vec::new())),
         _ => {}
