@@ -151,6 +151,20 @@ fn fresh_install_deploys_binaries_and_registers_the_canonical_table_for_both_hos
     assert!(stderr(&run).contains("stdin is empty"));
 }
 
+/// `--plugin-events` is the managed scope's: elsewhere amplihack follows the plugins itself.
+#[test]
+fn plugin_events_outside_the_managed_scope_are_refused_before_anything_is_written() {
+    let env = TestEnv::new();
+    let output = env.run_amplihack(&["install", "--plugin-events", "SubagentStart"]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("--plugin-events is for --scope managed"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!env.claude_settings_path().exists());
+}
+
 #[test]
 fn second_install_is_byte_identical_and_makes_no_backup() {
     let env = TestEnv::new();

@@ -147,9 +147,24 @@ fn managed_scope_runs_under_allow_managed_hooks_only_and_leaves_no_trace() {
     );
     let list = ns.amplihack(&env, &["hooks", "list"]);
     assert!(
-        stdout(&list).contains("PostToolUseFailure never reaches it: Claude Code runs only the managed settings' hooks here (allowManagedHooksOnly)"),
+        stdout(&list).contains("PostToolUseFailure never reaches it: Claude Code runs only the managed settings' hooks here (allowManagedHooksOnly), and they do not dispatch it: an administrator registers it with `sudo amplihack install --scope managed --plugin-events PostToolUseFailure`"),
         "{}",
         stdout(&list)
+    );
+    // A plugin on MessageDisplay, which a text-only session fires and amplihack's own table
+    // does not register: it logs each time it runs.
+    let display_log = env.root().join("message-display.log");
+    env.plugin(
+        &env.user_hooks_dir(),
+        "display",
+        &support::one_group(
+            "MessageDisplay",
+            None,
+            vec![support::command(&format!(
+                "echo ran >> '{}'",
+                display_log.display()
+            ))],
+        ),
     );
 
     // The managed scope: every user's Claude Code runs it.
@@ -176,6 +191,107 @@ fn managed_scope_runs_under_allow_managed_hooks_only_and_leaves_no_trace() {
         .mode();
     assert_eq!(mode & 0o777, 0o644, "readable by every user");
     assert!(marker_reached(&ns), "the managed hooks did not run");
+    assert!(
+        !display_log.exists(),
+        "MessageDisplay reached the plugin before the administrator registered it"
+    );
+    let list = ns.amplihack(&env, &["hooks", "list"]);
+    assert!(
+        stdout(&list)
+            .contains("`sudo amplihack install --scope managed --plugin-events MessageDisplay`"),
+        "{}",
+        stdout(&list)
+    );
+
+    // An event the installed Claude Code does not know is refused, naming the fix; nothing changes.
+    let before = env.read(&ns.managed("managed-settings.json"));
+    let refused = ns.amplihack(
+        &env,
+        &[
+            "install",
+            "--scope",
+            "managed",
+            "--bin-dir",
+            &bin_arg,
+            "--plugin-events",
+            "MessageDisplay,NoSuchEvent",
+        ],
+    );
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("--plugin-events: `NoSuchEvent` is not a Claude Code event"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(env.read(&ns.managed("managed-settings.json")), before);
+
+    // The administrator registers it: the plugin's handler runs in every user's Claude Code.
+    let events = ns.amplihack(
+        &env,
+        &[
+            "install",
+            "--scope",
+            "managed",
+            "--bin-dir",
+            &bin_arg,
+            "--plugin-events",
+            "MessageDisplay",
+        ],
+    );
+    assert!(events.status.success(), "{}", stderr(&events));
+    assert!(
+        format!("{}{}", stdout(&events), stderr(&events))
+            .contains("users' plugins also get MessageDisplay"),
+        "{}{}",
+        stdout(&events),
+        stderr(&events)
+    );
+    let dispatch = bin.join("amplihack-hooks").to_string_lossy().into_owned();
+    let settings = env.read_json(&ns.managed("managed-settings.json"));
+    assert!(
+        support::hook_commands(&settings)
+            .iter()
+            .any(|(e, c)| e == "MessageDisplay"
+                && c.contains(&dispatch)
+                && c.ends_with(" dispatch")),
+        "{settings}"
+    );
+    assert!(marker_reached(&ns), "the managed hooks did not run");
+    assert!(
+        display_log.exists(),
+        "MessageDisplay did not reach the user's plugin once registered in the managed settings"
+    );
+    let list = ns.amplihack(&env, &["hooks", "list"]);
+    assert!(
+        !stdout(&list).contains("MessageDisplay never reaches it"),
+        "{}",
+        stdout(&list)
+    );
+    let status = ns.amplihack(&env, &["status"]);
+    assert!(
+        stdout(&status).contains("managed plugin events: MessageDisplay"),
+        "{}",
+        stdout(&status)
+    );
+
+    // Moved: a plain install re-points the event's entry at the new binaries and keeps it.
+    let moved = env.root().join("moved bin");
+    let moved_arg = moved.to_string_lossy().into_owned();
+    let again = ns.amplihack(
+        &env,
+        &["install", "--scope", "managed", "--bin-dir", &moved_arg],
+    );
+    assert!(again.status.success(), "{}", stderr(&again));
+    let settings = env.read_json(&ns.managed("managed-settings.json"));
+    let moved_dispatch = moved.join("amplihack-hooks").to_string_lossy().into_owned();
+    let commands = support::hook_commands(&settings);
+    assert!(
+        commands.iter().any(|(e, c)| e == "MessageDisplay"
+            && c.contains(&moved_dispatch)
+            && c.ends_with(" dispatch"))
+            && !commands.iter().any(|(_, c)| c.contains("system bin")),
+        "{settings}"
+    );
     let doctor = ns.amplihack(&env, &["doctor"]);
     assert!(
         stdout(&doctor).contains("amplihack is registered in the managed settings")

@@ -66,6 +66,12 @@ enum Commands {
         /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
         #[arg(long, short = 'y')]
         yes: bool,
+        /// With --scope managed: the events beyond amplihack's own that get an
+        /// `amplihack-hooks dispatch` entry for users' plugins (EVENT[,EVENT...], `all` for every
+        /// event the installed Claude Code knows, `none`); each costs a process per event on every
+        /// user's machine. Without it, the managed file's present ones are kept
+        #[arg(long, value_name = "EVENTS", value_delimiter = ',')]
+        plugin_events: Option<Vec<String>>,
     },
     /// Remove exactly amplihack's entries (every scope unless --scope) and the binaries
     Uninstall {
@@ -439,11 +445,13 @@ pub fn main() -> i32 {
             dry_run,
             verbose,
             yes: _,
+            plugin_events,
         } => commands::install(&InstallArgs {
             scope,
             host,
             bin_dir,
             dry_run,
+            plugin_events,
             detail: detail(verbose),
             project: project.clone(),
         })

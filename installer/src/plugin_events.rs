@@ -164,7 +164,10 @@ pub fn undelivered(
             } else if table.contains(&event.as_str()) || registered.contains(&event) {
                 return None;
             } else if managed_only {
-                "Claude Code runs only the managed settings' hooks here (allowManagedHooksOnly), and they do not dispatch it: an administrator adds `amplihack-hooks dispatch` on it to the managed settings".into()
+                format!(
+                    "Claude Code runs only the managed settings' hooks here (allowManagedHooksOnly), and they do not dispatch it: an administrator registers it with `{}`",
+                    crate::managed::command_adding(&event, registered)
+                )
             } else {
                 "not registered with Claude Code yet (`amplihack doctor --fix` or any `amplihack hooks` change registers it for the next session; a session's start registers it for the session after, since Claude Code reads its hooks once, at start)"
                     .into()

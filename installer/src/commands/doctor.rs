@@ -315,9 +315,17 @@ fn managed_policy(managed: &crate::managed::Managed, checked: &[Target]) -> Vec<
         ));
     }
     if managed.ours {
-        findings.push(Finding::ok(
-            "Claude Code: amplihack is registered in the managed settings (every user of this machine runs it)".into(),
-        ));
+        let events = if managed.plugin_events.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; it also dispatches {} to users' plugins",
+                managed.plugin_events.join(", ")
+            )
+        };
+        findings.push(Finding::ok(format!(
+            "Claude Code: amplihack is registered in the managed settings (every user of this machine runs it){events}"
+        )));
     }
     let elsewhere: Vec<String> = checked
         .iter()

@@ -8,8 +8,8 @@ use amplihack_state::manifest;
 use super::render::render_changes;
 use super::shared::{
     AMPLIFIER_EXCLUDE, amplifier_settings, bridge_of, diverging_scopes, exclude_from_git,
-    git_tracked, is_bridge, read_manifest, record_registrations, register, register_amplifier,
-    register_known, starting_value, targets,
+    git_tracked, is_bridge, managed_plugin_events, read_manifest, record_registrations, register,
+    register_amplifier, register_known, starting_value, targets,
 };
 use super::{CommandError, Detail, Outcome};
 use crate::deploy;
@@ -24,6 +24,9 @@ pub struct InstallArgs {
     pub dry_run: bool,
     pub detail: Detail,
     pub project: PathBuf,
+    /// `--plugin-events`: with the managed scope, the events beyond amplihack's own that get a
+    /// `dispatch` entry (`None`: those the managed file has are kept).
+    pub plugin_events: Option<Vec<String>>,
 }
 
 pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
@@ -47,6 +50,23 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         args.bin_dir.as_deref().or(managed_bin.as_deref()),
         &locations.home,
     );
+    // `--plugin-events`, checked against the installed Claude Code before anything is touched.
+    let mut event_notes = Vec::new();
+    let plugin_events = match &args.plugin_events {
+        Some(_) if !managed => {
+            return Err(CommandError(
+                crate::managed::PluginEventsError::NotManaged.to_string(),
+            ));
+        }
+        Some(requested) => {
+            let version = crate::plugin_events::claude_version();
+            let (events, notes) = crate::managed::plugin_events(requested, version)
+                .map_err(|e| CommandError(e.to_string()))?;
+            event_notes = notes;
+            Some(events)
+        }
+        None => None,
+    };
     let targets = targets(&locations, args.scope, host);
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
 
@@ -71,13 +91,21 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         let mut probe = current
             .as_ref()
             .map_or_else(|| starting_value(target.host), |(_, v)| v.clone());
-        registration::install(&mut probe, &hooks_binary, target.host).map_err(|e| {
-            format!(
-                "{}: {}; nothing was changed",
-                target.path.display(),
-                e.message()
-            )
-        })?;
+        registration::install(&mut probe, &hooks_binary, target.host)
+            .and_then(|()| {
+                if target.scope == Scope::Managed && target.host == Host::ClaudeCode {
+                    managed_plugin_events(&mut probe, &hooks_binary, plugin_events.as_deref())
+                } else {
+                    Ok(())
+                }
+            })
+            .map_err(|e| {
+                format!(
+                    "{}: {}; nothing was changed",
+                    target.path.display(),
+                    e.message()
+                )
+            })?;
         if target.host == Host::ClaudeCode {
             read.push((target.path.clone(), current));
         }
@@ -140,7 +168,13 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
                     .iter()
                     .position(|(path, _)| *path == target.path)
                     .map(|at| read.swap_remove(at).1);
-                let report = register_known(target, &hooks_binary, &options, known)?;
+                let report = register_known(
+                    target,
+                    &hooks_binary,
+                    &options,
+                    known,
+                    plugin_events.as_deref(),
+                )?;
                 vec![(target.clone(), report)]
             }
         };
@@ -172,6 +206,24 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
             "managed scope: every user's Claude Code on this machine now runs {}; users cannot remove or turn off these hooks in their own settings",
             hooks_binary.display()
         ));
+    }
+    warnings.extend(event_notes);
+    if managed && let Some(path) = targets.first().map(|t| &t.path) {
+        let events = safe_file::read_json(path)
+            .ok()
+            .flatten()
+            .map(|(_, v)| amplihack_settings::plugin_events::registered(&v))
+            .unwrap_or_default();
+        let events = plugin_events
+            .clone()
+            .filter(|_| args.dry_run)
+            .unwrap_or(events);
+        if !events.is_empty() {
+            warnings.push(format!(
+                "managed scope: users' plugins also get {} (an `amplihack-hooks dispatch` entry each: one more process per event, on every user's machine, whether or not a plugin handles it)",
+                events.join(", ")
+            ));
+        }
     }
     if matches!(args.scope, Scope::Project | Scope::Local)
         && !locations.project.join(".git").exists()

@@ -102,7 +102,7 @@ pub(crate) fn register(
     hooks_binary: &Path,
     options: &EditOptions,
 ) -> Result<EditReport, CommandError> {
-    register_known(target, hooks_binary, options, None)
+    register_known(target, hooks_binary, options, None, None)
 }
 
 /// [`register`], with the file as [`safe_file::read_json`] gave it moments ago when the caller
@@ -113,18 +113,36 @@ pub(crate) fn register_known(
     hooks_binary: &Path,
     options: &EditOptions,
     known: Option<Option<(String, serde_json::Value)>>,
+    plugin_events: Option<&[String]>,
 ) -> Result<EditReport, CommandError> {
     let change = |current: Option<&serde_json::Value>| {
         let mut value = current
             .cloned()
             .unwrap_or_else(|| starting_value(target.host));
         registration::install(&mut value, hooks_binary, target.host)?;
+        if target.scope == Scope::Managed && target.host == Host::ClaudeCode {
+            managed_plugin_events(&mut value, hooks_binary, plugin_events)?;
+        }
         Ok(NewContent::Value(value))
     };
     Ok(match known {
         Some(current) => safe_file::edit_json_known(&target.path, options, current, change)?,
         None => safe_file::edit_json(&target.path, options, change)?,
     })
+}
+
+/// The managed file's `dispatch` entries for users' plugins: exactly `wanted` when given
+/// (`install --plugin-events`), else the ones it has, each running `hooks_binary` (re-pointed
+/// after a move). The file itself is the record: `uninstall` removes them with amplihack's others.
+pub(crate) fn managed_plugin_events(
+    value: &mut serde_json::Value,
+    hooks_binary: &Path,
+    wanted: Option<&[String]>,
+) -> Result<(), registration::ShapeError> {
+    let present = amplihack_settings::plugin_events::registered(value);
+    let wanted = wanted.map_or_else(|| present.clone(), <[String]>::to_vec);
+    amplihack_settings::plugin_events::sync(value, hooks_binary, &present, &wanted)?;
+    Ok(())
 }
 
 /// amplihack's commands in a settings file, sorted (empty when it holds none or cannot be read).

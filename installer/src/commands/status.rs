@@ -72,6 +72,12 @@ pub fn status(project: &Path, bin_dir: Option<&Path>) -> Result<Outcome, Command
     if registrations.is_empty() {
         text.push_str("  no hooks registered: run `amplihack install`\n");
     }
+    if !managed.plugin_events.is_empty() {
+        text.push_str(&format!(
+            "  managed plugin events: {} (`amplihack-hooks dispatch` each, for every user's plugins)\n",
+            managed.plugin_events.join(", ")
+        ));
+    }
     if let Some(from) = &managed.hooks_only_from {
         text.push_str(&format!(
             "  note: {} sets {}: Claude Code runs only managed hooks\n",
@@ -81,7 +87,7 @@ pub fn status(project: &Path, bin_dir: Option<&Path>) -> Result<Outcome, Command
     }
     Ok(Outcome {
         text,
-        json: json!({"command": "status", "version": VERSION, "bin_dir": bin_dir, "binaries": binaries, "registrations": registrations, "managed_hooks_only": managed.hooks_only_from}),
+        json: json!({"command": "status", "version": VERSION, "bin_dir": bin_dir, "binaries": binaries, "registrations": registrations, "managed_hooks_only": managed.hooks_only_from, "managed_plugin_events": managed.plugin_events}),
         code: 0,
     })
 }
