@@ -66,6 +66,36 @@ fn untrack(slot: Option<usize>) {
     }
 }
 
+/// The signals that kill every handler's group ([`kill_all_groups`]): the host's stop signals and
+/// the deadline's alarm, blocked while a handler is started and recorded, delivered when this is
+/// dropped. A handler starts with none blocked (the child clears its mask).
+struct StopSignalsHeld(libc::sigset_t);
+
+impl StopSignalsHeld {
+    fn hold() -> StopSignalsHeld {
+        // SAFETY: sigset operations on local values; pthread_sigmask on this thread only.
+        unsafe {
+            let mut stop: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut stop);
+            for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGALRM] {
+                libc::sigaddset(&mut stop, signal);
+            }
+            let mut before: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, &stop, &mut before);
+            StopSignalsHeld(before)
+        }
+    }
+}
+
+impl Drop for StopSignalsHeld {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask `hold` saved.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut());
+        }
+    }
+}
+
 /// Kills every running handler's whole process group. Async-signal-safe (atomics and `kill`).
 pub fn kill_all_groups() {
     for slot in &GROUPS {
@@ -246,6 +276,9 @@ impl<'a> Job<'a> {
         } else {
             crate::spawn::start
         };
+        // A stop signal or the deadline between the start and `track` would find the new group
+        // unrecorded and leave it running: they wait until it is recorded.
+        let held = StopSignalsHeld::hold();
         let started_handler = match start(spawn.argv, spawn.cwd, spawn.env) {
             Ok(started_handler) => started_handler,
             Err(e) => {
@@ -259,6 +292,7 @@ impl<'a> Job<'a> {
         };
         job.pid = started_handler.pid;
         job.slot = track(job.pid);
+        drop(held);
         job.pidfd = pidfd_open(job.pid);
         job.stdin = Some(started_handler.stdin);
         job.pipes = Pipes::new(Some(started_handler.stdout), Some(started_handler.stderr));
