@@ -346,7 +346,7 @@ fn run_hooks_command(
 fn with_plugin_events(mut outcome: Outcome, ctx: &crate::user_hooks::Context) -> Outcome {
     let lines = match crate::plugin_events::sync(ctx) {
         Ok(lines) => lines,
-        Err(CommandError(message)) => {
+        Err(message) => {
             vec![format!(
                 "plugin events could not be registered with Claude Code: {message}"
             )]
@@ -437,7 +437,7 @@ pub fn main() -> i32 {
                 json: serde_json::json!({"written": written}),
                 code: 0,
             })
-            .map_err(|e| CommandError(format!("{}: {e}", dir.display()))),
+            .map_err(|e| CommandError::io("write the documentation under", &dir, e)),
         Commands::Install {
             scope,
             host,
@@ -475,7 +475,7 @@ pub fn main() -> i32 {
             // mcp_tool) are recorded in its state, not recognisable in the file: removed first.
             let copied = if host.claude() && scope.is_none() {
                 Locations::from_env(&project)
-                    .map_err(CommandError)
+                    .map_err(CommandError::Refused)
                     .and_then(|l| crate::plugin_events::remove_host_groups(&l, dry_run))
             } else {
                 Ok(Vec::new())
@@ -528,7 +528,7 @@ pub fn main() -> i32 {
         Commands::Status { bin_dir } => commands::status(&project, bin_dir.as_deref()),
         Commands::Hooks(command) => run_hooks_command(command, &project),
         Commands::Lock { message, status } => Locations::from_env(&project)
-            .map_err(CommandError)
+            .map_err(CommandError::Refused)
             .and_then(|l| {
                 if status {
                     crate::lock::status(&l)
@@ -551,7 +551,7 @@ pub fn main() -> i32 {
         }),
         Commands::Reregister { bin_dir } => commands::reregister(&project, &bin_dir),
         Commands::Unlock => Locations::from_env(&project)
-            .map_err(CommandError)
+            .map_err(CommandError::Refused)
             .and_then(|l| crate::lock::unlock(&l)),
         Commands::Log(log) => {
             let args = crate::log::LogArgs {
@@ -572,14 +572,14 @@ pub fn main() -> i32 {
             // Printed as it goes (--follow), JSON Lines with --json: not one Outcome.
             return match crate::log::main(&args) {
                 Ok(code) => code,
-                Err(CommandError(message)) => {
-                    eprintln!("amplihack: error: {message}");
-                    1
+                Err(error) => {
+                    eprintln!("amplihack: error: {error}");
+                    error.exit_code()
                 }
             };
         }
         Commands::Memory(command) => Locations::from_env(&project)
-            .map_err(CommandError)
+            .map_err(CommandError::Refused)
             .and_then(|l| match command {
                 MemoryCommand::List { agent, kind } => {
                     crate::memory::list(&l, agent.as_deref(), kind.as_deref())
@@ -604,12 +604,12 @@ pub fn main() -> i32 {
             }
             outcome.code
         }
-        Err(CommandError(message)) => {
+        Err(error) => {
             if cli.json {
-                println!("{}", serde_json::json!({"error": message}));
+                println!("{}", serde_json::json!({"error": error.to_string()}));
             }
-            eprintln!("amplihack: error: {message}");
-            1
+            eprintln!("amplihack: error: {error}");
+            error.exit_code()
         }
     }
 }

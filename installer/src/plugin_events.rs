@@ -48,7 +48,7 @@ pub fn sync(ctx: &Context) -> Result<Vec<String>, CommandError> {
                     .map(|l| format!("Claude Code: {l}"))
                     .collect()
             })
-            .map_err(CommandError)
+            .map_err(CommandError::Refused)
     })
 }
 
@@ -62,7 +62,7 @@ pub fn remove_host_groups(
         dry_run,
         ..EditOptions::default()
     };
-    shared::remove_host_groups(&locations.state(), &options).map_err(CommandError)
+    shared::remove_host_groups(&locations.state(), &options).map_err(CommandError::Refused)
 }
 
 /// The Claude Code events amplihack's Amplifier module delivers: the kernel events with a Claude
@@ -266,9 +266,7 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
     if fix {
         match sync(ctx) {
             Ok(lines) => notes.extend(lines.into_iter().map(|l| format!("repaired: {l}"))),
-            Err(CommandError(e)) => {
-                notes.push(format!("plugin events could not be registered: {e}"))
-            }
+            Err(e) => notes.push(format!("plugin events could not be registered: {e}")),
         }
     }
     let (version, registered, claude_registered) = delivery(ctx);

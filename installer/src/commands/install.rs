@@ -33,9 +33,8 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     let locations = Locations::from_env(&args.project)?;
     let managed = args.scope == Scope::Managed;
     if managed && args.host == HostChoice::Amplifier {
-        return Err(CommandError(
-            "Amplifier has no managed settings: --scope managed is for Claude Code (--host claude)"
-                .into(),
+        return Err(CommandError::usage(
+            "Amplifier has no managed settings: --scope managed is for Claude Code (--host claude)",
         ));
     }
     // The managed scope: Claude Code only, run by every user, so from a directory all can read.
@@ -54,14 +53,11 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     let mut event_notes = Vec::new();
     let plugin_events = match &args.plugin_events {
         Some(_) if !managed => {
-            return Err(CommandError(
-                crate::managed::PluginEventsError::NotManaged.to_string(),
-            ));
+            return Err(crate::managed::PluginEventsError::NotManaged.into());
         }
         Some(requested) => {
             let version = crate::plugin_events::claude_version();
-            let (events, notes) = crate::managed::plugin_events(requested, version)
-                .map_err(|e| CommandError(e.to_string()))?;
+            let (events, notes) = crate::managed::plugin_events(requested, version)?;
             event_notes = notes;
             Some(events)
         }

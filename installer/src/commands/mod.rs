@@ -34,15 +34,7 @@ pub struct Outcome {
     pub code: i32,
 }
 
-/// A refusal or failure: what went wrong, where, and the fix. Exit code 1.
-#[derive(Debug)]
-pub struct CommandError(pub String);
-
-impl<E: std::fmt::Display> From<E> for CommandError {
-    fn from(error: E) -> Self {
-        CommandError(error.to_string())
-    }
-}
+pub use crate::error::CommandError;
 
 /// One file amplihack registers hooks in.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -157,7 +157,7 @@ fn newest(records: &[Record], lines: usize) -> &[Record] {
 /// stdout goes away (or the user interrupts). Returns the exit code.
 pub fn main(args: &LogArgs) -> Result<i32, CommandError> {
     let state = StateDir::from_env().ok_or_else(|| {
-        CommandError(
+        CommandError::refused(
             "no state directory: neither XDG_STATE_HOME nor HOME is set; set HOME".to_string(),
         )
     })?;
@@ -168,8 +168,8 @@ pub fn main(args: &LogArgs) -> Result<i32, CommandError> {
     };
     let now = amplihack_state::time::now_unix().as_secs_f64();
     if args.follow && args.stats {
-        return Err(CommandError(
-            "--follow and --stats do not go together: --stats sums a window; drop one".into(),
+        return Err(CommandError::usage(
+            "--follow and --stats do not go together: --stats sums a window; drop one",
         ));
     }
     let mut out = std::io::stdout().lock();
@@ -470,6 +470,7 @@ mod tests {
         )
         .err()
         .unwrap();
-        assert!(error.0.contains("--since \"last tuesday\""), "{}", error.0);
+        let message = error.to_string();
+        assert!(message.contains("--since \"last tuesday\""), "{message}");
     }
 }

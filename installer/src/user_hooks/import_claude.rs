@@ -34,8 +34,9 @@ pub fn import_claude(
             },
         );
     }
-    let (_, settings) = safe_file::read_json(&from)?
-        .ok_or_else(|| CommandError(format!("{}: no such settings file", from.display())))?;
+    let (_, settings) = safe_file::read_json(&from)?.ok_or_else(|| {
+        CommandError::refused(format!("{}: no such settings file", from.display()))
+    })?;
     let mut imported = serde_json::Map::new();
     for (event, groups) in settings["hooks"].as_object().into_iter().flatten() {
         let mut kept_groups = Vec::new();

@@ -93,7 +93,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             .arg(&target)
             .status();
         if !status.is_ok_and(|s| s.success()) {
-            return Err(CommandError(format!(
+            return Err(CommandError::refused(format!(
                 "`{}` is neither a directory nor a git repository that `git clone` could fetch",
                 args.source
             )));
@@ -113,7 +113,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
     .into_iter()
     .find(|f| f.is_file())
     .ok_or_else(|| {
-        CommandError(format!(
+        CommandError::refused(format!(
             "{} has no hooks.json, hooks/hooks.json or {} (the Claude Code plugin layouts)",
             args.source,
             discovery::MANIFEST
@@ -133,7 +133,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             .canonicalize()
             .is_ok_and(|real| real.starts_with(&root))
         {
-            return Err(CommandError(format!(
+            return Err(CommandError::refused(format!(
                 "{} is a link to, or names, a file outside the plugin; refusing to install it",
                 file.display()
             )));
@@ -141,7 +141,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
     }
     let config = discovery::parse_file(&hooks_file, &text).map_err(|e| e.to_string())?;
     if hooks_file.ends_with(discovery::MANIFEST) && config.groups.is_empty() {
-        return Err(CommandError(format!(
+        return Err(CommandError::refused(format!(
             "{} declares no hooks; nothing to install",
             hooks_file.display()
         )));
@@ -159,7 +159,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
         }
     };
     if !valid_plugin_name(&name) {
-        return Err(CommandError(format!(
+        return Err(CommandError::refused(format!(
             "`{name}` cannot be a plugin name (one directory name: not `.`, `..`, `amplihack`, nor with `/`); pass --name NAME"
         )));
     }
@@ -171,14 +171,14 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
     let level_real = level.canonicalize().unwrap_or_else(|_| level.clone());
     let target_real = level_real.join(&name);
     if target_real.starts_with(&root) || root.starts_with(&target_real) {
-        return Err(CommandError(format!(
+        return Err(CommandError::refused(format!(
             "{} and the destination {} contain one another; copy the plugin somewhere else first",
             root.display(),
             target.display()
         )));
     }
     if target.symlink_metadata().is_ok() && !args.force {
-        return Err(CommandError(format!(
+        return Err(CommandError::refused(format!(
             "{} already exists; pass --force to replace it",
             target.display()
         )));

@@ -24,7 +24,7 @@ pub struct TestArgs {
 pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
     let name = EventName::parse(&args.event);
     if !name.is_known() {
-        return Err(CommandError(format!(
+        return Err(CommandError::usage(format!(
             "unknown event `{}`: use a Claude Code event name such as PreToolUse, UserPromptSubmit or SessionStart",
             args.event
         )));
