@@ -11,7 +11,7 @@ use amplihack_settings::claude_paths;
 use amplihack_settings::plugin_events::{self, Version};
 use amplihack_settings::safe_file::{self, EditOptions};
 
-use crate::commands::CommandError;
+use crate::commands::{CommandError, Outcome};
 use crate::user_hooks::Context;
 
 /// The installed Claude Code's version: `claude --version` (or `AMPLIHACK_CLAUDE_BIN`'s), waited
@@ -290,6 +290,26 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
         }
     }
     notes
+}
+
+/// After a change to the plugins: Claude Code's registrations follow the events they need.
+pub fn with_sync(mut outcome: Outcome, ctx: &Context) -> Outcome {
+    let lines = match sync(ctx) {
+        Ok(lines) => lines,
+        Err(message) => {
+            vec![format!(
+                "plugin events could not be registered with Claude Code: {message}"
+            )]
+        }
+    };
+    for line in &lines {
+        outcome.text.push_str(line);
+        outcome.text.push('\n');
+    }
+    if !lines.is_empty() {
+        outcome.json["plugin_events"] = serde_json::json!(lines);
+    }
+    outcome
 }
 
 #[cfg(test)]

@@ -29,8 +29,13 @@ pub fn import_claude(
             &InstallArgs {
                 source: from.to_string_lossy().into_owned(),
                 name: None,
-                project,
+                level: if project {
+                    super::HooksLevel::Project
+                } else {
+                    super::HooksLevel::User
+                },
                 force: false,
+                yes: Default::default(),
             },
         );
     }

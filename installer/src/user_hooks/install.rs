@@ -63,11 +63,22 @@ fn valid_plugin_name(name: &str) -> bool {
         && !name.contains(['/', '\\', '\0'])
 }
 
+/// `amplihack hooks install`'s arguments.
+#[derive(clap::Args, Debug, Clone)]
 pub struct InstallArgs {
+    /// A plugin directory, or a git URL to clone
     pub source: String,
+    /// The plugin's directory name under .amplifier/hooks/ (default: from the source)
+    #[arg(long)]
     pub name: Option<String>,
-    pub project: bool,
+    /// Which hooks directory: ~/.amplifier/hooks/ (user) or the project's
+    #[arg(long, value_enum, default_value = "user")]
+    pub level: super::HooksLevel,
+    /// Replace an existing plugin of that name
+    #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub yes: crate::commands::YesArg,
 }
 
 /// Copies a plugin (a directory, or a git repository cloned shallowly) into a hooks level, after
@@ -164,7 +175,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
         )));
     }
     let before = before(ctx);
-    let level = level_dir(ctx, args.project);
+    let level = level_dir(ctx, args.level == super::HooksLevel::Project);
     let target = level.join(&name);
     // Neither may contain the other: a copy into itself never ends, and --force would delete the
     // source before copying it.
@@ -204,7 +215,12 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             link.display()
         ));
     }
-    retrust_after(ctx, &before, (args.project, &target), &mut text)?;
+    retrust_after(
+        ctx,
+        &before,
+        (args.level == super::HooksLevel::Project, &target),
+        &mut text,
+    )?;
     Ok(outcome_of(
         "install",
         text,
