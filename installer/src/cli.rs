@@ -81,42 +81,7 @@ enum Commands {
     #[command(subcommand)]
     Memory(MemoryCommand),
     /// The recent hook runs and built-in decisions, newest last (--stats: what they cost)
-    Log(LogCommand),
-}
-
-/// `amplihack log`'s options (see crate::log).
-#[derive(clap::Args)]
-struct LogCommand {
-    /// Only this session (an id, or the start of one)
-    #[arg(long)]
-    session: Option<String>,
-    /// Only this plugin (`fmt`, `user:fmt`) or built-in (`bash-guard`)
-    #[arg(long)]
-    plugin: Option<String>,
-    /// Only this event (PreToolUse, Stop, ...)
-    #[arg(long)]
-    event: Option<String>,
-    /// Only this decision
-    #[arg(long, value_enum)]
-    decision: Option<crate::log::filter::DecisionArg>,
-    /// Only handler runs that failed (an exit other than 0 and 2, a timeout, no start)
-    #[arg(long)]
-    failed: bool,
-    /// Only what happened since: an age (30m, 1h, 2d, 1w) or an RFC 3339 time
-    #[arg(long, value_name = "AGE|TIME")]
-    since: Option<String>,
-    /// Only calls from this host
-    #[arg(long, value_enum)]
-    host: Option<crate::user_hooks::HostArg>,
-    /// How many of the newest lines (0: all)
-    #[arg(long, short = 'n', default_value_t = 50)]
-    lines: usize,
-    /// Per plugin and handler: runs, p50/p95/max duration, failures, timeouts, denials
-    #[arg(long, conflicts_with = "follow")]
-    stats: bool,
-    /// Keep watching: print each new line as it is written (Ctrl-C to stop)
-    #[arg(long, short = 'f')]
-    follow: bool,
+    Log(crate::log::LogArgs),
 }
 
 #[derive(Subcommand)]
@@ -273,22 +238,8 @@ pub fn main() -> i32 {
         Commands::Unlock => Locations::from_env(&project)
             .map_err(CommandError::Refused)
             .and_then(|l| crate::lock::unlock(&l)),
-        Commands::Log(log) => {
-            let args = crate::log::LogArgs {
-                session: log.session,
-                plugin: log.plugin,
-                event: log.event,
-                decision: log.decision,
-                failed: log.failed,
-                since: log.since,
-                host: log
-                    .host
-                    .map(|h| amplihack_protocol::Host::from(h).name().to_string()),
-                lines: log.lines,
-                stats: log.stats,
-                follow: log.follow,
-                json: cli.json,
-            };
+        Commands::Log(mut args) => {
+            args.json = cli.json;
             // Printed as it goes (--follow), JSON Lines with --json: not one Outcome.
             return match crate::log::main(&args) {
                 Ok(code) => code,
