@@ -1613,3 +1613,31 @@ fn amplifier_scopes_write_their_own_settings_files() {
     assert_success(&env.run_amplihack(&["uninstall"]));
     assert_eq!(env.read(&project), "bundle:\n  active: team\n");
 }
+
+/// The documented exit codes (README, "`amplihack`'s exit codes"): a command line amplihack
+/// cannot act on exits 2, a refusal the user can fix exits 1, each with one `amplihack: error:`
+/// line.
+#[test]
+fn a_usage_mistake_exits_2_and_a_refusal_1() {
+    let env = TestEnv::new();
+    for args in [
+        &["install", "--scope", "managed", "--host", "amplifier"][..],
+        &["log", "--since", "last tuesday"],
+        &["log", "--follow", "--stats"],
+        &["install", "--no-such-flag"],
+    ] {
+        let output = env.run_amplihack(args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    env.write(&env.claude_settings_path(), "{oops");
+    let refused = env.run_amplihack(&["install", "--host", "claude"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let message = stderr(&refused);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.starts_with("amplihack: error: "), "{message}");
+}

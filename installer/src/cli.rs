@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{self, CommandError, DoctorArgs, InstallArgs, Outcome, UninstallArgs};
-use crate::scopes::{HostChoice, Locations, Scope};
+use crate::commands::{self, CommandError, Outcome};
+use crate::scopes::Locations;
 
 #[derive(Parser)]
 #[command(
@@ -47,74 +47,13 @@ enum Commands {
         dir: PathBuf,
     },
     /// Deploy the binaries and register the hooks (idempotent; repairs paths after a move)
-    Install {
-        /// Where to register: your user settings, or this project's (shared or local)
-        #[arg(long, value_enum, default_value = "user")]
-        scope: Scope,
-        /// Which hosts to register with
-        #[arg(long, value_enum, default_value = "all")]
-        host: HostChoice,
-        /// Where the binaries go [env: AMPLIHACK_BIN_DIR] [default: ~/.local/bin]
-        #[arg(long, value_name = "DIR")]
-        bin_dir: Option<PathBuf>,
-        /// Change nothing; print a summary line per file that would change
-        #[arg(long)]
-        dry_run: bool,
-        /// With --dry-run, also print each change as an RFC 6902 JSON Patch and a unified diff
-        #[arg(long, short = 'v')]
-        verbose: bool,
-        /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
-        #[arg(long, short = 'y')]
-        yes: bool,
-        /// With --scope managed: the events beyond amplihack's own that get an
-        /// `amplihack-hooks dispatch` entry for users' plugins (EVENT[,EVENT...], `all` for every
-        /// event the installed Claude Code knows, `none`); each costs a process per event on every
-        /// user's machine. Without it, the managed file's present ones are kept
-        #[arg(long, value_name = "EVENTS", value_delimiter = ',')]
-        plugin_events: Option<Vec<String>>,
-    },
+    Install(commands::InstallArgs),
     /// Remove exactly amplihack's entries (every scope unless --scope) and the binaries
-    Uninstall {
-        /// Only this scope (default: every scope, and every file a past install recorded)
-        #[arg(long, value_enum)]
-        scope: Option<Scope>,
-        /// Which hosts to remove amplihack from
-        #[arg(long, value_enum, default_value = "all")]
-        host: HostChoice,
-        /// Where the binaries are (default: where install deployed them)
-        #[arg(long, value_name = "DIR")]
-        bin_dir: Option<PathBuf>,
-        /// Leave the deployed binaries in place
-        #[arg(long)]
-        keep_binaries: bool,
-        /// Change nothing; print a summary line per file that would change
-        #[arg(long)]
-        dry_run: bool,
-        /// With --dry-run, also print each change as an RFC 6902 JSON Patch and a unified diff
-        #[arg(long, short = 'v')]
-        verbose: bool,
-        /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
-        #[arg(long, short = 'y')]
-        yes: bool,
-    },
+    Uninstall(commands::UninstallArgs),
     /// Check the binaries and every registration; exit 1 when something is wrong
-    Doctor {
-        /// Repair what can be repaired
-        #[arg(long)]
-        fix: bool,
-        /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
-        #[arg(long, short = 'y')]
-        yes: bool,
-        /// Where the binaries are (default: where install deployed them)
-        #[arg(long, value_name = "DIR")]
-        bin_dir: Option<PathBuf>,
-    },
+    Doctor(commands::DoctorArgs),
     /// Show what is installed and where
-    Status {
-        /// Where the binaries are (default: where install deployed them)
-        #[arg(long, value_name = "DIR")]
-        bin_dir: Option<PathBuf>,
-    },
+    Status(commands::StatusArgs),
     /// Manage your own hook plugins in .amplifier/hooks/
     #[command(subcommand)]
     Hooks(HooksCommand),
@@ -130,23 +69,7 @@ enum Commands {
     /// Turn lock mode off
     Unlock,
     /// Move both binaries to the newest release (or --version), verified, keeping the previous pair
-    Update {
-        /// Only say whether a newer release exists
-        #[arg(long, conflicts_with = "rollback")]
-        check: bool,
-        /// A given release instead of the newest (also to go back to an older one)
-        #[arg(long, value_name = "X.Y.Z", conflicts_with = "rollback")]
-        version: Option<String>,
-        /// Put back the pair the last update replaced
-        #[arg(long)]
-        rollback: bool,
-        /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
-        #[arg(long, short = 'y')]
-        yes: bool,
-        /// The bin directory to update (default: where `install` deployed)
-        #[arg(long, value_name = "DIR")]
-        bin_dir: Option<PathBuf>,
-    },
+    Update(crate::update::UpdateArgs),
     /// Re-register every recorded settings file for the binaries in --bin-dir (used by update)
     #[command(hide = true)]
     Reregister {
@@ -158,42 +81,7 @@ enum Commands {
     #[command(subcommand)]
     Memory(MemoryCommand),
     /// The recent hook runs and built-in decisions, newest last (--stats: what they cost)
-    Log(LogCommand),
-}
-
-/// `amplihack log`'s options (see crate::log).
-#[derive(clap::Args)]
-struct LogCommand {
-    /// Only this session (an id, or the start of one)
-    #[arg(long)]
-    session: Option<String>,
-    /// Only this plugin (`fmt`, `user:fmt`) or built-in (`bash-guard`)
-    #[arg(long)]
-    plugin: Option<String>,
-    /// Only this event (PreToolUse, Stop, ...)
-    #[arg(long)]
-    event: Option<String>,
-    /// Only this decision
-    #[arg(long, value_enum)]
-    decision: Option<crate::log::filter::DecisionArg>,
-    /// Only handler runs that failed (an exit other than 0 and 2, a timeout, no start)
-    #[arg(long)]
-    failed: bool,
-    /// Only what happened since: an age (30m, 1h, 2d, 1w) or an RFC 3339 time
-    #[arg(long, value_name = "AGE|TIME")]
-    since: Option<String>,
-    /// Only calls from this host
-    #[arg(long, value_enum)]
-    host: Option<HostArg>,
-    /// How many of the newest lines (0: all)
-    #[arg(long, short = 'n', default_value_t = 50)]
-    lines: usize,
-    /// Per plugin and handler: runs, p50/p95/max duration, failures, timeouts, denials
-    #[arg(long, conflicts_with = "follow")]
-    stats: bool,
-    /// Keep watching: print each new line as it is written (Ctrl-C to stop)
-    #[arg(long, short = 'f')]
-    follow: bool,
+    Log(crate::log::LogArgs),
 }
 
 #[derive(Subcommand)]
@@ -230,22 +118,6 @@ enum MemoryCommand {
     },
 }
 
-/// The host whose dialect a reply is shown in.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum HostArg {
-    Claude,
-    Amplifier,
-}
-
-impl From<HostArg> for amplihack_protocol::Host {
-    fn from(host: HostArg) -> Self {
-        match host {
-            HostArg::Claude => amplihack_protocol::Host::ClaudeCode,
-            HostArg::Amplifier => amplihack_protocol::Host::Amplifier,
-        }
-    }
-}
-
 #[derive(Subcommand)]
 enum HooksCommand {
     /// List the plugins of the user and project levels, with their state
@@ -256,22 +128,7 @@ enum HooksCommand {
         files: Vec<PathBuf>,
     },
     /// Run the engine on a sample event and show each handler's result and the merged replies
-    Test {
-        /// The event, e.g. PreToolUse
-        event: String,
-        /// Tool name for tool events (default Bash)
-        #[arg(long)]
-        tool: Option<String>,
-        /// Tool input as JSON (default {"command":"true"})
-        #[arg(long)]
-        input: Option<String>,
-        /// A whole event payload from a file instead
-        #[arg(long, conflicts_with_all = ["tool", "input"])]
-        payload: Option<PathBuf>,
-        /// Answer as the binary would to this host
-        #[arg(long, value_enum, default_value = "claude")]
-        host: HostArg,
-    },
+    Test(crate::user_hooks::TestArgs),
     /// Enable a plugin disabled with `disable`
     Enable {
         /// The plugin's directory name, as `amplihack hooks list` shows it
@@ -287,22 +144,7 @@ enum HooksCommand {
     /// Withdraw trust from this project's hook plugins
     Untrust,
     /// Install a plugin from a directory or a git URL
-    Install {
-        /// A plugin directory, or a git URL to clone
-        source: String,
-        /// The plugin's directory name under .amplifier/hooks/ (default: from the source)
-        #[arg(long)]
-        name: Option<String>,
-        /// Which hooks directory: ~/.amplifier/hooks/ (user) or the project's
-        #[arg(long, value_enum, default_value = "user")]
-        level: HooksLevel,
-        /// Replace an existing plugin of that name
-        #[arg(long)]
-        force: bool,
-        /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
-        #[arg(long, short = 'y')]
-        yes: bool,
-    },
+    Install(crate::user_hooks::InstallArgs),
     /// Move your hooks from a Claude Code settings file (or copy a Claude Code plugin) into .amplifier/hooks/
     ImportClaude {
         /// Settings file or plugin directory (default ~/.claude/settings.json)
@@ -310,14 +152,8 @@ enum HooksCommand {
         from: Option<PathBuf>,
         /// Which hooks directory receives them: ~/.amplifier/hooks/ (user) or the project's
         #[arg(long, value_enum, default_value = "user")]
-        level: HooksLevel,
+        level: crate::user_hooks::HooksLevel,
     },
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum HooksLevel {
-    User,
-    Project,
 }
 
 fn run_hooks_command(
@@ -327,7 +163,7 @@ fn run_hooks_command(
     let ctx = crate::user_hooks::Context::new(project)?;
     let changes_plugins = matches!(
         command,
-        HooksCommand::Install { .. }
+        HooksCommand::Install(_)
             | HooksCommand::Enable { .. }
             | HooksCommand::Disable { .. }
             | HooksCommand::Trust
@@ -336,86 +172,31 @@ fn run_hooks_command(
     );
     let outcome = run_hooks_subcommand(command, &ctx)?;
     Ok(if changes_plugins {
-        with_plugin_events(outcome, &ctx)
+        crate::plugin_events::with_sync(outcome, &ctx)
     } else {
         outcome
     })
-}
-
-/// After a change to the plugins: Claude Code's registrations follow the events they need.
-fn with_plugin_events(mut outcome: Outcome, ctx: &crate::user_hooks::Context) -> Outcome {
-    let lines = match crate::plugin_events::sync(ctx) {
-        Ok(lines) => lines,
-        Err(CommandError(message)) => {
-            vec![format!(
-                "plugin events could not be registered with Claude Code: {message}"
-            )]
-        }
-    };
-    for line in &lines {
-        outcome.text.push_str(line);
-        outcome.text.push('\n');
-    }
-    if !lines.is_empty() {
-        outcome.json["plugin_events"] = serde_json::json!(lines);
-    }
-    outcome
 }
 
 fn run_hooks_subcommand(
     command: HooksCommand,
     ctx: &crate::user_hooks::Context,
 ) -> Result<Outcome, CommandError> {
-    use crate::user_hooks::{self, InstallArgs, TestArgs};
+    use crate::user_hooks;
     match command {
         HooksCommand::List => user_hooks::list(ctx),
         HooksCommand::Validate { files } => user_hooks::validate(ctx, &files),
-        HooksCommand::Test {
-            event,
-            tool,
-            input,
-            payload,
-            host,
-        } => user_hooks::test(
-            ctx,
-            &TestArgs {
-                event,
-                tool,
-                input,
-                payload,
-                host: host.into(),
-            },
-        ),
+        HooksCommand::Test(args) => user_hooks::test(ctx, &args),
         HooksCommand::Enable { name } => user_hooks::set_enabled(ctx, &name, true),
         HooksCommand::Disable { name } => user_hooks::set_enabled(ctx, &name, false),
         HooksCommand::Trust => user_hooks::trust(ctx, true),
         HooksCommand::Untrust => user_hooks::trust(ctx, false),
-        HooksCommand::Install {
-            source,
-            name,
-            level,
-            force,
-            yes: _,
-        } => user_hooks::install(
+        HooksCommand::Install(args) => user_hooks::install(ctx, &args),
+        HooksCommand::ImportClaude { from, level } => user_hooks::import_claude(
             ctx,
-            &InstallArgs {
-                source,
-                name,
-                project: level == HooksLevel::Project,
-                force,
-            },
+            from.as_deref(),
+            level == crate::user_hooks::HooksLevel::Project,
         ),
-        HooksCommand::ImportClaude { from, level } => {
-            user_hooks::import_claude(ctx, from.as_deref(), level == HooksLevel::Project)
-        }
-    }
-}
-
-fn detail(verbose: bool) -> commands::Detail {
-    if verbose {
-        commands::Detail::Full
-    } else {
-        commands::Detail::Summary
     }
 }
 
@@ -437,98 +218,14 @@ pub fn main() -> i32 {
                 json: serde_json::json!({"written": written}),
                 code: 0,
             })
-            .map_err(|e| CommandError(format!("{}: {e}", dir.display()))),
-        Commands::Install {
-            scope,
-            host,
-            bin_dir,
-            dry_run,
-            verbose,
-            yes: _,
-            plugin_events,
-        } => commands::install(&InstallArgs {
-            scope,
-            host,
-            bin_dir,
-            dry_run,
-            plugin_events,
-            detail: detail(verbose),
-            project: project.clone(),
-        })
-        .map(|outcome| {
-            // The plugins' events too, now that amplihack's own entries are in place.
-            match crate::user_hooks::Context::new(&project) {
-                Ok(ctx) if !dry_run && host.claude() => with_plugin_events(outcome, &ctx),
-                _ => outcome,
-            }
-        }),
-        Commands::Uninstall {
-            scope,
-            host,
-            bin_dir,
-            keep_binaries,
-            dry_run,
-            verbose,
-            yes: _,
-        } => {
-            // The plugin handler groups amplihack copied for Claude Code (prompt, agent, http,
-            // mcp_tool) are recorded in its state, not recognisable in the file: removed first.
-            let copied = if host.claude() && scope.is_none() {
-                Locations::from_env(&project)
-                    .map_err(CommandError)
-                    .and_then(|l| crate::plugin_events::remove_host_groups(&l, dry_run))
-            } else {
-                Ok(Vec::new())
-            };
-            copied.and_then(|lines| {
-                commands::uninstall(&UninstallArgs {
-                    scope,
-                    host,
-                    bin_dir,
-                    keep_binaries,
-                    dry_run,
-                    detail: detail(verbose),
-                    project,
-                })
-                .map(|mut outcome| {
-                    for line in lines {
-                        outcome.text.push_str(&line);
-                        outcome.text.push('\n');
-                    }
-                    outcome
-                })
-            })
-        }
-        Commands::Doctor {
-            fix,
-            bin_dir,
-            yes: _,
-        } => commands::doctor(&DoctorArgs {
-            fix,
-            bin_dir,
-            project: project.clone(),
-        })
-        .map(|mut outcome| {
-            // Per plugin: the events no host will deliver, and why.
-            if let Ok(ctx) = crate::user_hooks::Context::new(&project) {
-                let notes = crate::plugin_events::doctor_notes(&ctx, fix);
-                for note in &notes {
-                    outcome.text.push_str(&format!("note: {note}\n"));
-                }
-                outcome.json["plugin_notes"] = serde_json::json!(notes);
-            }
-            if let Some(trouble) = crate::log::doctor_note() {
-                outcome
-                    .text
-                    .push_str(&format!("note: {}\n", trouble.note()));
-                outcome.json["recent_failures"] = trouble.json();
-            }
-            outcome
-        }),
-        Commands::Status { bin_dir } => commands::status(&project, bin_dir.as_deref()),
+            .map_err(|e| CommandError::io("write the documentation under", &dir, e)),
+        Commands::Install(args) => commands::install(&args, &project),
+        Commands::Uninstall(args) => commands::uninstall(&args, &project),
+        Commands::Doctor(args) => commands::doctor(&args, &project),
+        Commands::Status(args) => commands::status(&args, &project),
         Commands::Hooks(command) => run_hooks_command(command, &project),
         Commands::Lock { message, status } => Locations::from_env(&project)
-            .map_err(CommandError)
+            .map_err(CommandError::Refused)
             .and_then(|l| {
                 if status {
                     crate::lock::status(&l)
@@ -536,50 +233,24 @@ pub fn main() -> i32 {
                     crate::lock::lock(&l, message.as_deref())
                 }
             }),
-        Commands::Update {
-            check,
-            version,
-            rollback,
-            bin_dir,
-            yes: _,
-        } => crate::update::update(&crate::update::UpdateArgs {
-            check,
-            version,
-            rollback,
-            bin_dir,
-            project: project.clone(),
-        }),
+        Commands::Update(args) => crate::update::update(&args, &project),
         Commands::Reregister { bin_dir } => commands::reregister(&project, &bin_dir),
         Commands::Unlock => Locations::from_env(&project)
-            .map_err(CommandError)
+            .map_err(CommandError::Refused)
             .and_then(|l| crate::lock::unlock(&l)),
-        Commands::Log(log) => {
-            let args = crate::log::LogArgs {
-                session: log.session,
-                plugin: log.plugin,
-                event: log.event,
-                decision: log.decision,
-                failed: log.failed,
-                since: log.since,
-                host: log
-                    .host
-                    .map(|h| amplihack_protocol::Host::from(h).name().to_string()),
-                lines: log.lines,
-                stats: log.stats,
-                follow: log.follow,
-                json: cli.json,
-            };
+        Commands::Log(mut args) => {
+            args.json = cli.json;
             // Printed as it goes (--follow), JSON Lines with --json: not one Outcome.
             return match crate::log::main(&args) {
                 Ok(code) => code,
-                Err(CommandError(message)) => {
-                    eprintln!("amplihack: error: {message}");
-                    1
+                Err(error) => {
+                    eprintln!("amplihack: error: {error}");
+                    error.exit_code()
                 }
             };
         }
         Commands::Memory(command) => Locations::from_env(&project)
-            .map_err(CommandError)
+            .map_err(CommandError::Refused)
             .and_then(|l| match command {
                 MemoryCommand::List { agent, kind } => {
                     crate::memory::list(&l, agent.as_deref(), kind.as_deref())
@@ -604,12 +275,12 @@ pub fn main() -> i32 {
             }
             outcome.code
         }
-        Err(CommandError(message)) => {
+        Err(error) => {
             if cli.json {
-                println!("{}", serde_json::json!({"error": message}));
+                println!("{}", serde_json::json!({"error": error.to_string()}));
             }
-            eprintln!("amplihack: error: {message}");
-            1
+            eprintln!("amplihack: error: {error}");
+            error.exit_code()
         }
     }
 }
@@ -626,6 +297,20 @@ fn write_stdout(bytes: &[u8]) -> i32 {
 mod tests {
     use super::Cli;
     use clap::CommandFactory;
+
+    /// `amplihack --help` and `amplihack install --help` as a person reads them: the commands'
+    /// own `Args` and the flattened shared flags (`--dry-run`, `--verbose`, `--yes`) in place.
+    #[test]
+    fn help_as_printed() {
+        let mut cli = Cli::command();
+        insta::assert_snapshot!("help", cli.render_long_help().to_string());
+        let mut cli = Cli::command();
+        cli.build();
+        let install = cli
+            .find_subcommand_mut("install")
+            .map(|c| c.render_long_help().to_string());
+        insta::assert_snapshot!("install_help", install.unwrap_or_default());
+    }
 
     /// Every option and argument of every subcommand says what it does in `--help`.
     #[test]

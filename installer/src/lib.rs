@@ -11,12 +11,14 @@
 //! * [`plugin_events`]: Claude Code registrations for the events the user's plugins need;
 //! * [`lock`]: `amplihack lock|unlock`; [`memory`]: `amplihack memory …`;
 //! * [`update`]: `amplihack update`, from verified release archives;
+//! * [`error`]: why a command failed, with its cause, and its exit code;
 //! * [`cli`]: the command line.
 
 pub mod cli;
 pub mod commands;
 pub mod deploy;
 pub mod docs;
+pub mod error;
 pub mod lock;
 pub mod log;
 pub mod managed;

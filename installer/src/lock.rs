@@ -29,8 +29,8 @@ fn info_json(info: &LockInfo) -> serde_json::Value {
 
 pub fn lock(locations: &Locations, message: Option<&str>) -> Result<Outcome, CommandError> {
     if message.is_some_and(|m| m.trim().is_empty()) {
-        return Err(CommandError(
-            "--message is empty: give the text the agent should be told at each stop".into(),
+        return Err(CommandError::usage(
+            "--message is empty: give the text the agent should be told at each stop",
         ));
     }
     let info = lock_mode::lock(&locations.state(), &locations.project, message)?;

@@ -75,6 +75,8 @@ pub enum PluginEventsError {
     NotDelivered { event: String, why: String },
 }
 
+impl std::error::Error for PluginEventsError {}
+
 impl std::fmt::Display for PluginEventsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -61,10 +61,10 @@ fn find(locations: &Locations, id: &str) -> Result<Entry, CommandError> {
         .collect();
     match matches.len() {
         1 => Ok(matches.into_iter().next().ok_or("no entry")?),
-        0 => Err(CommandError(format!(
+        0 => Err(CommandError::refused(format!(
             "no memory entry `{id}` in this project (see `amplihack memory list`)"
         ))),
-        n => Err(CommandError(format!(
+        n => Err(CommandError::refused(format!(
             "`{id}` matches {n} entries: give more of the id"
         ))),
     }
@@ -100,8 +100,8 @@ pub fn add(
     kind: &str,
 ) -> Result<Outcome, CommandError> {
     if text.trim().is_empty() {
-        return Err(CommandError(
-            "the memory text is empty: `amplihack memory add \"what to remember\"`".into(),
+        return Err(CommandError::usage(
+            "the memory text is empty: `amplihack memory add \"what to remember\"`",
         ));
     }
     let mut entry = Entry::new(&locations.project, kind, text.trim());

@@ -11,7 +11,7 @@ use amplihack_settings::claude_paths;
 use amplihack_settings::plugin_events::{self, Version};
 use amplihack_settings::safe_file::{self, EditOptions};
 
-use crate::commands::CommandError;
+use crate::commands::{CommandError, Outcome};
 use crate::user_hooks::Context;
 
 /// The installed Claude Code's version: `claude --version` (or `AMPLIHACK_CLAUDE_BIN`'s), waited
@@ -48,7 +48,7 @@ pub fn sync(ctx: &Context) -> Result<Vec<String>, CommandError> {
                     .map(|l| format!("Claude Code: {l}"))
                     .collect()
             })
-            .map_err(CommandError)
+            .map_err(CommandError::Refused)
     })
 }
 
@@ -62,7 +62,7 @@ pub fn remove_host_groups(
         dry_run,
         ..EditOptions::default()
     };
-    shared::remove_host_groups(&locations.state(), &options).map_err(CommandError)
+    shared::remove_host_groups(&locations.state(), &options).map_err(CommandError::Refused)
 }
 
 /// The Claude Code events amplihack's Amplifier module delivers: the kernel events with a Claude
@@ -266,9 +266,7 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
     if fix {
         match sync(ctx) {
             Ok(lines) => notes.extend(lines.into_iter().map(|l| format!("repaired: {l}"))),
-            Err(CommandError(e)) => {
-                notes.push(format!("plugin events could not be registered: {e}"))
-            }
+            Err(e) => notes.push(format!("plugin events could not be registered: {e}")),
         }
     }
     let (version, registered, claude_registered) = delivery(ctx);
@@ -292,6 +290,26 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
         }
     }
     notes
+}
+
+/// After a change to the plugins: Claude Code's registrations follow the events they need.
+pub fn with_sync(mut outcome: Outcome, ctx: &Context) -> Outcome {
+    let lines = match sync(ctx) {
+        Ok(lines) => lines,
+        Err(message) => {
+            vec![format!(
+                "plugin events could not be registered with Claude Code: {message}"
+            )]
+        }
+    };
+    for line in &lines {
+        outcome.text.push_str(line);
+        outcome.text.push('\n');
+    }
+    if !lines.is_empty() {
+        outcome.json["plugin_events"] = serde_json::json!(lines);
+    }
+    outcome
 }
 
 #[cfg(test)]

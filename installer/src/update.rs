@@ -129,12 +129,23 @@ fn io<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(std::io::Error) -
     }
 }
 
+/// `amplihack update`'s flags.
+#[derive(clap::Args, Debug, Clone)]
 pub struct UpdateArgs {
+    /// Only say whether a newer release exists
+    #[arg(long, conflicts_with = "rollback")]
     pub check: bool,
+    /// A given release instead of the newest (also to go back to an older one)
+    #[arg(long, value_name = "X.Y.Z", conflicts_with = "rollback")]
     pub version: Option<String>,
+    /// Put back the pair the last update replaced
+    #[arg(long)]
     pub rollback: bool,
+    #[command(flatten)]
+    pub yes: crate::commands::YesArg,
+    /// The bin directory to update (default: where `install` deployed)
+    #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
-    pub project: PathBuf,
 }
 
 /// This machine's release target, as archives are named.
@@ -417,8 +428,8 @@ fn bin_dir(args: &UpdateArgs, locations: &Locations) -> PathBuf {
         .unwrap_or_else(|| deploy::bin_dir(None, &locations.home))
 }
 
-pub fn update(args: &UpdateArgs) -> Result<Outcome, CommandError> {
-    let locations = Locations::from_env(&args.project)?;
+pub fn update(args: &UpdateArgs, project: &std::path::Path) -> Result<Outcome, CommandError> {
+    let locations = Locations::from_env(project)?;
     let bin_dir = bin_dir(args, &locations);
     if args.rollback {
         return rollback(&locations, &bin_dir);

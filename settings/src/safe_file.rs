@@ -155,7 +155,14 @@ impl std::fmt::Display for FileError {
     }
 }
 
-impl std::error::Error for FileError {}
+impl std::error::Error for FileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FileError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
 
 impl FileError {
     /// Names `file`, the file being edited, in an error about something beside it.

@@ -19,10 +19,16 @@ use crate::safe_file::{self, Action, EditOptions};
 use crate::scopes::{HostChoice, Locations, Scope};
 use amplihack_settings::amplifier_yaml;
 
+/// `amplihack doctor`'s flags.
+#[derive(clap::Args, Debug, Clone)]
 pub struct DoctorArgs {
+    /// Repair what can be repaired
+    #[arg(long)]
     pub fix: bool,
-    pub bin_dir: Option<PathBuf>,
-    pub project: PathBuf,
+    #[command(flatten)]
+    pub yes: super::YesArg,
+    #[command(flatten)]
+    pub bin: super::BinDirArg,
 }
 
 struct Diagnosis {
@@ -176,10 +182,31 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
     }
 }
 
-pub fn doctor(args: &DoctorArgs) -> Result<Outcome, CommandError> {
-    let locations = Locations::from_env(&args.project)?;
+/// The whole of `amplihack doctor`: the binaries and registrations, then per plugin the events
+/// no host will deliver and why, then the hook runs that failed lately.
+pub fn doctor(args: &DoctorArgs, project: &Path) -> Result<Outcome, CommandError> {
+    let mut outcome = doctor_own(args, project)?;
+    if let Ok(ctx) = crate::user_hooks::Context::new(project) {
+        let notes = crate::plugin_events::doctor_notes(&ctx, args.fix);
+        for note in &notes {
+            outcome.text.push_str(&format!("note: {note}\n"));
+        }
+        outcome.json["plugin_notes"] = serde_json::json!(notes);
+    }
+    if let Some(trouble) = crate::log::doctor_note() {
+        outcome
+            .text
+            .push_str(&format!("note: {}\n", trouble.note()));
+        outcome.json["recent_failures"] = trouble.json();
+    }
+    Ok(outcome)
+}
+
+fn doctor_own(args: &DoctorArgs, project: &Path) -> Result<Outcome, CommandError> {
+    let locations = Locations::from_env(project)?;
     let manifest = read_manifest(&locations);
     let bin_dir = args
+        .bin
         .bin_dir
         .clone()
         .or_else(|| manifest.bin_dir.clone())

@@ -1,6 +1,6 @@
 //! `amplihack install`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use amplihack_settings::amplifier_yaml;
 use amplihack_state::manifest;
@@ -11,31 +11,53 @@ use super::shared::{
     git_tracked, is_bridge, managed_plugin_events, read_manifest, record_registrations, register,
     register_amplifier, register_known, starting_value, targets,
 };
-use super::{CommandError, Detail, Outcome};
+use super::{ChangeArgs, CommandError, Outcome};
 use crate::deploy;
 use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions};
 use crate::scopes::{HostChoice, Locations, Scope};
 
+/// `amplihack install`'s flags.
+#[derive(clap::Args, Debug, Clone)]
 pub struct InstallArgs {
+    /// Where to register: your user settings, or this project's (shared or local)
+    #[arg(long, value_enum, default_value = "user")]
     pub scope: Scope,
+    /// Which hosts to register with
+    #[arg(long, value_enum, default_value = "all")]
     pub host: HostChoice,
+    /// Where the binaries go [env: AMPLIHACK_BIN_DIR] [default: ~/.local/bin]
+    #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
-    pub dry_run: bool,
-    pub detail: Detail,
-    pub project: PathBuf,
-    /// `--plugin-events`: with the managed scope, the events beyond amplihack's own that get a
-    /// `dispatch` entry (`None`: those the managed file has are kept).
+    #[command(flatten)]
+    pub change: ChangeArgs,
+    /// With --scope managed: the events beyond amplihack's own that get an
+    /// `amplihack-hooks dispatch` entry for users' plugins (EVENT[,EVENT...], `all` for every
+    /// event the installed Claude Code knows, `none`); each costs a process per event on every
+    /// user's machine. Without it, the managed file's present ones are kept
+    #[arg(long, value_name = "EVENTS", value_delimiter = ',')]
     pub plugin_events: Option<Vec<String>>,
 }
 
-pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
-    let locations = Locations::from_env(&args.project)?;
+/// The whole of `amplihack install`: the binaries and amplihack's registrations, then the
+/// registrations the user's plugins need in Claude Code.
+pub fn install(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandError> {
+    let outcome = install_own(args, project)?;
+    Ok(match crate::user_hooks::Context::new(project) {
+        Ok(ctx) if !args.change.dry_run && args.host.claude() => {
+            crate::plugin_events::with_sync(outcome, &ctx)
+        }
+        _ => outcome,
+    })
+}
+
+fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandError> {
+    let dry_run = args.change.dry_run;
+    let locations = Locations::from_env(project)?;
     let managed = args.scope == Scope::Managed;
     if managed && args.host == HostChoice::Amplifier {
-        return Err(CommandError(
-            "Amplifier has no managed settings: --scope managed is for Claude Code (--host claude)"
-                .into(),
+        return Err(CommandError::usage(
+            "Amplifier has no managed settings: --scope managed is for Claude Code (--host claude)",
         ));
     }
     // The managed scope: Claude Code only, run by every user, so from a directory all can read.
@@ -54,14 +76,11 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     let mut event_notes = Vec::new();
     let plugin_events = match &args.plugin_events {
         Some(_) if !managed => {
-            return Err(CommandError(
-                crate::managed::PluginEventsError::NotManaged.to_string(),
-            ));
+            return Err(crate::managed::PluginEventsError::NotManaged.into());
         }
         Some(requested) => {
             let version = crate::plugin_events::claude_version();
-            let (events, notes) = crate::managed::plugin_events(requested, version)
-                .map_err(|e| CommandError(e.to_string()))?;
+            let (events, notes) = crate::managed::plugin_events(requested, version)?;
             event_notes = notes;
             Some(events)
         }
@@ -123,7 +142,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
         }
     }
 
-    let deployment = deploy::deploy(&bin_dir, args.dry_run)?;
+    let deployment = deploy::deploy(&bin_dir, dry_run)?;
     // The man pages and completions describe the binaries: written again when they changed,
     // or when one is missing.
     let recorded = read_manifest(&locations).docs;
@@ -133,7 +152,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
             .copies
             .iter()
             .all(|(_, action)| *action != deploy::CopyAction::Copied);
-    let docs = if args.dry_run || docs_current {
+    let docs = if dry_run || docs_current {
         Vec::new()
     } else {
         crate::docs::user_files(&bin_dir, &deploy::data_home(&locations.home))
@@ -141,18 +160,18 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
             .map_err(|e| format!("cannot write the man pages and shell completions: {e}"))?
     };
     let bundle = if host.amplifier() {
-        let module = deploy::deploy_module(&locations.home, args.dry_run)?;
+        let module = deploy::deploy_module(&locations.home, dry_run)?;
         Some(deploy::deploy_bundle(
             &locations.home,
             &module,
             &hooks_binary,
-            args.dry_run,
+            dry_run,
         )?)
     } else {
         None
     };
     let options = EditOptions {
-        dry_run: args.dry_run,
+        dry_run,
         ..EditOptions::default()
     };
     let mut reports = Vec::new();
@@ -187,7 +206,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
                 ));
             }
             if is_bridge(&file)
-                && !args.dry_run
+                && !dry_run
                 && let Some(note) = exclude_from_git(&locations.project, AMPLIFIER_EXCLUDE)
             {
                 warnings.push(note);
@@ -201,7 +220,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
                 .into(),
         );
     }
-    if managed && !args.dry_run {
+    if managed && !dry_run {
         warnings.push(format!(
             "managed scope: every user's Claude Code on this machine now runs {}; users cannot remove or turn off these hooks in their own settings",
             hooks_binary.display()
@@ -214,10 +233,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
             .flatten()
             .map(|(_, v)| amplihack_settings::plugin_events::registered(&v))
             .unwrap_or_default();
-        let events = plugin_events
-            .clone()
-            .filter(|_| args.dry_run)
-            .unwrap_or(events);
+        let events = plugin_events.clone().filter(|_| dry_run).unwrap_or(events);
         if !events.is_empty() {
             warnings.push(format!(
                 "managed scope: users' plugins also get {} (an `amplihack-hooks dispatch` entry each: one more process per event, on every user's machine, whether or not a plugin handles it)",
@@ -235,7 +251,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     }
     // Another scope of this project registering other commands would run every hook twice:
     // give it the same commands (Claude Code runs identical commands from several files once).
-    if !args.dry_run {
+    if !dry_run {
         for other in diverging_scopes(&locations, &targets) {
             let report = register(&other, &hooks_binary, &options)?;
             warnings.push(format!(
@@ -253,7 +269,7 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
             bin_dir.display()
         ));
     }
-    if !args.dry_run {
+    if !dry_run {
         record_registrations(&locations, &bin_dir, &targets, true)?;
         manifest::update(&locations.state(), |m| {
             for target in &targets {
@@ -291,8 +307,8 @@ pub fn install(args: &InstallArgs) -> Result<Outcome, CommandError> {
     }
     Ok(render_changes(
         "install",
-        args.dry_run,
-        args.detail,
+        dry_run,
+        args.change.detail(),
         Some(&deployment),
         &reports,
         &warnings,

@@ -25,7 +25,7 @@ pub use checks::Finding;
 pub use doctor::{DoctorArgs, doctor};
 pub use install::{InstallArgs, install};
 pub use reregister::reregister;
-pub use status::status;
+pub use status::{StatusArgs, status};
 pub use uninstall::{UninstallArgs, uninstall};
 
 pub struct Outcome {
@@ -34,15 +34,7 @@ pub struct Outcome {
     pub code: i32,
 }
 
-/// A refusal or failure: what went wrong, where, and the fix. Exit code 1.
-#[derive(Debug)]
-pub struct CommandError(pub String);
-
-impl<E: std::fmt::Display> From<E> for CommandError {
-    fn from(error: E) -> Self {
-        CommandError(error.to_string())
-    }
-}
+pub use crate::error::CommandError;
 
 /// One file amplihack registers hooks in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +42,45 @@ pub struct Target {
     pub host: Host,
     pub scope: Scope,
     pub path: PathBuf,
+}
+
+/// `--yes`: amplihack never prompts; accepted so that scripts written for tools that do work.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct YesArg {
+    /// Do not ask for confirmation (amplihack never prompts; accepted for scripts)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+/// The flags of a command that changes files: `--dry-run`, `--verbose` and `--yes`.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct ChangeArgs {
+    /// Change nothing; print a summary line per file that would change
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run, also print each change as an RFC 6902 JSON Patch and a unified diff
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub yes: YesArg,
+}
+
+impl ChangeArgs {
+    pub fn detail(&self) -> Detail {
+        if self.verbose {
+            Detail::Full
+        } else {
+            Detail::Summary
+        }
+    }
+}
+
+/// `--bin-dir` of the commands that look at the deployed binaries.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct BinDirArg {
+    /// Where the binaries are (default: where install deployed them)
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
 }
 
 /// Whether a dry run shows each file's full JSON Patch and diff (`--verbose`) or one summary

@@ -12,7 +12,15 @@ use crate::registration::{self, Host};
 use crate::scopes::{Locations, Scope};
 use amplihack_settings::claude_paths;
 
-pub fn status(project: &Path, bin_dir: Option<&Path>) -> Result<Outcome, CommandError> {
+/// `amplihack status`'s flags.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub bin: super::BinDirArg,
+}
+
+pub fn status(args: &StatusArgs, project: &Path) -> Result<Outcome, CommandError> {
+    let bin_dir = args.bin.bin_dir.as_deref();
     let locations = Locations::from_env(project)?;
     let manifest = read_manifest(&locations);
     let bin_dir = bin_dir

@@ -1,6 +1,6 @@
 //! `amplihack uninstall`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 
@@ -11,25 +11,52 @@ use super::shared::{
     amplifier_settings, bridge_of, legacy_bridge_of, manifest_targets, read_manifest,
     record_registrations, targets, unregister, unregister_module,
 };
-use super::{CommandError, Detail, Outcome, Target};
+use super::{BinDirArg, ChangeArgs, CommandError, Outcome, Target};
 use crate::deploy::{self, BINARIES};
 use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions};
 use crate::scopes::{HostChoice, Locations, Scope};
 use amplihack_settings::amplifier_yaml;
 
+/// `amplihack uninstall`'s flags.
+#[derive(clap::Args, Debug, Clone)]
 pub struct UninstallArgs {
+    /// Only this scope (default: every scope, and every file a past install recorded)
+    #[arg(long, value_enum)]
     pub scope: Option<Scope>,
+    /// Which hosts to remove amplihack from
+    #[arg(long, value_enum, default_value = "all")]
     pub host: HostChoice,
-    pub bin_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub bin: BinDirArg,
+    /// Leave the deployed binaries in place
+    #[arg(long)]
     pub keep_binaries: bool,
-    pub dry_run: bool,
-    pub detail: Detail,
-    pub project: PathBuf,
+    #[command(flatten)]
+    pub change: ChangeArgs,
 }
 
-pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
-    let locations = Locations::from_env(&args.project)?;
+/// The whole of `amplihack uninstall`: the plugin handler groups amplihack copied for Claude
+/// Code (prompt, agent, http, mcp_tool) are recorded in its state, not recognisable in the file,
+/// so they go first; then amplihack's own entries and the binaries.
+pub fn uninstall(args: &UninstallArgs, project: &Path) -> Result<Outcome, CommandError> {
+    let copied = if args.host.claude() && args.scope.is_none() {
+        let locations = Locations::from_env(project)?;
+        crate::plugin_events::remove_host_groups(&locations, args.change.dry_run)?
+    } else {
+        Vec::new()
+    };
+    let mut outcome = uninstall_own(args, project)?;
+    for line in copied {
+        outcome.text.push_str(&line);
+        outcome.text.push('\n');
+    }
+    Ok(outcome)
+}
+
+fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, CommandError> {
+    let dry_run = args.change.dry_run;
+    let locations = Locations::from_env(project)?;
     let manifest = read_manifest(&locations);
     let mut all: Vec<Target> = Vec::new();
     let scopes: Vec<Scope> = args.scope.map_or_else(|| Scope::ALL.to_vec(), |s| vec![s]);
@@ -91,7 +118,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
         }
     }
     let options = EditOptions {
-        dry_run: args.dry_run,
+        dry_run,
         ..EditOptions::default()
     };
     let mut reports = Vec::new();
@@ -118,6 +145,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
         }
     }
     let bin_dir = args
+        .bin
         .bin_dir
         .clone()
         .or_else(|| manifest.bin_dir.clone())
@@ -126,7 +154,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
     if !args.keep_binaries && args.host.amplifier() {
         let module = deploy::module_dir(&locations.home);
         if module.is_dir() {
-            if !args.dry_run {
+            if !dry_run {
                 std::fs::remove_dir_all(&module)
                     .map_err(|e| format!("{}: cannot remove: {e}", module.display()))?;
             }
@@ -134,7 +162,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
         }
         let bundle = deploy::bundle_file(&locations.home);
         if bundle.is_file() {
-            if !args.dry_run {
+            if !dry_run {
                 std::fs::remove_file(&bundle)
                     .map_err(|e| format!("{}: cannot remove: {e}", bundle.display()))?;
             }
@@ -143,7 +171,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
     }
     if !args.keep_binaries {
         // The man pages and completions go with the binaries they describe.
-        if !args.dry_run {
+        if !dry_run {
             crate::docs::remove_files(&manifest.docs);
             manifest::update(&locations.state(), |m| m.docs.clear())?;
         }
@@ -152,7 +180,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
         for name in BINARIES {
             let path = bin_dir.join(name);
             if path.is_file() {
-                if !args.dry_run {
+                if !dry_run {
                     std::fs::remove_file(&path)
                         .map_err(|e| format!("{}: cannot remove: {e}", path.display()))?;
                 }
@@ -160,7 +188,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
             }
         }
     }
-    if !args.dry_run {
+    if !dry_run {
         record_registrations(&locations, &bin_dir, &all, false)?;
         manifest::update(&locations.state(), |m| {
             m.created.retain(|p| {
@@ -176,15 +204,22 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Outcome, CommandError> {
             remove_sidecars(&target.path, &locations);
         }
     }
-    if !args.dry_run {
+    if !dry_run {
         remove_empty_state(&locations);
     }
-    let mut outcome = render_changes("uninstall", args.dry_run, args.detail, None, &reports, &[]);
+    let mut outcome = render_changes(
+        "uninstall",
+        dry_run,
+        args.change.detail(),
+        None,
+        &reports,
+        &[],
+    );
     for path in &removed {
         outcome.text.push_str(&format!(
             "  binary     {}  {}\n",
             path.display(),
-            if args.dry_run {
+            if dry_run {
                 "would be removed"
             } else {
                 "removed"

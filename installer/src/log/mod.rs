@@ -17,24 +17,56 @@ use amplihack_state::StateDir;
 use amplihack_state::audit::{self, Record};
 
 use crate::commands::CommandError;
+use clap::builder::TypedValueParser as _;
 use filter::{DecisionArg, Filter};
 use render::Style;
 
-/// What `amplihack log` was asked.
-#[derive(Debug, Clone, Default)]
+/// What `amplihack log` was asked: its flags, and the global `--json`.
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct LogArgs {
+    /// Only this session (an id, or the start of one)
+    #[arg(long)]
     pub session: Option<String>,
+    /// Only this plugin (`fmt`, `user:fmt`) or built-in (`bash-guard`)
+    #[arg(long)]
     pub plugin: Option<String>,
+    /// Only this event (PreToolUse, Stop, ...)
+    #[arg(long)]
     pub event: Option<String>,
+    /// Only this decision
+    #[arg(long, value_enum)]
     pub decision: Option<DecisionArg>,
+    /// Only handler runs that failed (an exit other than 0 and 2, a timeout, no start)
+    #[arg(long)]
     pub failed: bool,
+    /// Only what happened since: an age (30m, 1h, 2d, 1w) or an RFC 3339 time
+    #[arg(long, value_name = "AGE|TIME")]
     pub since: Option<String>,
+    /// Only calls from this host
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["claude", "amplifier"])
+        .map(|host| logged_host_name(&host)))]
     pub host: Option<String>,
-    /// How many of the newest records (0: all).
+    /// How many of the newest lines (0: all)
+    #[arg(long, short = 'n', default_value_t = 50)]
     pub lines: usize,
+    /// Per plugin and handler: runs, p50/p95/max duration, failures, timeouts, denials
+    #[arg(long, conflicts_with = "follow")]
     pub stats: bool,
+    /// Keep watching: print each new line as it is written (Ctrl-C to stop)
+    #[arg(long, short = 'f')]
     pub follow: bool,
+    /// The global `--json`: JSON Lines.
+    #[arg(skip)]
     pub json: bool,
+}
+
+/// `--host claude|amplifier` as the log records hosts.
+fn logged_host_name(host: &str) -> String {
+    let host = match host {
+        "amplifier" => amplihack_protocol::Host::Amplifier,
+        _ => amplihack_protocol::Host::ClaudeCode,
+    };
+    host.name().to_string()
 }
 
 /// How often `--follow` looks at the file.
@@ -157,7 +189,7 @@ fn newest(records: &[Record], lines: usize) -> &[Record] {
 /// stdout goes away (or the user interrupts). Returns the exit code.
 pub fn main(args: &LogArgs) -> Result<i32, CommandError> {
     let state = StateDir::from_env().ok_or_else(|| {
-        CommandError(
+        CommandError::refused(
             "no state directory: neither XDG_STATE_HOME nor HOME is set; set HOME".to_string(),
         )
     })?;
@@ -168,8 +200,8 @@ pub fn main(args: &LogArgs) -> Result<i32, CommandError> {
     };
     let now = amplihack_state::time::now_unix().as_secs_f64();
     if args.follow && args.stats {
-        return Err(CommandError(
-            "--follow and --stats do not go together: --stats sums a window; drop one".into(),
+        return Err(CommandError::usage(
+            "--follow and --stats do not go together: --stats sums a window; drop one",
         ));
     }
     let mut out = std::io::stdout().lock();
@@ -470,6 +502,7 @@ mod tests {
         )
         .err()
         .unwrap();
-        assert!(error.0.contains("--since \"last tuesday\""), "{}", error.0);
+        let message = error.to_string();
+        assert!(message.contains("--since \"last tuesday\""), "{message}");
     }
 }

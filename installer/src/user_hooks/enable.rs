@@ -19,7 +19,7 @@ pub fn set_enabled(ctx: &Context, name: &str, enabled: bool) -> Result<Outcome, 
         .map(|p| p.root)
         .collect();
     if roots.is_empty() {
-        return Err(CommandError(format!(
+        return Err(CommandError::refused(format!(
             "no hook plugin named `{name}` (see `amplihack hooks list`)"
         )));
     }

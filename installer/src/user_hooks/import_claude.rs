@@ -29,13 +29,19 @@ pub fn import_claude(
             &InstallArgs {
                 source: from.to_string_lossy().into_owned(),
                 name: None,
-                project,
+                level: if project {
+                    super::HooksLevel::Project
+                } else {
+                    super::HooksLevel::User
+                },
                 force: false,
+                yes: Default::default(),
             },
         );
     }
-    let (_, settings) = safe_file::read_json(&from)?
-        .ok_or_else(|| CommandError(format!("{}: no such settings file", from.display())))?;
+    let (_, settings) = safe_file::read_json(&from)?.ok_or_else(|| {
+        CommandError::refused(format!("{}: no such settings file", from.display()))
+    })?;
     let mut imported = serde_json::Map::new();
     for (event, groups) in settings["hooks"].as_object().into_iter().flatten() {
         let mut kept_groups = Vec::new();

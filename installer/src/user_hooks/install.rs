@@ -63,11 +63,22 @@ fn valid_plugin_name(name: &str) -> bool {
         && !name.contains(['/', '\\', '\0'])
 }
 
+/// `amplihack hooks install`'s arguments.
+#[derive(clap::Args, Debug, Clone)]
 pub struct InstallArgs {
+    /// A plugin directory, or a git URL to clone
     pub source: String,
+    /// The plugin's directory name under .amplifier/hooks/ (default: from the source)
+    #[arg(long)]
     pub name: Option<String>,
-    pub project: bool,
+    /// Which hooks directory: ~/.amplifier/hooks/ (user) or the project's
+    #[arg(long, value_enum, default_value = "user")]
+    pub level: super::HooksLevel,
+    /// Replace an existing plugin of that name
+    #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub yes: crate::commands::YesArg,
 }
 
 /// Copies a plugin (a directory, or a git repository cloned shallowly) into a hooks level, after
@@ -93,7 +104,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             .arg(&target)
             .status();
         if !status.is_ok_and(|s| s.success()) {
-            return Err(CommandError(format!(
+            return Err(CommandError::refused(format!(
                 "`{}` is neither a directory nor a git repository that `git clone` could fetch",
                 args.source
             )));
@@ -113,7 +124,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
     .into_iter()
     .find(|f| f.is_file())
     .ok_or_else(|| {
-        CommandError(format!(
+        CommandError::refused(format!(
             "{} has no hooks.json, hooks/hooks.json or {} (the Claude Code plugin layouts)",
             args.source,
             discovery::MANIFEST
@@ -133,7 +144,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             .canonicalize()
             .is_ok_and(|real| real.starts_with(&root))
         {
-            return Err(CommandError(format!(
+            return Err(CommandError::refused(format!(
                 "{} is a link to, or names, a file outside the plugin; refusing to install it",
                 file.display()
             )));
@@ -141,7 +152,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
     }
     let config = discovery::parse_file(&hooks_file, &text).map_err(|e| e.to_string())?;
     if hooks_file.ends_with(discovery::MANIFEST) && config.groups.is_empty() {
-        return Err(CommandError(format!(
+        return Err(CommandError::refused(format!(
             "{} declares no hooks; nothing to install",
             hooks_file.display()
         )));
@@ -159,26 +170,26 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
         }
     };
     if !valid_plugin_name(&name) {
-        return Err(CommandError(format!(
+        return Err(CommandError::refused(format!(
             "`{name}` cannot be a plugin name (one directory name: not `.`, `..`, `amplihack`, nor with `/`); pass --name NAME"
         )));
     }
     let before = before(ctx);
-    let level = level_dir(ctx, args.project);
+    let level = level_dir(ctx, args.level == super::HooksLevel::Project);
     let target = level.join(&name);
     // Neither may contain the other: a copy into itself never ends, and --force would delete the
     // source before copying it.
     let level_real = level.canonicalize().unwrap_or_else(|_| level.clone());
     let target_real = level_real.join(&name);
     if target_real.starts_with(&root) || root.starts_with(&target_real) {
-        return Err(CommandError(format!(
+        return Err(CommandError::refused(format!(
             "{} and the destination {} contain one another; copy the plugin somewhere else first",
             root.display(),
             target.display()
         )));
     }
     if target.symlink_metadata().is_ok() && !args.force {
-        return Err(CommandError(format!(
+        return Err(CommandError::refused(format!(
             "{} already exists; pass --force to replace it",
             target.display()
         )));
@@ -204,7 +215,12 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             link.display()
         ));
     }
-    retrust_after(ctx, &before, (args.project, &target), &mut text)?;
+    retrust_after(
+        ctx,
+        &before,
+        (args.level == super::HooksLevel::Project, &target),
+        &mut text,
+    )?;
     Ok(outcome_of(
         "install",
         text,

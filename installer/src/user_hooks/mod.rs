@@ -27,6 +27,29 @@ use serde_json::{Value, json};
 use crate::commands::{CommandError, Outcome};
 use crate::scopes::Locations;
 
+/// The host whose dialect a reply is shown in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HostArg {
+    Claude,
+    Amplifier,
+}
+
+impl From<HostArg> for amplihack_protocol::Host {
+    fn from(host: HostArg) -> Self {
+        match host {
+            HostArg::Claude => amplihack_protocol::Host::ClaudeCode,
+            HostArg::Amplifier => amplihack_protocol::Host::Amplifier,
+        }
+    }
+}
+
+/// Which hooks directory: `~/.amplifier/hooks/` (user) or the project's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HooksLevel {
+    User,
+    Project,
+}
+
 pub struct Context {
     pub locations: Locations,
 }

@@ -13,18 +13,29 @@ use crate::commands::{CommandError, Outcome};
 
 use super::{Context, outcome_of};
 
+/// `amplihack hooks test`'s arguments.
+#[derive(clap::Args, Debug, Clone)]
 pub struct TestArgs {
+    /// The event, e.g. PreToolUse
     pub event: String,
+    /// Tool name for tool events (default Bash)
+    #[arg(long)]
     pub tool: Option<String>,
+    /// Tool input as JSON (default {"command":"true"})
+    #[arg(long)]
     pub input: Option<String>,
+    /// A whole event payload from a file instead
+    #[arg(long, conflicts_with_all = ["tool", "input"])]
     pub payload: Option<PathBuf>,
-    pub host: Host,
+    /// Answer as the binary would to this host
+    #[arg(long, value_enum, default_value = "claude")]
+    pub host: super::HostArg,
 }
 
 pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
     let name = EventName::parse(&args.event);
     if !name.is_known() {
-        return Err(CommandError(format!(
+        return Err(CommandError::usage(format!(
             "unknown event `{}`: use a Claude Code event name such as PreToolUse, UserPromptSubmit or SessionStart",
             args.event
         )));
@@ -41,7 +52,7 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
     let raw = serde_json::to_vec(&payload).unwrap_or_default();
     let event = HookEvent::parse(&raw, Some(name.clone()))
         .map_err(|e| format!("the sample event is invalid: {e}"))?;
-    let host = args.host;
+    let host = Host::from(args.host);
     let overrides = HashMap::from([
         (
             amplihack_env::CLAUDE_PROJECT_DIR.to_string(),

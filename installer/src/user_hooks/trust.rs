@@ -23,14 +23,14 @@ pub fn trust(ctx: &Context, trusted: bool) -> Result<Outcome, CommandError> {
         // Withdrawing trust needs no list of files.
         Err(_) if !trusted => Vec::new(),
         Err(refusal) => {
-            return Err(CommandError(format!(
+            return Err(CommandError::refused(format!(
                 "cannot trust the hook plugins of {}: {refusal}",
                 ctx.locations.project.display()
             )));
         }
     };
     if trusted && files.is_empty() {
-        return Err(CommandError(format!(
+        return Err(CommandError::refused(format!(
             "{} has no hook plugins to trust",
             ctx.project_dir().display()
         )));
