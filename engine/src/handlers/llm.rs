@@ -12,7 +12,9 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::{Context, HandlerKind};
+use amplihack_protocol::ModelQuestion;
+
+use super::{Context, HandlerKind, Plan, Planning};
 
 /// The model the proposal's example names, when a hook names none.
 pub const DEFAULT_MODEL: &str = "claude-3-haiku";
@@ -78,6 +80,27 @@ impl HandlerKind for Llm {
             crate::host_model::ASK_FLAG.into(),
             self.spec(),
         ])
+    }
+
+    /// The session's provider answers it, through amplihack's module; elsewhere
+    /// `amplihack-hooks --ask-model` asks Claude Code (a process).
+    fn when_applies(&self, planning: &Planning<'_>) -> Plan {
+        if !planning.module_asks {
+            return Plan::Process(None);
+        }
+        let tool = planning.event.tool();
+        Plan::Ask(ModelQuestion {
+            prompt: self.render(
+                tool.map(|t| t.name.as_str()),
+                &tool.map_or(Value::Null, |t| t.input.clone()),
+            ),
+            model: Some(self.model.clone()),
+            timeout_secs: planning.timeout_secs,
+            max_tokens: Some(self.max_tokens),
+            cache: self.cache,
+            on_failure: planning.on_failure.into(),
+            agent: false,
+        })
     }
 }
 

@@ -10,7 +10,7 @@
 use amplihack_protocol::{Decision, Reply};
 use serde_json::Value;
 
-use super::{Context, HandlerKind};
+use super::{Context, HandlerKind, Plan, Planning};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -105,6 +105,17 @@ impl HandlerKind for Rule {
 
     fn program(&self, _context: &Context<'_>) -> Result<Vec<String>, String> {
         Err("a rule is evaluated in-process: no program runs".into())
+    }
+
+    /// In-process (the proposal's `type: matcher`): its answer when it holds, whatever the
+    /// handler's `if` (a rule has none).
+    fn plan(&self, planning: &Planning<'_>) -> Plan {
+        let tool = planning.event.tool();
+        if self.holds(tool.map(|t| (t.name.as_str(), &t.input))) {
+            Plan::Answered(self.reply())
+        } else {
+            Plan::Skip
+        }
     }
 }
 
