@@ -18,8 +18,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::{Fields, Lines, OnFailure, Protocol, located};
-use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, Group, Handler, PluginConfig};
+use crate::handlers::DEFAULT_TIMEOUT_SECS;
 use crate::handlers::http::ISOLATED;
+use crate::model::{ConfigError, Group, Handler, PluginConfig};
 
 /// The name AMCP plugins are listed under.
 pub const NAME: &str = "amcp";
@@ -87,11 +88,6 @@ pub fn function_of(label: &str) -> Option<&str> {
     label
         .strip_prefix(FUNCTION_LABEL)
         .and_then(|rest| rest.split(' ').next())
-}
-
-/// An AMCP hook file found by discovery (not a plugin subdirectory that happens to be named so).
-pub fn is_amcp(plugin: &crate::discovery::Plugin) -> bool {
-    plugin.name == NAME && plugin.root.parent() != Some(plugin.hooks_dir.as_path())
 }
 
 /// The AMCP hook file of a directory (`.amcp/` or `~/.config/amcp/`), if any.

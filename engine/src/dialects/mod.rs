@@ -1,5 +1,5 @@
 //! The other hook dialects of our specifications, each read into the plugin model forwarding runs
-//! ([`crate::config::PluginConfig`]):
+//! ([`crate::model::PluginConfig`]):
 //!
 //! * [`amcp`]: AMCP's `.amcp/hooks.toml`/`.json` and `~/.config/amcp/hooks.*`;
 //! * [`proposal`]: the Amplifier CLI hooks proposal's YAML, as a plugin's `hooks.yaml`.
@@ -14,49 +14,14 @@ use std::path::Path;
 use amplihack_protocol::{Decision, EventName, HookEvent, Reply};
 use serde_json::{Map, Value, json};
 
-use crate::config::ConfigError;
 use crate::execute::Finished;
+use crate::model::ConfigError;
 
 pub mod amcp;
 pub mod proposal;
 pub mod unknown_keys;
 
-/// What a handler reads on stdin and prints on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Protocol {
-    /// Claude Code's hook JSON, as the host sent it.
-    #[default]
-    Claude,
-    /// AMCP's: Claude Code's with AMCP's tool names (`write_file`, `path`), `AMCP_*` variables,
-    /// `feedback` and `updatedResponse` in the answer.
-    Amcp,
-    /// The proposal's: `{event, tool, args, session_id, timestamp}` in, `{action, modified_args,
-    /// message}` out.
-    Proposal,
-}
-
-/// What a failure of the handler (timeout, crash, unreadable answer) does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OnFailure {
-    /// A warning on stderr and in the log; the call goes on (fail-open).
-    #[default]
-    Warn,
-    /// Nothing said; the call goes on.
-    Ignore,
-    /// The tool call is denied, with the reason (fail-closed, where the user asked for it).
-    Block,
-}
-
-impl OnFailure {
-    /// Its name in the proposal's YAML.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OnFailure::Warn => "warn",
-            OnFailure::Ignore => "ignore",
-            OnFailure::Block => "block",
-        }
-    }
-}
+pub use crate::model::{OnFailure, Protocol};
 
 /// Where each field of a parsed TOML or YAML file starts: `hooks.PreToolUse.handlers[0].timeout`
 /// to its line (1-based).
@@ -425,17 +390,10 @@ pub fn yaml_tree(file: &Path, text: &str, with_lines: bool) -> Result<(Value, Li
     Ok((builder.done.unwrap_or(Value::Null), builder.lines))
 }
 
-/// A plugin in a dialect Amplifier's hook-shell bridge does not read (it reads `hooks.json`): an
-/// AMCP file or a proposal `hooks.yaml`.
-pub fn is_foreign(plugin: &crate::discovery::Plugin) -> bool {
-    amcp::is_amcp(plugin) || plugin.file.ends_with(proposal::FILE)
-}
-
 /// Tool names in AMCP: one table for every host and dialect ([`amplihack_protocol::tool::TOOLS`]).
 pub use amplihack_protocol::tool::amcp_tool;
 
-/// Argument names AMCP and the proposal write for the host's (`path` for `file_path`).
-const ARG_ALIASES: &[(&str, &str)] = &[("file_path", "path")];
+use amplihack_protocol::tool::ARG_ALIASES;
 
 fn renamed(input: &Value, to_dialect: bool) -> Value {
     let Value::Object(map) = input else {
@@ -460,15 +418,7 @@ fn renamed(input: &Value, to_dialect: bool) -> Value {
     Value::Object(out)
 }
 
-/// A tool argument by the name a rule or hook gives it (`path` finds `file_path` too).
-pub fn tool_arg<'v>(input: &'v Value, name: &str) -> Option<&'v Value> {
-    input.get(name).or_else(|| {
-        ARG_ALIASES
-            .iter()
-            .find(|(_, dialect)| *dialect == name)
-            .and_then(|(host, _)| input.get(*host))
-    })
-}
+pub use amplihack_protocol::tool::tool_arg;
 
 /// The proposal's name for a host event.
 pub fn proposal_event(event: &EventName) -> &str {

@@ -24,9 +24,10 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::{Fields, Lines, OnFailure, Protocol, located};
-use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, Group, Handler, PluginConfig};
+use crate::handlers::DEFAULT_TIMEOUT_SECS;
 use crate::handlers::rule::{Action, Rule};
 use crate::handlers::{Kind, llm};
+use crate::model::{ConfigError, Group, Handler, PluginConfig};
 
 /// The proposal's events and the host's names for them.
 pub const EVENTS: &[(&str, &str)] = &[

@@ -16,6 +16,9 @@ use amplihack_protocol::ModelQuestion;
 
 use super::{Context, HandlerKind, Plan, Planning};
 
+/// The hidden argument that makes `amplihack-hooks` ask the host's model for one `llm` hook
+/// ([`crate::host_model`]).
+pub const ASK_FLAG: &str = "--ask-model";
 /// The model the proposal's example names, when a hook names none.
 pub const DEFAULT_MODEL: &str = "claude-3-haiku";
 /// The proposal's example `max_tokens`, when a hook gives none.
@@ -77,7 +80,7 @@ impl HandlerKind for Llm {
         let binary = hooks_binary().ok_or("cannot find amplihack-hooks to ask the model")?;
         Ok(vec![
             binary.to_string_lossy().into_owned(),
-            crate::host_model::ASK_FLAG.into(),
+            ASK_FLAG.into(),
             self.spec(),
         ])
     }

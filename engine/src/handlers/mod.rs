@@ -23,6 +23,10 @@ pub mod mcp_tool;
 pub mod prompt;
 pub mod rule;
 
+/// Handler timeout when none is configured (seconds). Any positive timeout is accepted, as Claude
+/// Code accepts it; a handler amplihack waits for is also bounded by amplihack's own deadline.
+pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
+
 /// What a handler's placeholders stand for when it runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
@@ -88,7 +92,7 @@ pub trait HandlerKind {
     fn program(&self, context: &Context<'_>) -> Result<Vec<String>, String>;
     /// Its timeout when the handler gives none.
     fn default_timeout_secs(&self) -> f64 {
-        crate::config::DEFAULT_TIMEOUT_SECS
+        DEFAULT_TIMEOUT_SECS
     }
     /// For a kind Claude Code runs itself (model-backed, http, mcp_tool): the handler as written,
     /// to register with Claude Code as its own hook entry, and the first version that has it.

@@ -59,18 +59,17 @@ impl Rule {
             let canonical = amplihack_protocol::tool::canonical_tool_name(name);
             glob_matches(glob, name)
                 || glob_matches(glob, canonical)
-                || glob_matches(glob, crate::dialects::amcp_tool(name))
+                || glob_matches(glob, amplihack_protocol::tool::amcp_tool(name))
                 || glob.eq_ignore_ascii_case(name)
         });
         tool_ok
-            && self
-                .args
-                .iter()
-                .all(|(arg, glob)| match crate::dialects::tool_arg(input, arg) {
+            && self.args.iter().all(|(arg, glob)| {
+                match amplihack_protocol::tool::tool_arg(input, arg) {
                     Some(Value::String(text)) => glob_matches(glob, text),
                     Some(other) => glob_matches(glob, &other.to_string()),
                     None => false,
-                })
+                }
+            })
     }
 
     /// Its answer when it holds.
