@@ -43,11 +43,7 @@ pub fn delivers_on(event: &EventName) -> bool {
     )
 }
 
-/// An `asyncRewake` handler: its exit 2 wakes the model with this message and its stderr.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rewake {
-    pub message: Option<String>,
-}
+pub use crate::model::Rewake;
 
 /// One session's background handlers.
 pub struct Background<'a> {

@@ -8,72 +8,15 @@ use amplihack_protocol::event::json_kind as kind;
 use serde_json::Value;
 
 use crate::handlers::{Context, HandlerKind, Kind};
+use crate::model::{OnFailure, Protocol, Rewake};
 
-/// Handler timeout when none is configured (seconds). Any positive timeout is accepted, as Claude
-/// Code accepts it; a handler amplihack waits for is also bounded by amplihack's own deadline.
-pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
+pub use crate::handlers::DEFAULT_TIMEOUT_SECS;
+pub use crate::model::{ConfigError, Group, Handler, PluginConfig};
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Handler {
-    /// What it runs and how ([`Kind`]: shell form, exec form, prompt, ...).
-    pub kind: Kind,
-    /// Its label ([`HandlerKind::label`]): the shell command, or the executable and its arguments.
-    pub command: String,
-    pub timeout_secs: f64,
-    pub is_async: bool,
-    /// `asyncRewake: true`: runs in the background; an exit 2 wakes the model with its stderr,
-    /// prefixed by `rewakeMessage`.
-    pub rewake: Option<crate::background::Rewake>,
-    /// `if`: one permission-rule pattern (`Bash(git commit:*)`); the handler runs only for tool
-    /// calls it matches.
-    pub condition: Option<String>,
-    /// Lower runs first; handlers of one priority run in parallel.
-    pub priority: i64,
-    pub enabled: bool,
-    pub description: Option<String>,
-    /// What it reads and prints: Claude Code's JSON, or another dialect's ([`crate::dialects`]).
-    pub protocol: crate::dialects::Protocol,
-    /// What its failure does (fail-open unless the hook file asks otherwise).
-    pub on_failure: crate::dialects::OnFailure,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Group {
-    pub event: String,
-    pub matcher: Option<String>,
-    pub handlers: Vec<Handler>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PluginConfig {
-    pub description: Option<String>,
-    pub enabled: bool,
-    pub groups: Vec<Group>,
-    /// Handlers valid for Claude Code that amplihack does not run (prompt, agent, http,
-    /// mcp_tool), one note each with why. Reported by `amplihack hooks validate` and `hooks list`.
-    pub skipped: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    pub file: PathBuf,
-    /// Where in the file, as a JSON path: `hooks.PreToolUse[0].hooks[1].timeout`.
-    pub field: String,
-    pub problem: String,
-    pub fix: String,
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: `{}`: {}; fix: {}",
-            self.file.display(),
-            self.field,
-            self.problem,
-            self.fix
-        )
-    }
+/// A hooks file's text: a regular file of at most [`amplihack_state::bounded::HOOKS_FILE_CAP`] bytes (a repository
+/// controls it, and it is read on every call before any trust).
+pub fn read_small(file: &Path) -> Result<String, amplihack_state::bounded::ReadError> {
+    amplihack_state::bounded::read_text(file, amplihack_state::bounded::HOOKS_FILE_CAP)
 }
 
 /// A field's place in a hooks file, `<at>.<name>`, spelled out only for an error: a valid file
@@ -180,7 +123,7 @@ pub fn parse_manifest(file: &Path, text: &str) -> Result<PluginConfig, ConfigErr
                     "point it at a hooks file inside the plugin's directory, relative to it (\"hooks/hooks.json\")",
                 )
             })?;
-            let text = crate::discovery::read_small(&hooks_file).map_err(|e| {
+            let text = read_small(&hooks_file).map_err(|e| {
                 checker.error(
                     "hooks",
                     format!("names {}, which cannot be read: {e}", hooks_file.display()),
@@ -362,7 +305,7 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                             )
                         })
                         .transpose()?
-                        .map(|message| crate::background::Rewake { message }),
+                        .map(|message| Rewake { message }),
                     condition: checker.string_field(handler.get("if"), Field(&at, "if"))?,
                     priority,
                     enabled: checker.bool_field(
@@ -372,12 +315,12 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                     )?,
                     description: checker
                         .string_field(handler.get("description"), Field(&at, "description"))?,
-                    protocol: crate::dialects::Protocol::Claude,
+                    protocol: Protocol::Claude,
                     // Async handlers never block: they run in the background, not through it.
                     on_failure: if fails_closed {
-                        crate::dialects::OnFailure::Block
+                        OnFailure::Block
                     } else {
-                        crate::dialects::OnFailure::Warn
+                        OnFailure::Warn
                     },
                 });
             }

@@ -41,6 +41,20 @@ pub struct Plugin {
     pub config: Result<PluginConfig, ConfigError>,
 }
 
+impl Plugin {
+    /// An AMCP hook file found by discovery (not a plugin subdirectory that happens to be named so).
+    pub fn is_amcp(&self) -> bool {
+        self.name == crate::dialects::amcp::NAME
+            && self.root.parent() != Some(self.hooks_dir.as_path())
+    }
+
+    /// A plugin in a dialect Amplifier's hook-shell bridge does not read (it reads `hooks.json`):
+    /// an AMCP file or a proposal `hooks.yaml`.
+    pub fn is_foreign(&self) -> bool {
+        self.is_amcp() || self.file.ends_with(crate::dialects::proposal::FILE)
+    }
+}
+
 /// The most entries a hooks directory may hold: a level is read on every tool call, and 20,000
 /// empty directories cost a second each time. Past it the level is refused as a whole
 /// ([`OVERFULL`]), after reading no more than this many names.
@@ -145,11 +159,7 @@ pub fn is_amplihack_registration(file: &Path) -> bool {
     }
 }
 
-/// A hooks file's text: a regular file of at most [`bounded::HOOKS_FILE_CAP`] bytes (a repository
-/// controls it, and it is read on every call before any trust).
-pub fn read_small(file: &Path) -> Result<String, bounded::ReadError> {
-    bounded::read_text(file, bounded::HOOKS_FILE_CAP)
-}
+pub use crate::config::read_small;
 
 pub fn load_level(hooks_dir: &Path, level: Level) -> Vec<Plugin> {
     let mut files = match plugin_files(hooks_dir) {

@@ -25,8 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::handlers::llm::Llm;
 
-/// The hidden argument that makes `amplihack-hooks` ask the host's model for one `llm` hook.
-pub const ASK_FLAG: &str = "--ask-model";
+pub use crate::handlers::llm::ASK_FLAG;
 /// Names the Claude Code program to ask, overriding the search.
 pub const CLAUDE_VAR: &str = amplihack_env::AMPLIHACK_CLAUDE;
 /// Flags Claude Code has had since 2.1 that keep a side question out of the user's history.

@@ -2,7 +2,8 @@
 //! amplihack's built-ins, with the semantics a Claude Code plugin author expects, and merges
 //! every answer into one [`amplihack_protocol::Reply`].
 //!
-//! * [`discovery`]: which plugins, in which order; [`config`]: their schema;
+//! * [`model`]: the plugin model every reader produces (types only, above the handler kinds);
+//! * [`discovery`]: which plugins, in which order; [`config`]: their schema (`hooks.json`);
 //! * [`matcher`]: Claude Code's matcher rules;
 //! * [`handlers`]: the handler kinds (shell form, exec form, prompt, agent, http, mcp_tool);
 //! * [`execute`]: handlers as process groups with timeouts and output caps; [`spawn`]: starting
@@ -25,6 +26,7 @@ pub mod forward;
 pub mod handlers;
 pub mod host_model;
 pub mod matcher;
+pub mod model;
 pub mod spawn;
 pub mod stop_guard;
 pub mod trust_scope;

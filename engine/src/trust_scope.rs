@@ -111,7 +111,7 @@ pub fn files_to_trust(project: &Path, plugins: &[Plugin]) -> Result<Vec<PathBuf>
     let mut walked: Vec<PathBuf> = Vec::new();
     for plugin in plugins {
         tree.files.push(plugin.file.clone());
-        let dirs = if amcp::is_amcp(plugin) {
+        let dirs = if plugin.is_amcp() {
             vec![plugin.root.clone()]
         } else {
             vec![plugin.hooks_dir.clone()]

@@ -75,6 +75,19 @@ pub fn amcp_tool(name: &str) -> &str {
         .unwrap_or(claude)
 }
 
+/// Argument names AMCP and the proposal write for the host's (`path` for `file_path`).
+pub const ARG_ALIASES: &[(&str, &str)] = &[("file_path", "path")];
+
+/// A tool argument by the name a rule or hook gives it (`path` finds `file_path` too).
+pub fn tool_arg<'v>(input: &'v serde_json::Value, name: &str) -> Option<&'v serde_json::Value> {
+    input.get(name).or_else(|| {
+        ARG_ALIASES
+            .iter()
+            .find(|(_, dialect)| *dialect == name)
+            .and_then(|(host, _)| input.get(*host))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::{amcp_tool, canonical_tool_name, claude_tools_for_amcp};

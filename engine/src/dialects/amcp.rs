@@ -17,9 +17,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use amplihack_protocol::tool::{ARG_ALIASES, amcp_tool};
+use amplihack_protocol::{EventName, HookEvent};
+
 use super::{Fields, Lines, OnFailure, Protocol, located};
-use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, Group, Handler, PluginConfig};
+use crate::execute::Finished;
+use crate::handlers::DEFAULT_TIMEOUT_SECS;
 use crate::handlers::http::ISOLATED;
+use crate::model::{ConfigError, Group, Handler, PluginConfig};
 
 /// The name AMCP plugins are listed under.
 pub const NAME: &str = "amcp";
@@ -87,11 +92,6 @@ pub fn function_of(label: &str) -> Option<&str> {
     label
         .strip_prefix(FUNCTION_LABEL)
         .and_then(|rest| rest.split(' ').next())
-}
-
-/// An AMCP hook file found by discovery (not a plugin subdirectory that happens to be named so).
-pub fn is_amcp(plugin: &crate::discovery::Plugin) -> bool {
-    plugin.name == NAME && plugin.root.parent() != Some(plugin.hooks_dir.as_path())
 }
 
 /// The AMCP hook file of a directory (`.amcp/` or `~/.config/amcp/`), if any.
@@ -328,6 +328,164 @@ fn regex_escape(text: &str) -> String {
                 .chain(std::iter::once(c))
         })
         .collect()
+}
+
+// What an AMCP handler reads, is given and answers, in and out of Claude Code's words.
+
+/// What an AMCP handler reads on stdin: the host's event with AMCP's tool and argument names.
+pub(super) fn input(event: &HookEvent, mut raw: Map<String, Value>, host_bytes: &[u8]) -> Vec<u8> {
+    if let Some(tool) = event.tool() {
+        raw.insert(
+            "tool_name".into(),
+            Value::String(amcp_tool(&tool.name).into()),
+        );
+        let key = if raw.contains_key("toolInput") && !raw.contains_key("tool_input") {
+            "toolInput"
+        } else {
+            "tool_input"
+        };
+        if let Some(input) = raw.get(key).map(|i| renamed(i, true)) {
+            raw.insert("tool_input".into(), input);
+        }
+    }
+    serde_json::to_vec(&Value::Object(raw)).unwrap_or_else(|_| host_bytes.to_vec())
+}
+
+/// The `AMCP_*` variables an AMCP handler gets beside the usual.
+pub(super) fn env(event: &HookEvent, project_dir: &Path) -> Vec<(String, String)> {
+    let mut env = vec![
+        (
+            amplihack_env::AMCP_PROJECT_DIR.to_string(),
+            project_dir.to_string_lossy().into_owned(),
+        ),
+        (
+            amplihack_env::AMCP_HOOK_EVENT.into(),
+            event.name.as_str().to_string(),
+        ),
+        (
+            amplihack_env::AMCP_SESSION_ID.into(),
+            event.session_id.clone().unwrap_or_default(),
+        ),
+    ];
+    if let Some(tool) = event.tool() {
+        env.push((
+            amplihack_env::AMCP_TOOL_NAME.into(),
+            amcp_tool(&tool.name).to_string(),
+        ));
+    }
+    env
+}
+
+/// An AMCP handler's output in Claude Code's words (on exit 0, text that is not JSON is feedback).
+pub(super) fn output(event: &HookEvent, mut finished: Finished) -> (Finished, Option<String>) {
+    let text = finished.stdout.trim();
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(answer)) => {
+            finished.stdout = Value::Object(in_claude_words(event, answer)).to_string();
+        }
+        // AMCP: on exit 0, output that is not JSON is feedback for the model.
+        _ if finished.exit == Some(0) && !text.is_empty() => {
+            let answer = json!({"feedback": text});
+            if let Value::Object(answer) = answer {
+                finished.stdout = Value::Object(in_claude_words(event, answer)).to_string();
+            }
+        }
+        _ => {}
+    }
+    (finished, None)
+}
+
+/// AMCP's answer in Claude Code's words: `feedback` is context for the model, `updatedInput`
+/// merges into the tool input (AMCP's `{**tool_input, **updated_input}`) in the host's argument
+/// names, `updatedResponse` replaces a tool's output (Claude Code 2.1.328's `updatedToolOutput`).
+fn in_claude_words(event: &HookEvent, mut answer: Map<String, Value>) -> Map<String, Value> {
+    let event_name = event.name.as_str().to_string();
+    let mut specific = match answer.remove("hookSpecificOutput") {
+        Some(Value::Object(specific)) => specific,
+        _ => Map::new(),
+    };
+    if let Some(feedback) = answer.remove("feedback").filter(|f| !f.is_null()) {
+        let text = match feedback {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        let joined = match specific.get("additionalContext").and_then(Value::as_str) {
+            Some(existing) => format!("{existing}\n{text}"),
+            None => text,
+        };
+        specific.insert("additionalContext".into(), Value::String(joined));
+    }
+    if let Some(Value::Object(updated)) = specific.remove("updatedInput")
+        && let Some(tool) = event.tool()
+    {
+        let mut merged = match &tool.input {
+            Value::Object(input) => input.clone(),
+            _ => Map::new(),
+        };
+        if let Value::Object(updated) = renamed(&Value::Object(updated), false) {
+            merged.extend(updated);
+        }
+        specific.insert("updatedInput".into(), Value::Object(merged));
+    }
+    let response = answer
+        .remove("updatedResponse")
+        .or_else(|| specific.remove("updatedResponse"));
+    if let Some(response) = response
+        && event.name == EventName::PostToolUse
+    {
+        specific.insert("updatedToolOutput".into(), shaped_output(event, response));
+    }
+    if !specific.is_empty() {
+        specific.insert("hookEventName".into(), Value::String(event_name));
+        answer.insert("hookSpecificOutput".into(), Value::Object(specific));
+    }
+    answer
+}
+
+/// A replacement output in the tool's own shape: Claude Code 2.1.328 rejects an
+/// `updatedToolOutput` that does not match it ("does not match Bash's output shape"), so AMCP's
+/// text for a Bash call becomes the call's `{stdout, stderr, ...}` with that text as `stdout`.
+fn shaped_output(event: &HookEvent, response: Value) -> Value {
+    let Value::String(text) = &response else {
+        return response; // an object is taken as the tool's own shape
+    };
+    let original = event
+        .raw
+        .get("tool_response")
+        .or_else(|| event.raw.get("toolResponse"));
+    match original {
+        Some(Value::Object(shape)) if shape.get("stdout").is_some_and(Value::is_string) => {
+            let mut shape = shape.clone();
+            shape.insert("stdout".into(), Value::String(text.clone()));
+            shape.insert("stderr".into(), Value::String(String::new()));
+            Value::Object(shape)
+        }
+        _ => response,
+    }
+}
+
+/// A tool input in the dialect's argument names (`to_dialect`), or back in the host's.
+fn renamed(input: &Value, to_dialect: bool) -> Value {
+    let Value::Object(map) = input else {
+        return input.clone();
+    };
+    let mut out = Map::new();
+    for (key, value) in map {
+        let key = ARG_ALIASES
+            .iter()
+            .find_map(|(host, dialect)| {
+                if to_dialect && key == host {
+                    Some(*dialect)
+                } else if !to_dialect && key == dialect {
+                    Some(*host)
+                } else {
+                    None
+                }
+            })
+            .unwrap_or(key);
+        out.insert(key.to_string(), value.clone());
+    }
+    Value::Object(out)
 }
 
 #[cfg(test)]

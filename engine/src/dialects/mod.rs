@@ -1,5 +1,5 @@
 //! The other hook dialects of our specifications, each read into the plugin model forwarding runs
-//! ([`crate::config::PluginConfig`]):
+//! ([`crate::model::PluginConfig`]):
 //!
 //! * [`amcp`]: AMCP's `.amcp/hooks.toml`/`.json` and `~/.config/amcp/hooks.*`;
 //! * [`proposal`]: the Amplifier CLI hooks proposal's YAML, as a plugin's `hooks.yaml`.
@@ -7,56 +7,26 @@
 //! Past the readers nothing knows which dialect a hook came from except through two fields of a
 //! handler: its [`Protocol`] (what it reads on stdin and prints on stdout) and its [`OnFailure`]
 //! policy; and the in-process [`crate::handlers::rule`] kind.
+//!
+//! Each dialect's file holds all of that dialect: reading its file, and translating what its
+//! handlers read, are given and answer. This file holds what they share: the line-located parse
+//! trees ([`Fields`], [`toml_tree`], [`json_tree`], [`yaml_tree`]), the dispatch by [`Protocol`]
+//! ([`input`], [`env`], [`output`]) and the failure policy ([`on_failure`]).
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use amplihack_protocol::{Decision, EventName, HookEvent, Reply};
-use serde_json::{Map, Value, json};
+use amplihack_protocol::{Decision, HookEvent, Reply};
+use serde_json::{Map, Value};
 
-use crate::config::ConfigError;
 use crate::execute::Finished;
+use crate::model::ConfigError;
 
 pub mod amcp;
 pub mod proposal;
 pub mod unknown_keys;
 
-/// What a handler reads on stdin and prints on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Protocol {
-    /// Claude Code's hook JSON, as the host sent it.
-    #[default]
-    Claude,
-    /// AMCP's: Claude Code's with AMCP's tool names (`write_file`, `path`), `AMCP_*` variables,
-    /// `feedback` and `updatedResponse` in the answer.
-    Amcp,
-    /// The proposal's: `{event, tool, args, session_id, timestamp}` in, `{action, modified_args,
-    /// message}` out.
-    Proposal,
-}
-
-/// What a failure of the handler (timeout, crash, unreadable answer) does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OnFailure {
-    /// A warning on stderr and in the log; the call goes on (fail-open).
-    #[default]
-    Warn,
-    /// Nothing said; the call goes on.
-    Ignore,
-    /// The tool call is denied, with the reason (fail-closed, where the user asked for it).
-    Block,
-}
-
-impl OnFailure {
-    /// Its name in the proposal's YAML.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OnFailure::Warn => "warn",
-            OnFailure::Ignore => "ignore",
-            OnFailure::Block => "block",
-        }
-    }
-}
+pub use crate::model::{OnFailure, Protocol};
 
 /// Where each field of a parsed TOML or YAML file starts: `hooks.PreToolUse.handlers[0].timeout`
 /// to its line (1-based).
@@ -425,138 +395,25 @@ pub fn yaml_tree(file: &Path, text: &str, with_lines: bool) -> Result<(Value, Li
     Ok((builder.done.unwrap_or(Value::Null), builder.lines))
 }
 
-/// A plugin in a dialect Amplifier's hook-shell bridge does not read (it reads `hooks.json`): an
-/// AMCP file or a proposal `hooks.yaml`.
-pub fn is_foreign(plugin: &crate::discovery::Plugin) -> bool {
-    amcp::is_amcp(plugin) || plugin.file.ends_with(proposal::FILE)
-}
-
-/// Tool names in AMCP: one table for every host and dialect ([`amplihack_protocol::tool::TOOLS`]).
-pub use amplihack_protocol::tool::amcp_tool;
-
-/// Argument names AMCP and the proposal write for the host's (`path` for `file_path`).
-const ARG_ALIASES: &[(&str, &str)] = &[("file_path", "path")];
-
-fn renamed(input: &Value, to_dialect: bool) -> Value {
-    let Value::Object(map) = input else {
-        return input.clone();
-    };
-    let mut out = Map::new();
-    for (key, value) in map {
-        let key = ARG_ALIASES
-            .iter()
-            .find_map(|(host, dialect)| {
-                if to_dialect && key == host {
-                    Some(*dialect)
-                } else if !to_dialect && key == dialect {
-                    Some(*host)
-                } else {
-                    None
-                }
-            })
-            .unwrap_or(key);
-        out.insert(key.to_string(), value.clone());
-    }
-    Value::Object(out)
-}
-
-/// A tool argument by the name a rule or hook gives it (`path` finds `file_path` too).
-pub fn tool_arg<'v>(input: &'v Value, name: &str) -> Option<&'v Value> {
-    input.get(name).or_else(|| {
-        ARG_ALIASES
-            .iter()
-            .find(|(_, dialect)| *dialect == name)
-            .and_then(|(host, _)| input.get(*host))
-    })
-}
-
-/// The proposal's name for a host event.
-pub fn proposal_event(event: &EventName) -> &str {
-    proposal::EVENTS
-        .iter()
-        .find(|(_, host)| *host == event.as_str())
-        .map_or(event.as_str(), |(proposal, _)| proposal)
-}
-
 /// What a handler of this protocol reads on stdin.
 pub fn input(protocol: Protocol, event: &HookEvent, host_bytes: &[u8]) -> Vec<u8> {
-    let Ok(Value::Object(mut raw)) = serde_json::from_slice::<Value>(host_bytes) else {
+    if protocol == Protocol::Claude {
+        return host_bytes.to_vec();
+    }
+    let Ok(Value::Object(raw)) = serde_json::from_slice::<Value>(host_bytes) else {
         return host_bytes.to_vec();
     };
     match protocol {
         Protocol::Claude => host_bytes.to_vec(),
-        Protocol::Amcp => {
-            if let Some(tool) = event.tool() {
-                raw.insert(
-                    "tool_name".into(),
-                    Value::String(amcp_tool(&tool.name).into()),
-                );
-                let key = if raw.contains_key("toolInput") && !raw.contains_key("tool_input") {
-                    "toolInput"
-                } else {
-                    "tool_input"
-                };
-                if let Some(input) = raw.get(key).map(|i| renamed(i, true)) {
-                    raw.insert("tool_input".into(), input);
-                }
-            }
-            serde_json::to_vec(&Value::Object(raw)).unwrap_or_else(|_| host_bytes.to_vec())
-        }
-        Protocol::Proposal => {
-            let tool = event.tool();
-            let mut out = json!({
-                "event": proposal_event(&event.name),
-                "tool": tool.map(|t| t.name.clone()),
-                "args": tool.map(|t| t.input.clone()),
-                "session_id": event.session_id,
-                "timestamp": amplihack_state::time::utc_now(),
-            });
-            // What else the host said (the tool's result, the prompt), for hooks that want it.
-            if let Value::Object(out) = &mut out {
-                for (from, to) in [
-                    ("tool_response", "result"),
-                    ("error", "error"),
-                    ("prompt", "prompt"),
-                    // ModelSwitch (Claude Code's PostModelSwitch).
-                    ("from_model", "from_model"),
-                    ("to_model", "to_model"),
-                ] {
-                    if let Some(value) = raw.remove(from) {
-                        out.insert(to.into(), value);
-                    }
-                }
-            }
-            serde_json::to_vec(&out).unwrap_or_else(|_| host_bytes.to_vec())
-        }
+        Protocol::Amcp => amcp::input(event, raw, host_bytes),
+        Protocol::Proposal => proposal::input(event, raw, host_bytes),
     }
 }
 
 /// The environment a handler of this protocol gets beside the usual.
 pub fn env(protocol: Protocol, event: &HookEvent, project_dir: &Path) -> Vec<(String, String)> {
     match protocol {
-        Protocol::Amcp => {
-            let mut env = vec![
-                (
-                    amplihack_env::AMCP_PROJECT_DIR.to_string(),
-                    project_dir.to_string_lossy().into_owned(),
-                ),
-                (
-                    amplihack_env::AMCP_HOOK_EVENT.into(),
-                    event.name.as_str().to_string(),
-                ),
-                (
-                    amplihack_env::AMCP_SESSION_ID.into(),
-                    event.session_id.clone().unwrap_or_default(),
-                ),
-            ];
-            if let Some(tool) = event.tool() {
-                env.push((
-                    amplihack_env::AMCP_TOOL_NAME.into(),
-                    amcp_tool(&tool.name).to_string(),
-                ));
-            }
-            env
-        }
+        Protocol::Amcp => amcp::env(event, project_dir),
         _ => Vec::new(),
     }
 }
@@ -566,179 +423,13 @@ pub fn env(protocol: Protocol, event: &HookEvent, project_dir: &Path) -> Vec<(St
 pub fn output(
     protocol: Protocol,
     event: &HookEvent,
-    mut finished: Finished,
+    finished: Finished,
 ) -> (Finished, Option<String>) {
     match protocol {
         Protocol::Claude => (finished, None),
-        Protocol::Amcp => {
-            let text = finished.stdout.trim();
-            match serde_json::from_str::<Value>(text) {
-                Ok(Value::Object(answer)) => {
-                    finished.stdout = Value::Object(amcp_answer(event, answer)).to_string();
-                }
-                // AMCP: on exit 0, output that is not JSON is feedback for the model.
-                _ if finished.exit == Some(0) && !text.is_empty() => {
-                    let answer = json!({"feedback": text});
-                    if let Value::Object(answer) = answer {
-                        finished.stdout = Value::Object(amcp_answer(event, answer)).to_string();
-                    }
-                }
-                _ => {}
-            }
-            (finished, None)
-        }
-        Protocol::Proposal => {
-            if finished.exit != Some(0) || finished.timed_out || finished.spawn_error.is_some() {
-                // Not an answer: the failure policy decides; a proposal hook has no exit 2.
-                finished.stdout.clear();
-                if finished.exit == Some(2) {
-                    let first = finished.stderr.lines().next().unwrap_or("no stderr output");
-                    let why = format!("failed with exit 2: {first}");
-                    finished.exit = Some(0);
-                    return (finished, Some(why));
-                }
-                return (finished, None);
-            }
-            let text = finished.stdout.trim();
-            if text.is_empty() {
-                return (finished, None); // nothing to say: allow
-            }
-            let answer = match serde_json::from_str::<Value>(text) {
-                Ok(Value::Object(answer)) => answer,
-                _ => {
-                    let why = format!(
-                        "its answer is not the proposal's JSON object: {}",
-                        text.chars().take(120).collect::<String>()
-                    );
-                    finished.stdout.clear();
-                    return (finished, Some(why));
-                }
-            };
-            match proposal_answer(event, &answer) {
-                Ok(claude) => finished.stdout = claude.to_string(),
-                Err(why) => {
-                    finished.stdout.clear();
-                    return (finished, Some(why));
-                }
-            }
-            (finished, None)
-        }
+        Protocol::Amcp => amcp::output(event, finished),
+        Protocol::Proposal => proposal::output(event, finished),
     }
-}
-
-/// AMCP's answer in Claude Code's words: `feedback` is context for the model, `updatedInput`
-/// merges into the tool input (AMCP's `{**tool_input, **updated_input}`) in the host's argument
-/// names, `updatedResponse` replaces a tool's output (Claude Code 2.1.328's `updatedToolOutput`).
-fn amcp_answer(event: &HookEvent, mut answer: Map<String, Value>) -> Map<String, Value> {
-    let event_name = event.name.as_str().to_string();
-    let mut specific = match answer.remove("hookSpecificOutput") {
-        Some(Value::Object(specific)) => specific,
-        _ => Map::new(),
-    };
-    if let Some(feedback) = answer.remove("feedback").filter(|f| !f.is_null()) {
-        let text = match feedback {
-            Value::String(s) => s,
-            other => other.to_string(),
-        };
-        let joined = match specific.get("additionalContext").and_then(Value::as_str) {
-            Some(existing) => format!("{existing}\n{text}"),
-            None => text,
-        };
-        specific.insert("additionalContext".into(), Value::String(joined));
-    }
-    if let Some(Value::Object(updated)) = specific.remove("updatedInput")
-        && let Some(tool) = event.tool()
-    {
-        let mut merged = match &tool.input {
-            Value::Object(input) => input.clone(),
-            _ => Map::new(),
-        };
-        if let Value::Object(updated) = renamed(&Value::Object(updated), false) {
-            merged.extend(updated);
-        }
-        specific.insert("updatedInput".into(), Value::Object(merged));
-    }
-    let response = answer
-        .remove("updatedResponse")
-        .or_else(|| specific.remove("updatedResponse"));
-    if let Some(response) = response
-        && event.name == EventName::PostToolUse
-    {
-        specific.insert("updatedToolOutput".into(), shaped_output(event, response));
-    }
-    if !specific.is_empty() {
-        specific.insert("hookEventName".into(), Value::String(event_name));
-        answer.insert("hookSpecificOutput".into(), Value::Object(specific));
-    }
-    answer
-}
-
-/// A replacement output in the tool's own shape: Claude Code 2.1.328 rejects an
-/// `updatedToolOutput` that does not match it ("does not match Bash's output shape"), so AMCP's
-/// text for a Bash call becomes the call's `{stdout, stderr, ...}` with that text as `stdout`.
-fn shaped_output(event: &HookEvent, response: Value) -> Value {
-    let Value::String(text) = &response else {
-        return response; // an object is taken as the tool's own shape
-    };
-    let original = event
-        .raw
-        .get("tool_response")
-        .or_else(|| event.raw.get("toolResponse"));
-    match original {
-        Some(Value::Object(shape)) if shape.get("stdout").is_some_and(Value::is_string) => {
-            let mut shape = shape.clone();
-            shape.insert("stdout".into(), Value::String(text.clone()));
-            shape.insert("stderr".into(), Value::String(String::new()));
-            Value::Object(shape)
-        }
-        _ => response,
-    }
-}
-
-/// The proposal's `{action, modified_args, message}` in Claude Code's words.
-fn proposal_answer(event: &HookEvent, answer: &Map<String, Value>) -> Result<Value, String> {
-    let message = answer
-        .get("message")
-        .and_then(Value::as_str)
-        .filter(|m| !m.is_empty());
-    let action = match answer.get("action") {
-        None | Some(Value::Null) => "allow",
-        Some(Value::String(action)) => action.as_str(),
-        Some(other) => return Err(format!("its `action` is {other}, not a string")),
-    };
-    let name = event.name.as_str();
-    let tool_event = event.tool().is_some();
-    Ok(match action {
-        "allow" | "continue" => match message {
-            Some(message) => json!({"systemMessage": message}),
-            None => json!({}),
-        },
-        "block" => {
-            let reason = message.unwrap_or("blocked by a hook").to_string();
-            if event.name == EventName::PreToolUse {
-                json!({"hookSpecificOutput": {"hookEventName": name, "permissionDecision": "deny", "permissionDecisionReason": reason}})
-            } else {
-                json!({"decision": "block", "reason": reason})
-            }
-        }
-        "modify" if tool_event => {
-            let Some(Value::Object(args)) = answer.get("modified_args") else {
-                return Err("its `action` is modify without a `modified_args` object".into());
-            };
-            let mut out =
-                json!({"hookSpecificOutput": {"hookEventName": name, "updatedInput": args}});
-            if let Some(message) = message {
-                out["systemMessage"] = Value::String(message.into());
-            }
-            out
-        }
-        "modify" => return Err(format!("`action: modify` has nothing to modify on {name}")),
-        other => {
-            return Err(format!(
-                "its `action` is `{other}`, not allow, block or modify"
-            ));
-        }
-    })
 }
 
 /// The reply once the handler's [`OnFailure`] policy has had its say over a failure (`why`:

@@ -23,10 +23,14 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use amplihack_protocol::{EventName, HookEvent};
+
 use super::{Fields, Lines, OnFailure, Protocol, located};
-use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, Group, Handler, PluginConfig};
+use crate::execute::Finished;
+use crate::handlers::DEFAULT_TIMEOUT_SECS;
 use crate::handlers::rule::{Action, Rule};
 use crate::handlers::{Kind, llm};
+use crate::model::{ConfigError, Group, Handler, PluginConfig};
 
 /// The proposal's events and the host's names for them.
 pub const EVENTS: &[(&str, &str)] = &[
@@ -295,4 +299,125 @@ fn read_rule(
         }
     };
     Ok(Rule::new(tool, args, action, message))
+}
+
+/// The proposal's name for a host event.
+pub fn event_name(event: &EventName) -> &str {
+    EVENTS
+        .iter()
+        .find(|(_, host)| *host == event.as_str())
+        .map_or(event.as_str(), |(proposal, _)| proposal)
+}
+
+/// What a proposal handler reads on stdin: `{event, tool, args, session_id, timestamp}`, and
+/// what else the host said.
+pub(super) fn input(event: &HookEvent, mut raw: Map<String, Value>, host_bytes: &[u8]) -> Vec<u8> {
+    let tool = event.tool();
+    let mut out = json!({
+        "event": event_name(&event.name),
+        "tool": tool.map(|t| t.name.clone()),
+        "args": tool.map(|t| t.input.clone()),
+        "session_id": event.session_id,
+        "timestamp": amplihack_state::time::utc_now(),
+    });
+    // What else the host said (the tool's result, the prompt), for hooks that want it.
+    if let Value::Object(out) = &mut out {
+        for (from, to) in [
+            ("tool_response", "result"),
+            ("error", "error"),
+            ("prompt", "prompt"),
+            // ModelSwitch (Claude Code's PostModelSwitch).
+            ("from_model", "from_model"),
+            ("to_model", "to_model"),
+        ] {
+            if let Some(value) = raw.remove(from) {
+                out.insert(to.into(), value);
+            }
+        }
+    }
+    serde_json::to_vec(&out).unwrap_or_else(|_| host_bytes.to_vec())
+}
+
+/// A proposal handler's output in Claude Code's words, or why it is not an answer.
+pub(super) fn output(event: &HookEvent, mut finished: Finished) -> (Finished, Option<String>) {
+    if finished.exit != Some(0) || finished.timed_out || finished.spawn_error.is_some() {
+        // Not an answer: the failure policy decides; a proposal hook has no exit 2.
+        finished.stdout.clear();
+        if finished.exit == Some(2) {
+            let first = finished.stderr.lines().next().unwrap_or("no stderr output");
+            let why = format!("failed with exit 2: {first}");
+            finished.exit = Some(0);
+            return (finished, Some(why));
+        }
+        return (finished, None);
+    }
+    let text = finished.stdout.trim();
+    if text.is_empty() {
+        return (finished, None); // nothing to say: allow
+    }
+    let answer = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(answer)) => answer,
+        _ => {
+            let why = format!(
+                "its answer is not the proposal's JSON object: {}",
+                text.chars().take(120).collect::<String>()
+            );
+            finished.stdout.clear();
+            return (finished, Some(why));
+        }
+    };
+    match in_claude_words(event, &answer) {
+        Ok(claude) => finished.stdout = claude.to_string(),
+        Err(why) => {
+            finished.stdout.clear();
+            return (finished, Some(why));
+        }
+    }
+    (finished, None)
+}
+
+/// The proposal's `{action, modified_args, message}` in Claude Code's words.
+fn in_claude_words(event: &HookEvent, answer: &Map<String, Value>) -> Result<Value, String> {
+    let message = answer
+        .get("message")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty());
+    let action = match answer.get("action") {
+        None | Some(Value::Null) => "allow",
+        Some(Value::String(action)) => action.as_str(),
+        Some(other) => return Err(format!("its `action` is {other}, not a string")),
+    };
+    let name = event.name.as_str();
+    let tool_event = event.tool().is_some();
+    Ok(match action {
+        "allow" | "continue" => match message {
+            Some(message) => json!({"systemMessage": message}),
+            None => json!({}),
+        },
+        "block" => {
+            let reason = message.unwrap_or("blocked by a hook").to_string();
+            if event.name == EventName::PreToolUse {
+                json!({"hookSpecificOutput": {"hookEventName": name, "permissionDecision": "deny", "permissionDecisionReason": reason}})
+            } else {
+                json!({"decision": "block", "reason": reason})
+            }
+        }
+        "modify" if tool_event => {
+            let Some(Value::Object(args)) = answer.get("modified_args") else {
+                return Err("its `action` is modify without a `modified_args` object".into());
+            };
+            let mut out =
+                json!({"hookSpecificOutput": {"hookEventName": name, "updatedInput": args}});
+            if let Some(message) = message {
+                out["systemMessage"] = Value::String(message.into());
+            }
+            out
+        }
+        "modify" => return Err(format!("`action: modify` has nothing to modify on {name}")),
+        other => {
+            return Err(format!(
+                "its `action` is `{other}`, not allow, block or modify"
+            ));
+        }
+    })
 }

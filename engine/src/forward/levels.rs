@@ -55,7 +55,7 @@ pub(super) fn discover(
     let mut project_root: Option<PathBuf> = None;
     let chosen = levels(event.cwd.as_deref(), request.host, request.var);
     // Amplifier's bridge runs only Claude Code's hooks.json in its directory: the other dialects
-    // there are amplihack's to run (dialects::is_foreign).
+    // there are amplihack's to run (Plugin::is_foreign).
     let all = match request.host {
         Host::Amplifier => levels(event.cwd.as_deref(), Host::ClaudeCode, request.var),
         _ => chosen.clone(),
@@ -63,7 +63,7 @@ pub(super) fn discover(
     for (level, dir) in all {
         let bridge_runs_it = !chosen.contains(&(level, dir.clone()));
         let mut found = discovery::load_level(&dir, level);
-        if bridge_runs_it && !found.iter().any(dialects::is_foreign) {
+        if bridge_runs_it && !found.iter().any(Plugin::is_foreign) {
             continue;
         }
         if level == Level::Project {
@@ -88,7 +88,7 @@ pub(super) fn discover(
             project_root = Some(project);
         }
         if bridge_runs_it {
-            found.retain(dialects::is_foreign);
+            found.retain(Plugin::is_foreign);
         }
         plugins.extend(found);
     }
@@ -96,7 +96,7 @@ pub(super) fn discover(
         return (plugins, project_root); // the common case: no file read for the disabled list
     }
     // AMCP: the project's hook file overrides the user's (dialects::amcp).
-    let is_amcp = dialects::amcp::is_amcp;
+    let is_amcp = Plugin::is_amcp;
     if plugins
         .iter()
         .any(|p| p.level == Level::Project && is_amcp(p))
@@ -141,7 +141,7 @@ pub(super) fn notify_untrusted(
     // `.amplifier/hooks` to review).
     let mut places: Vec<String> = Vec::new();
     for plugin in plugins {
-        let place = if dialects::amcp::is_amcp(plugin) {
+        let place = if plugin.is_amcp() {
             &plugin.root
         } else {
             &plugin.hooks_dir

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use amplihack_protocol::{Decision, EventName, HookEvent, Host, ModelQuestion, Reply};
+use amplihack_protocol::{Decision, EventName, HookEvent, Host, Reply};
 use serde_json::Value;
 
 use amplihack_protocol::command::runs_amplihack_hooks;
@@ -23,7 +23,7 @@ use crate::background::{self, Background, Rewake};
 use crate::dialects::{self, OnFailure, Protocol};
 use crate::discovery::{self, Level, Plugin};
 use crate::execute::{self, Finished, Ran, Spawn};
-use crate::handlers::{Context, HandlerKind, Kind};
+use crate::handlers::{Context, HandlerKind, Plan, Planning};
 use crate::matcher;
 
 mod audit_records;

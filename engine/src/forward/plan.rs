@@ -77,10 +77,30 @@ pub(super) fn candidates<'p>(
                 && matcher::matches(g.matcher.as_deref(), target.as_deref())
         });
         for handler in groups.flat_map(|g| &g.handlers) {
-            if let Kind::Rule(rule) = &handler.kind {
-                // In-process: no process starts (dialects::proposal's `type: matcher`).
-                if handler.enabled && rule.holds(tool.map(|t| (t.name.as_str(), &t.input))) {
-                    let reply = rule.reply();
+            if !handler.enabled {
+                continue;
+            }
+            let applies = || {
+                !runs_amplihack_hooks(&handler.command)
+                    && handler.condition.as_deref().is_none_or(|rule| {
+                        matcher::condition_holds(
+                            rule,
+                            tool.map(|t| t.name.as_str()),
+                            tool.map(|t| &t.input),
+                        )
+                    })
+            };
+            let planning = Planning {
+                event,
+                applies: &applies,
+                module_asks,
+                python,
+                timeout_secs: handler.timeout_secs,
+                on_failure: handler.on_failure.as_str(),
+            };
+            let program = match handler.kind.plan(&planning) {
+                Plan::Skip => continue,
+                Plan::Answered(reply) => {
                     outcome.runs.push(Run {
                         plugin: plugin.name.clone(),
                         level: plugin.level,
@@ -92,80 +112,24 @@ pub(super) fn candidates<'p>(
                         warning: None,
                     });
                     outcome.reply.merge(reply);
+                    continue;
                 }
-                continue;
-            }
-            let applies = handler.enabled
-                && !runs_amplihack_hooks(&handler.command)
-                && handler.condition.as_deref().is_none_or(|rule| {
-                    matcher::condition_holds(
-                        rule,
-                        tool.map(|t| t.name.as_str()),
-                        tool.map(|t| &t.input),
-                    )
-                });
-            if !applies {
-                continue;
-            }
-            // What Claude Code refuses to run it reports as the hook's failure: so does amplihack
-            // where it asks the model itself (Claude Code reports its own copy).
-            let model_backed = matches!(handler.kind, Kind::Prompt(_) | Kind::Agent(_));
-            if let Some(why) = model_backed
-                .then(|| {
-                    crate::handlers::prompt::refused_on(
-                        &event.name,
-                        matches!(handler.kind, Kind::Agent(_)),
-                    )
-                })
-                .flatten()
-            {
-                if module_asks {
-                    outcome
-                        .problems
-                        .push(format!("hook from {} failed to run: {why}", plugin.name));
+                // What Claude Code refuses to run it reports as the hook's failure: so does
+                // amplihack where it asks the model itself (Claude Code reports its own copy).
+                Plan::Refused(why) => {
+                    if module_asks {
+                        outcome
+                            .problems
+                            .push(format!("hook from {} failed to run: {why}", plugin.name));
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if let Kind::Prompt(prompt) = &handler.kind {
-                // A model answers it: the host's own (Claude Code runs its copy of the handler;
-                // amplihack's Amplifier module asks the session's provider).
-                outcome.reply.model_questions.push(ModelQuestion {
-                    prompt: prompt.with_arguments(&event.raw),
-                    model: prompt.model.clone(),
-                    timeout_secs: handler.timeout_secs,
-                    ..ModelQuestion::default()
-                });
-                continue;
-            }
-            if let (Kind::Agent(agent), true) = (&handler.kind, module_asks) {
-                // A subagent the module runs with the session's provider (Claude Code runs its
-                // own copy of the handler).
-                outcome.reply.model_questions.push(ModelQuestion {
-                    prompt: agent.with_arguments(&event.raw),
-                    model: agent.model.clone(),
-                    timeout_secs: handler.timeout_secs,
-                    agent: true,
-                    ..ModelQuestion::default()
-                });
-                continue;
-            }
-            if let (Kind::Llm(llm), true) = (&handler.kind, module_asks) {
-                // The session's provider answers it, through amplihack's module; elsewhere
-                // `amplihack-hooks --ask-model` asks Claude Code (below, as a process).
-                outcome.reply.model_questions.push(ModelQuestion {
-                    prompt: llm.render(
-                        tool.map(|t| t.name.as_str()),
-                        &tool.map_or(Value::Null, |t| t.input.clone()),
-                    ),
-                    model: Some(llm.model.clone()),
-                    timeout_secs: handler.timeout_secs,
-                    max_tokens: Some(llm.max_tokens),
-                    cache: llm.cache,
-                    on_failure: handler.on_failure.as_str().into(),
-                    agent: false,
-                });
-                continue;
-            }
+                Plan::Ask(question) => {
+                    outcome.reply.model_questions.push(question);
+                    continue;
+                }
+                Plan::Process(program) => program,
+            };
             let data = plugin_data_dir(state, plugin);
             let plugin_cwd = crate::trust_scope::working_dir(plugin).unwrap_or(cwd.to_path_buf());
             let context = Context {
@@ -176,20 +140,14 @@ pub(super) fn candidates<'p>(
             };
             // A kind amplihack cannot run here (prompt, agent, mcp_tool; http under Claude Code,
             // which runs its own copy) is skipped; `hooks validate` and `hooks list` say so.
-            let argv = match (&handler.kind, python) {
-                (Kind::Http(http), Some(python)) => http.amplifier_program(python),
-                (kind, _) => match kind.program(&context) {
+            let argv = match program {
+                Some(argv) => argv,
+                None => match handler.kind.program(&context) {
                     Ok(argv) => argv,
                     Err(_) => continue,
                 },
             };
-            let (command, shown) = match &handler.kind {
-                Kind::Command(shell) => (
-                    shell.shown(&context),
-                    shell.as_claude_code_shows(&plugin.root.to_string_lossy()),
-                ),
-                _ => (handler.command.clone(), handler.command.clone()),
-            };
+            let (command, shown) = handler.kind.names(&context, &handler.command);
             if candidates.iter().any(|c| c.command == command) {
                 continue; // identical commands run once
             }

@@ -6,7 +6,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{Context, FieldError, HandlerKind, optional_string, required_string};
+use amplihack_protocol::{EventName, ModelQuestion};
+
+use super::{Context, FieldError, HandlerKind, Plan, Planning, optional_string, required_string};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Agent {
@@ -56,5 +58,24 @@ impl HandlerKind for Agent {
     /// Code does not know can no longer reject the whole settings file.
     fn host_entry(&self) -> Option<(&Map<String, Value>, super::Version)> {
         Some((&self.raw, (2, 1, 101)))
+    }
+
+    fn refused_on(&self, event: &EventName) -> Option<String> {
+        super::prompt::refused_on(event, true)
+    }
+
+    /// A subagent amplihack's module runs with the session's provider (Claude Code runs its own
+    /// copy of the handler: no process here).
+    fn when_applies(&self, planning: &Planning<'_>) -> Plan {
+        if !planning.module_asks {
+            return Plan::Process(None);
+        }
+        Plan::Ask(ModelQuestion {
+            prompt: self.with_arguments(&planning.event.raw),
+            model: self.model.clone(),
+            timeout_secs: planning.timeout_secs,
+            agent: true,
+            ..ModelQuestion::default()
+        })
     }
 }

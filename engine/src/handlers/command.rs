@@ -79,6 +79,14 @@ impl HandlerKind for Command {
         &self.command
     }
 
+    /// Its placeholders filled in as it runs, and as Claude Code shows it (the root filled in).
+    fn names(&self, context: &Context<'_>, _written: &str) -> (String, String) {
+        (
+            self.shown(context),
+            self.as_claude_code_shows(&context.plugin_root.to_string_lossy()),
+        )
+    }
+
     fn program(&self, context: &Context<'_>) -> Result<Vec<String>, String> {
         let values = placeholders(context);
         let pairs: Vec<(&str, &str)> = values.iter().map(|(p, v)| (*p, v.as_str())).collect();

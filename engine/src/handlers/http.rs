@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Context, FieldError, HandlerKind, required_string};
+use super::{Context, FieldError, HandlerKind, Plan, Planning, required_string};
 
 /// The interpreter flags every helper amplihack runs in a project directory starts with: `-I`
 /// (isolated: neither the working directory nor `PYTHON*` variables reach `sys.path`, so a repo's
@@ -128,6 +128,12 @@ impl HandlerKind for Http {
 
     fn host_entry(&self) -> Option<(&Map<String, Value>, super::Version)> {
         Some((&self.raw, (2, 1, 63)))
+    }
+
+    /// Under Amplifier the POST is made with the app's Python; under Claude Code, which runs its
+    /// own copy, nothing runs here.
+    fn when_applies(&self, planning: &Planning<'_>) -> Plan {
+        Plan::Process(planning.python.map(|python| self.amplifier_program(python)))
     }
 }
 

@@ -12,8 +12,13 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::{Context, HandlerKind};
+use amplihack_protocol::ModelQuestion;
 
+use super::{Context, HandlerKind, Plan, Planning};
+
+/// The hidden argument that makes `amplihack-hooks` ask the host's model for one `llm` hook
+/// ([`crate::host_model`]).
+pub const ASK_FLAG: &str = "--ask-model";
 /// The model the proposal's example names, when a hook names none.
 pub const DEFAULT_MODEL: &str = "claude-3-haiku";
 /// The proposal's example `max_tokens`, when a hook gives none.
@@ -75,9 +80,30 @@ impl HandlerKind for Llm {
         let binary = hooks_binary().ok_or("cannot find amplihack-hooks to ask the model")?;
         Ok(vec![
             binary.to_string_lossy().into_owned(),
-            crate::host_model::ASK_FLAG.into(),
+            ASK_FLAG.into(),
             self.spec(),
         ])
+    }
+
+    /// The session's provider answers it, through amplihack's module; elsewhere
+    /// `amplihack-hooks --ask-model` asks Claude Code (a process).
+    fn when_applies(&self, planning: &Planning<'_>) -> Plan {
+        if !planning.module_asks {
+            return Plan::Process(None);
+        }
+        let tool = planning.event.tool();
+        Plan::Ask(ModelQuestion {
+            prompt: self.render(
+                tool.map(|t| t.name.as_str()),
+                &tool.map_or(Value::Null, |t| t.input.clone()),
+            ),
+            model: Some(self.model.clone()),
+            timeout_secs: planning.timeout_secs,
+            max_tokens: Some(self.max_tokens),
+            cache: self.cache,
+            on_failure: planning.on_failure.into(),
+            agent: false,
+        })
     }
 }
 

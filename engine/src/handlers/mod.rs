@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use amplihack_protocol::{EventName, HookEvent, ModelQuestion, Reply};
 use serde_json::{Map, Value};
 
 pub mod agent;
@@ -21,6 +22,10 @@ pub mod llm;
 pub mod mcp_tool;
 pub mod prompt;
 pub mod rule;
+
+/// Handler timeout when none is configured (seconds). Any positive timeout is accepted, as Claude
+/// Code accepts it; a handler amplihack waits for is also bounded by amplihack's own deadline.
+pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
 
 /// What a handler's placeholders stand for when it runs.
 #[derive(Debug, Clone, Copy)]
@@ -38,6 +43,44 @@ pub struct Context<'a> {
 /// A field of the handler that is wrong: (field, problem, fix). The caller names the file.
 pub type FieldError = (String, String, String);
 
+/// What a handler kind plans from, for one event (all borrowed: planning allocates only what the
+/// plan holds).
+#[derive(Clone, Copy)]
+pub struct Planning<'a> {
+    pub event: &'a HookEvent,
+    /// Whether the handler applies to this tool call: not amplihack itself, its `if` holding
+    /// (asked only by the kinds that honour it; lazily, as it costs).
+    pub applies: &'a dyn Fn() -> bool,
+    /// amplihack's Amplifier module asks the session's provider for model-backed handlers.
+    pub module_asks: bool,
+    /// The app's Python, under Amplifier.
+    pub python: Option<&'a str>,
+    /// The handler's timeout, seconds.
+    pub timeout_secs: f64,
+    /// The handler's `on_failure`, as written.
+    pub on_failure: &'a str,
+}
+
+/// What the forwarder does with a handler on one event.
+#[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "moved once from plan to forwarder; boxing would allocate on every call"
+)]
+pub enum Plan {
+    /// Nothing: it does not apply, or cannot run here (`hooks validate` and `hooks list` say so).
+    Skip,
+    /// Answered in-process, no process starts (a rule that holds).
+    Answered(Reply),
+    /// Claude Code refuses to run it on this event; reported as the hook's failure where
+    /// amplihack asks the model itself.
+    Refused(String),
+    /// A model answers it.
+    Ask(ModelQuestion),
+    /// A process runs: this program, or `None` for [`HandlerKind::program`]'s.
+    Process(Option<Vec<String>>),
+}
+
 /// The interface every handler kind implements.
 pub trait HandlerKind {
     /// Its `type` in `hooks.json`.
@@ -49,12 +92,36 @@ pub trait HandlerKind {
     fn program(&self, context: &Context<'_>) -> Result<Vec<String>, String>;
     /// Its timeout when the handler gives none.
     fn default_timeout_secs(&self) -> f64 {
-        crate::config::DEFAULT_TIMEOUT_SECS
+        DEFAULT_TIMEOUT_SECS
     }
     /// For a kind Claude Code runs itself (model-backed, http, mcp_tool): the handler as written,
     /// to register with Claude Code as its own hook entry, and the first version that has it.
     fn host_entry(&self) -> Option<(&Map<String, Value>, Version)> {
         None
+    }
+    /// What runs for this (enabled) handler on this event. The default: nothing unless the
+    /// handler applies; its refusal if the event refuses it; else [`HandlerKind::when_applies`].
+    fn plan(&self, planning: &Planning<'_>) -> Plan {
+        if !(planning.applies)() {
+            return Plan::Skip;
+        }
+        match self.refused_on(&planning.event.name) {
+            Some(why) => Plan::Refused(why),
+            None => self.when_applies(planning),
+        }
+    }
+    /// Why Claude Code refuses to run it on this event, if it does.
+    fn refused_on(&self, _event: &EventName) -> Option<String> {
+        None
+    }
+    /// What runs when it applies and is not refused: by default its [`HandlerKind::program`].
+    fn when_applies(&self, _planning: &Planning<'_>) -> Plan {
+        Plan::Process(None)
+    }
+    /// Its label and the command as Claude Code names it to the model when it blocks; `written`
+    /// is the handler's `command` field.
+    fn names(&self, _context: &Context<'_>, written: &str) -> (String, String) {
+        (written.to_string(), written.to_string())
     }
 }
 
@@ -144,6 +211,22 @@ impl HandlerKind for Kind {
 
     fn default_timeout_secs(&self) -> f64 {
         self.inner().default_timeout_secs()
+    }
+
+    fn plan(&self, planning: &Planning<'_>) -> Plan {
+        self.inner().plan(planning)
+    }
+
+    fn refused_on(&self, event: &EventName) -> Option<String> {
+        self.inner().refused_on(event)
+    }
+
+    fn when_applies(&self, planning: &Planning<'_>) -> Plan {
+        self.inner().when_applies(planning)
+    }
+
+    fn names(&self, context: &Context<'_>, written: &str) -> (String, String) {
+        self.inner().names(context, written)
     }
 }
 

@@ -5,10 +5,10 @@
 //! binary hands it, `$ARGUMENTS` filled in, to amplihack's module (`modelHandlers`), which asks the
 //! session's own provider.
 
-use amplihack_protocol::EventName;
+use amplihack_protocol::{EventName, ModelQuestion};
 use serde_json::{Map, Value};
 
-use super::{Context, FieldError, HandlerKind, optional_string, required_string};
+use super::{Context, FieldError, HandlerKind, Plan, Planning, optional_string, required_string};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prompt {
@@ -72,6 +72,21 @@ impl HandlerKind for Prompt {
 
     fn host_entry(&self) -> Option<(&Map<String, Value>, super::Version)> {
         Some((&self.raw, (2, 0, 30)))
+    }
+
+    fn refused_on(&self, event: &EventName) -> Option<String> {
+        refused_on(event, false)
+    }
+
+    /// A model answers it: the host's own (Claude Code runs its copy of the handler; amplihack's
+    /// Amplifier module asks the session's provider).
+    fn when_applies(&self, planning: &Planning<'_>) -> Plan {
+        Plan::Ask(ModelQuestion {
+            prompt: self.with_arguments(&planning.event.raw),
+            model: self.model.clone(),
+            timeout_secs: planning.timeout_secs,
+            ..ModelQuestion::default()
+        })
     }
 }
 

@@ -10,7 +10,7 @@
 use amplihack_protocol::{Decision, Reply};
 use serde_json::Value;
 
-use super::{Context, HandlerKind};
+use super::{Context, HandlerKind, Plan, Planning};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -59,18 +59,17 @@ impl Rule {
             let canonical = amplihack_protocol::tool::canonical_tool_name(name);
             glob_matches(glob, name)
                 || glob_matches(glob, canonical)
-                || glob_matches(glob, crate::dialects::amcp_tool(name))
+                || glob_matches(glob, amplihack_protocol::tool::amcp_tool(name))
                 || glob.eq_ignore_ascii_case(name)
         });
         tool_ok
-            && self
-                .args
-                .iter()
-                .all(|(arg, glob)| match crate::dialects::tool_arg(input, arg) {
+            && self.args.iter().all(|(arg, glob)| {
+                match amplihack_protocol::tool::tool_arg(input, arg) {
                     Some(Value::String(text)) => glob_matches(glob, text),
                     Some(other) => glob_matches(glob, &other.to_string()),
                     None => false,
-                })
+                }
+            })
     }
 
     /// Its answer when it holds.
@@ -105,6 +104,17 @@ impl HandlerKind for Rule {
 
     fn program(&self, _context: &Context<'_>) -> Result<Vec<String>, String> {
         Err("a rule is evaluated in-process: no program runs".into())
+    }
+
+    /// In-process (the proposal's `type: matcher`): its answer when it holds, whatever the
+    /// handler's `if` (a rule has none).
+    fn plan(&self, planning: &Planning<'_>) -> Plan {
+        let tool = planning.event.tool();
+        if self.holds(tool.map(|t| (t.name.as_str(), &t.input))) {
+            Plan::Answered(self.reply())
+        } else {
+            Plan::Skip
+        }
     }
 }
 

@@ -1,0 +1,113 @@
+//! The plugin model: what every dialect's reader produces and forwarding runs, a plugin's
+//! [`PluginConfig`] of [`Group`]s of [`Handler`]s. Types only; below it stand only the handler
+//! kinds ([`crate::handlers`]), which a [`Handler`] holds.
+
+use std::path::PathBuf;
+
+use crate::handlers::Kind;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handler {
+    /// What it runs and how ([`Kind`]: shell form, exec form, prompt, ...).
+    pub kind: Kind,
+    /// Its label ([`crate::handlers::HandlerKind::label`]): the shell command, or the executable and its arguments.
+    pub command: String,
+    pub timeout_secs: f64,
+    pub is_async: bool,
+    /// `asyncRewake: true`: runs in the background; an exit 2 wakes the model with its stderr,
+    /// prefixed by `rewakeMessage`.
+    pub rewake: Option<Rewake>,
+    /// `if`: one permission-rule pattern (`Bash(git commit:*)`); the handler runs only for tool
+    /// calls it matches.
+    pub condition: Option<String>,
+    /// Lower runs first; handlers of one priority run in parallel.
+    pub priority: i64,
+    pub enabled: bool,
+    pub description: Option<String>,
+    /// What it reads and prints: Claude Code's JSON, or another dialect's ([`crate::dialects`]).
+    pub protocol: Protocol,
+    /// What its failure does (fail-open unless the hook file asks otherwise).
+    pub on_failure: OnFailure,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub event: String,
+    pub matcher: Option<String>,
+    pub handlers: Vec<Handler>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginConfig {
+    pub description: Option<String>,
+    pub enabled: bool,
+    pub groups: Vec<Group>,
+    /// Handlers valid for Claude Code that amplihack does not run (prompt, agent, http,
+    /// mcp_tool), one note each with why. Reported by `amplihack hooks validate` and `hooks list`.
+    pub skipped: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    /// Where in the file, as a JSON path: `hooks.PreToolUse[0].hooks[1].timeout`.
+    pub field: String,
+    pub problem: String,
+    pub fix: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: `{}`: {}; fix: {}",
+            self.file.display(),
+            self.field,
+            self.problem,
+            self.fix
+        )
+    }
+}
+
+/// What a handler reads on stdin and prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// Claude Code's hook JSON, as the host sent it.
+    #[default]
+    Claude,
+    /// AMCP's: Claude Code's with AMCP's tool names (`write_file`, `path`), `AMCP_*` variables,
+    /// `feedback` and `updatedResponse` in the answer.
+    Amcp,
+    /// The proposal's: `{event, tool, args, session_id, timestamp}` in, `{action, modified_args,
+    /// message}` out.
+    Proposal,
+}
+
+/// What a failure of the handler (timeout, crash, unreadable answer) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnFailure {
+    /// A warning on stderr and in the log; the call goes on (fail-open).
+    #[default]
+    Warn,
+    /// Nothing said; the call goes on.
+    Ignore,
+    /// The tool call is denied, with the reason (fail-closed, where the user asked for it).
+    Block,
+}
+
+impl OnFailure {
+    /// Its name in the proposal's YAML.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnFailure::Warn => "warn",
+            OnFailure::Ignore => "ignore",
+            OnFailure::Block => "block",
+        }
+    }
+}
+
+/// An `asyncRewake` handler: its exit 2 wakes the model with this message and its stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewake {
+    pub message: Option<String>,
+}
