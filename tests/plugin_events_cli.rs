@@ -218,6 +218,39 @@ fn registrations_follow_plugin_changes_and_uninstall_removes_them() {
     assert_eq!(local(), Vec::<String>::new());
 }
 
+/// What the plugin-event sync adds to a trusted project's `.claude/settings.local.json` (its
+/// `hooks` key, or the whole file) goes again at `uninstall`: the user's bytes come back exactly.
+#[test]
+fn uninstall_gives_the_projects_local_file_back_byte_for_byte() {
+    for before in [
+        Some(r#"{"model":"x"}"#),
+        Some("{\n  \"hooks\": {},\n  \"model\": \"x\"\n}\n"),
+        None,
+    ] {
+        let env = TestEnv::new();
+        let claude = fake_claude(&env, "2.1.328");
+        let local_file = env.project.join(".claude/settings.local.json");
+        if let Some(text) = before {
+            env.write(&local_file, text);
+        }
+        amplihack(&env, &claude, &["install", "--host", "claude"]);
+        env.plugin(
+            &env.project_hooks_dir(),
+            "asker",
+            &plugin_on(&["PermissionRequest"]),
+        );
+        amplihack(&env, &claude, &["hooks", "trust"]);
+        let registered = std::fs::read_to_string(&local_file).expect("registered");
+        assert!(registered.contains("dispatch"), "{before:?}: {registered}");
+        amplihack(&env, &claude, &["uninstall", "--host", "claude"]);
+        assert_eq!(
+            std::fs::read_to_string(&local_file).ok().as_deref(),
+            before,
+            "{before:?}"
+        );
+    }
+}
+
 /// At session start the hook binary repairs them with the version Claude Code gives hooks
 /// (`AI_AGENT`), without running `claude`: a plugin copied in by hand is served from its first
 /// session on.

@@ -16,7 +16,7 @@ use amplihack_settings::plugin_events::{self, HostGroup, Version};
 use amplihack_settings::registration;
 use amplihack_settings::registration::ShapeError;
 use amplihack_settings::safe_file::{self, EditOptions, NewContent};
-use amplihack_state::{StateDir, bounded, files, plugins, safe_open};
+use amplihack_state::{StateDir, bounded, files, manifest, plugins, safe_open};
 use serde_json::{Value, json};
 
 /// Where the plugins and the settings files are.
@@ -288,6 +288,9 @@ pub fn sync(
             Ok(NewContent::Value(value))
         })
         .map_err(|e| e.to_string())?;
+        if !options.dry_run {
+            remember_what_was_added(places.state, &file, current.as_ref())?;
+        }
         let new_here: Vec<String> = now_owned
             .iter()
             .filter(|e| !owned.contains(e))
@@ -329,6 +332,38 @@ pub fn sync(
     added.sort();
     added.dedup();
     Ok(Synced { lines, added })
+}
+
+/// Records in the install manifest what this edit added that the user's file did not have (the
+/// file itself, or its `hooks` key), so that `uninstall` gives the file back byte for byte.
+fn remember_what_was_added(
+    state: &StateDir,
+    file: &Path,
+    before: Option<&Value>,
+) -> Result<(), String> {
+    fn list(m: &mut manifest::Manifest, created: bool) -> &mut Vec<PathBuf> {
+        if created {
+            &mut m.created
+        } else {
+            &mut m.hooks_key_added
+        }
+    }
+    let created = match before {
+        None => true,
+        Some(Value::Object(root)) if !root.contains_key("hooks") => false,
+        Some(_) => return Ok(()),
+    };
+    let mut recorded = manifest::load(state).map_err(|e| e.to_string())?;
+    if list(&mut recorded, created).iter().any(|p| p == file) {
+        return Ok(());
+    }
+    manifest::update(state, |m| {
+        let list = list(m, created);
+        if !list.iter().any(|p| p == file) {
+            list.push(file.to_path_buf());
+        }
+    })
+    .map_err(|e| e.to_string())
 }
 
 /// Removes every handler group amplihack copied into Claude Code's settings (uninstall); the
