@@ -207,7 +207,8 @@ mod tests {
     fn each_kind_of_failure_has_its_exit_code() {
         let path = PathBuf::from("/x/settings.json");
         let cases: Vec<(CommandError, i32)> = vec![
-            (CommandError::usage("--message is empty"), exit::USAGE),
+            (CommandError::usage("--since: not a time"), exit::USAGE),
+            (CommandError::refused("--message is empty"), exit::PROBLEM),
             (PluginEventsError::NotManaged.into(), exit::USAGE),
             (
                 crate::log::filter::SinceError("yesterday".into()).into(),

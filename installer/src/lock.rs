@@ -29,7 +29,7 @@ fn info_json(info: &LockInfo) -> serde_json::Value {
 
 pub fn lock(locations: &Locations, message: Option<&str>) -> Result<Outcome, CommandError> {
     if message.is_some_and(|m| m.trim().is_empty()) {
-        return Err(CommandError::usage(
+        return Err(CommandError::refused(
             "--message is empty: give the text the agent should be told at each stop",
         ));
     }

@@ -100,7 +100,7 @@ pub fn add(
     kind: &str,
 ) -> Result<Outcome, CommandError> {
     if text.trim().is_empty() {
-        return Err(CommandError::usage(
+        return Err(CommandError::refused(
             "the memory text is empty: `amplihack memory add \"what to remember\"`",
         ));
     }
