@@ -130,6 +130,8 @@ variables! {
     CLAUDE_CODE_STOP_HOOK_BLOCK_CAP: Host;
     /// Claude Code's output limit, set for the Claude Code an `llm` handler asks.
     CLAUDE_CODE_MAX_OUTPUT_TOKENS: Host;
+    /// Codex's home directory (default `~/.codex`): its `hooks.json` and `config.toml`.
+    CODEX_HOME: Host;
 
     // The XDG base directories.
     /// amplihack's state is `$XDG_STATE_HOME/amplihack` (default `~/.local/state/amplihack`).

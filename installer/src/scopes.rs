@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use amplihack_protocol::Host;
 use amplihack_settings::claude_paths;
 use amplihack_state::StateDir;
 use clap::ValueEnum;
@@ -43,20 +44,59 @@ impl Scope {
     }
 }
 
+/// `--host`: one host, or `all` (Claude Code, Amplifier and every other host found installed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum HostChoice {
     Claude,
     Amplifier,
+    Codex,
+    Copilot,
+    Qwen,
+    Droid,
+    Gemini,
+    Opencode,
     All,
 }
 
 impl HostChoice {
+    /// The one host chosen (`None` for `all`).
+    pub fn host(self) -> Option<Host> {
+        Some(match self {
+            HostChoice::Claude => Host::ClaudeCode,
+            HostChoice::Amplifier => Host::Amplifier,
+            HostChoice::Codex => Host::Codex,
+            HostChoice::Copilot => Host::Copilot,
+            HostChoice::Qwen => Host::Qwen,
+            HostChoice::Droid => Host::Droid,
+            HostChoice::Gemini => Host::Gemini,
+            HostChoice::Opencode => Host::Opencode,
+            HostChoice::All => return None,
+        })
+    }
+
+    /// Whether `host` is one the choice names (`all` names every host).
+    pub fn includes(self, host: Host) -> bool {
+        self.host().is_none_or(|h| h == host)
+    }
+
     pub fn claude(self) -> bool {
-        matches!(self, HostChoice::Claude | HostChoice::All)
+        self.includes(Host::ClaudeCode)
     }
 
     pub fn amplifier(self) -> bool {
-        matches!(self, HostChoice::Amplifier | HostChoice::All)
+        self.includes(Host::Amplifier)
+    }
+
+    /// The hosts to act on: the one named, or for `all` every host found installed
+    /// ([`crate::hosts::found`]).
+    pub fn hosts(self, locations: &Locations) -> Vec<Host> {
+        match self.host() {
+            Some(host) => vec![host],
+            None => Host::ALL
+                .into_iter()
+                .filter(|h| crate::hosts::found(*h, locations))
+                .collect(),
+        }
     }
 }
 

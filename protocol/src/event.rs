@@ -387,6 +387,12 @@ impl HookEvent {
     /// the payload names an event, the payload wins: that is what the host fired, and the reply
     /// must name the same event.
     pub fn parse(bytes: &[u8], implied: Option<EventName>) -> Result<HookEvent, InvalidInput> {
+        Self::from_map(Self::parse_object(bytes)?, implied)
+    }
+
+    /// One event's JSON object, not yet read as an event (a host's dialect renames its names
+    /// first: [`crate::hosts::parse`]).
+    pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, InvalidInput> {
         let text = std::str::from_utf8(bytes).map_err(|e| InvalidInput::NotUtf8 {
             valid_up_to: e.valid_up_to(),
         })?;
@@ -403,7 +409,7 @@ impl HookEvent {
                 found: json_kind(&value),
             });
         };
-        Self::from_map(raw, implied)
+        Ok(raw)
     }
 
     pub fn from_map(

@@ -8,6 +8,8 @@
 //!   Claude Code reads `hookSpecificOutput`/`decision`; Amplifier's `hook-shell` bridge honours
 //!   only a top-level `decision: "block"` and `contextInjection` (see `README.md`, "Amplifier").
 //!
+//! * [`hosts`]: each host's dialect (Codex, Copilot, Qwen, Droid, Gemini, opencode beside the
+//!   two above): its names read into Claude Code's event model, its reply rendered.
 //! * [`claude_version`]: Claude Code's version: parsed, read from the environment, compared.
 //! * [`table`]: every subcommand, its event, registration, deadline and built-ins.
 //!
@@ -19,6 +21,7 @@ pub mod claude_version;
 pub mod command;
 pub mod event;
 pub mod host;
+pub mod hosts;
 pub mod reply;
 pub mod table;
 pub mod tool;

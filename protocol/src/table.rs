@@ -46,11 +46,12 @@ pub enum Builtin {
 }
 
 impl Builtin {
-    /// Whether it runs for `host`. Reflection does not run under Amplifier: it spends the user's
-    /// model access to block a stop, and the Amplifier app processes no hook result at the end
-    /// of a turn, so its findings would reach no one.
+    /// Whether it runs for `host`. Reflection runs under Claude Code only: it reflects with a
+    /// headless `claude -p` on Claude Code's transcript, spending the user's Claude access to
+    /// block a stop (and the Amplifier app processes no hook result at the end of a turn, so
+    /// there its findings would reach no one).
     pub fn runs_under(self, host: Host) -> bool {
-        !(self == Builtin::Reflection && host == Host::Amplifier)
+        self != Builtin::Reflection || host == Host::ClaudeCode
     }
 
     pub fn name(self) -> &'static str {

@@ -1,59 +1,158 @@
-//! Tool names: Amplifier's tools are lowercase snake_case (`bash`, `write_file`); Claude Code's are
-//! CamelCase (`Bash`, `Write`); the AMCP dialect has its own. Everything inside amplihack works
-//! with Claude Code's names. [`TOOLS`] is the one table of them: a tool is a row, a host or
-//! dialect a column (a new host adds a column, a new tool a row).
+//! Tool names. Everything inside amplihack works with Claude Code's names (`Bash`, `Write`);
+//! each host names its tools its own way (Amplifier `bash`, Qwen and Gemini `run_shell_command`,
+//! Droid `Execute`, ...), and the AMCP plugin dialect has its own too.
+//!
+//! [`HOST_TOOLS`] is the one table of the hosts' names, keyed by host: a new host is one row.
+//! The pipeline's first step renames a host's tool to Claude Code's
+//! ([`crate::hosts::normalise`]), so the Bash guard, the metrics and every matcher read one name.
+//! [`TOOLS`] is the AMCP dialect's names, by Claude Code's.
 
-/// One tool, by the name each host or dialect gives it.
+use crate::host::Host;
+
+/// Each host's tool names that differ from Claude Code's: (host's name, Claude Code's name).
+/// A host not listed names its tools as Claude Code does.
+pub const HOST_TOOLS: &[(Host, &[(&str, &str)])] = &[
+    (
+        Host::Amplifier,
+        &[
+            ("bash", "Bash"),
+            ("write_file", "Write"),
+            ("edit_file", "Edit"),
+            ("multi_edit", "MultiEdit"),
+            ("read_file", "Read"),
+            ("grep", "Grep"),
+            ("glob", "Glob"),
+            ("web_fetch", "WebFetch"),
+            ("web_search", "WebSearch"),
+            ("task", "Task"),
+            ("todo", "TodoWrite"),
+            ("notebook_edit", "NotebookEdit"),
+        ],
+    ),
+    (
+        Host::Codex,
+        &[
+            ("exec_command", "Bash"),
+            ("shell", "Bash"),
+            ("local_shell", "Bash"),
+            ("apply_patch", "Edit"),
+        ],
+    ),
+    (
+        Host::Copilot,
+        &[
+            ("bash", "Bash"),
+            ("edit", "Edit"),
+            ("create", "Write"),
+            ("view", "Read"),
+            ("glob", "Glob"),
+            ("grep", "Grep"),
+            ("web_fetch", "WebFetch"),
+        ],
+    ),
+    (
+        Host::Qwen,
+        &[
+            ("run_shell_command", "Bash"),
+            ("write_file", "Write"),
+            ("edit", "Edit"),
+            ("read_file", "Read"),
+            ("glob", "Glob"),
+            ("grep_search", "Grep"),
+            ("list_directory", "LS"),
+            ("web_fetch", "WebFetch"),
+            ("web_search", "WebSearch"),
+            ("todo_write", "TodoWrite"),
+            ("task", "Task"),
+        ],
+    ),
+    (Host::Droid, &[("Execute", "Bash"), ("Create", "Write")]),
+    (
+        Host::Gemini,
+        &[
+            ("run_shell_command", "Bash"),
+            ("write_file", "Write"),
+            ("replace", "Edit"),
+            ("read_file", "Read"),
+            ("read_many_files", "Read"),
+            ("glob", "Glob"),
+            ("search_file_content", "Grep"),
+            ("grep_search", "Grep"),
+            ("list_directory", "LS"),
+            ("web_fetch", "WebFetch"),
+            ("google_web_search", "WebSearch"),
+            ("write_todos", "TodoWrite"),
+        ],
+    ),
+    (
+        Host::Opencode,
+        &[
+            ("bash", "Bash"),
+            ("write", "Write"),
+            ("edit", "Edit"),
+            ("read", "Read"),
+            ("glob", "Glob"),
+            ("grep", "Grep"),
+            ("list", "LS"),
+            ("webfetch", "WebFetch"),
+            ("todowrite", "TodoWrite"),
+            ("task", "Task"),
+        ],
+    ),
+];
+
+/// `host`'s row of [`HOST_TOOLS`] (empty for a host that uses Claude Code's names).
+pub fn host_tools(host: Host) -> &'static [(&'static str, &'static str)] {
+    HOST_TOOLS
+        .iter()
+        .find(|(h, _)| *h == host)
+        .map_or(&[], |(_, names)| names)
+}
+
+/// The Claude Code name of `host`'s tool (itself when the host has no other name for it).
+pub fn claude_name_for(host: Host, name: &str) -> &str {
+    host_tools(host)
+        .iter()
+        .find(|(theirs, _)| *theirs == name)
+        .map_or(name, |(_, claude)| claude)
+}
+
+/// The Claude Code name of a tool named in an event that did not say its host: Amplifier's
+/// names are understood everywhere (its bridge's events and the specification's examples use
+/// them); other hosts' are renamed by their `--host` ([`claude_name_for`]).
+pub fn canonical_tool_name(name: &str) -> &str {
+    claude_name_for(Host::Amplifier, name)
+}
+
+/// One tool, by the names the AMCP dialect gives it.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolNames {
     /// Claude Code's name, the one amplihack uses inside.
     pub claude: &'static str,
-    /// Amplifier's, when it has the tool.
-    pub amplifier: Option<&'static str>,
     /// The AMCP dialect's names (the first is the one amplihack writes), none when it has none.
     pub amcp: &'static [&'static str],
 }
 
-const fn tool(
-    claude: &'static str,
-    amplifier: Option<&'static str>,
-    amcp: &'static [&'static str],
-) -> ToolNames {
-    ToolNames {
-        claude,
-        amplifier,
-        amcp,
-    }
+const fn tool(claude: &'static str, amcp: &'static [&'static str]) -> ToolNames {
+    ToolNames { claude, amcp }
 }
 
-/// Every tool a host or dialect names differently from Claude Code. Names not listed are the same
-/// everywhere (`mcp__memory__store`).
+/// The AMCP dialect's tool names, by Claude Code's. Names not listed are the same everywhere
+/// (`mcp__memory__store`).
 pub const TOOLS: &[ToolNames] = &[
-    tool("Bash", Some("bash"), &["bash"]),
-    tool("Write", Some("write_file"), &["write_file"]),
-    tool("Edit", Some("edit_file"), &["apply_patch", "edit_file"]),
-    tool(
-        "MultiEdit",
-        Some("multi_edit"),
-        &["apply_patch", "edit_file"],
-    ),
-    tool("Read", Some("read_file"), &["read_file"]),
-    tool("Grep", Some("grep"), &["grep"]),
-    tool("Glob", Some("glob"), &["glob"]),
-    tool("WebFetch", Some("web_fetch"), &["web_fetch"]),
-    tool("WebSearch", Some("web_search"), &["web_search"]),
-    tool("Task", Some("task"), &["task"]),
-    tool("TodoWrite", Some("todo"), &["todo_write", "todo"]),
-    tool("NotebookEdit", Some("notebook_edit"), &[]),
+    tool("Bash", &["bash"]),
+    tool("Write", &["write_file"]),
+    tool("Edit", &["apply_patch", "edit_file"]),
+    tool("MultiEdit", &["apply_patch", "edit_file"]),
+    tool("Read", &["read_file"]),
+    tool("Grep", &["grep"]),
+    tool("Glob", &["glob"]),
+    tool("WebFetch", &["web_fetch"]),
+    tool("WebSearch", &["web_search"]),
+    tool("Task", &["task"]),
+    tool("TodoWrite", &["todo_write", "todo"]),
+    tool("NotebookEdit", &[]),
 ];
-
-/// The Claude Code name of a tool, whichever host named it.
-pub fn canonical_tool_name(name: &str) -> &str {
-    TOOLS
-        .iter()
-        .find(|t| t.amplifier == Some(name))
-        .map_or(name, |t| t.claude)
-}
 
 /// The Claude Code tools an AMCP tool name stands for (itself, when it has no counterpart).
 pub fn claude_tools_for_amcp(name: &str) -> Vec<&str> {
@@ -90,7 +189,7 @@ pub fn tool_arg<'v>(input: &'v serde_json::Value, name: &str) -> Option<&'v serd
 
 #[cfg(test)]
 mod tests {
-    use super::{amcp_tool, canonical_tool_name, claude_tools_for_amcp};
+    use super::*;
 
     #[test]
     fn amcp_names_map_both_ways() {
@@ -117,6 +216,41 @@ mod tests {
             ("", ""),
         ] {
             assert_eq!(canonical_tool_name(given), want, "{given}");
+        }
+    }
+
+    /// Every host's shell tool is Claude Code's `Bash`: the guard reads one name.
+    #[test]
+    fn each_hosts_shell_tool_is_bash() {
+        for (host, shell) in [
+            (Host::ClaudeCode, "Bash"),
+            (Host::Amplifier, "bash"),
+            (Host::Codex, "exec_command"),
+            (Host::Copilot, "bash"),
+            (Host::Qwen, "run_shell_command"),
+            (Host::Droid, "Execute"),
+            (Host::Gemini, "run_shell_command"),
+            (Host::Opencode, "bash"),
+        ] {
+            assert_eq!(claude_name_for(host, shell), "Bash", "{host:?}");
+            assert_eq!(claude_name_for(host, "mcp__x__y"), "mcp__x__y", "{host:?}");
+        }
+    }
+
+    /// Within one host, a name means one tool, and every host has at most one row.
+    #[test]
+    fn one_row_per_host_and_no_name_twice() {
+        for (i, (host, names)) in HOST_TOOLS.iter().enumerate() {
+            assert!(
+                HOST_TOOLS[i + 1..].iter().all(|(h, _)| h != host),
+                "{host:?} has two rows"
+            );
+            for (j, (theirs, _)) in names.iter().enumerate() {
+                assert!(
+                    names[j + 1..].iter().all(|(t, _)| t != theirs),
+                    "{host:?} names {theirs} twice"
+                );
+            }
         }
     }
 }

@@ -31,7 +31,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use amplihack_protocol::{HookEvent, Host, InvalidInput, Rendered};
+use amplihack_protocol::{Host, InvalidInput, Rendered};
 
 use context::Context;
 
@@ -170,8 +170,8 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
         // hook-shell bridge running amplihack's older registration. Step aside: never twice.
         return Ok(Rendered::default());
     }
-    let event =
-        HookEvent::parse(&input, invocation.subcommand.event.clone()).map_err(Failure::Invalid)?;
+    let (event, input) = pipeline::parse(host, input, invocation.subcommand.event.clone())
+        .map_err(Failure::Invalid)?;
     if !event.name.is_known() {
         // Forward-compatible: a newer host's event passes through untouched.
         return Ok(Rendered::default());

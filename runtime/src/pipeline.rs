@@ -1,8 +1,9 @@
 //! The one pipeline every event goes through, whoever calls: the `amplihack-hooks` binary and
-//! `amplihack hooks test` both call [`process`] (which is [`normalise`], then [`run`]), then
-//! [`render`].
+//! `amplihack hooks test` both call [`parse`], [`process`] (which is [`normalise`], then
+//! [`run`]), then [`render`].
 //!
-//! 0. normalisation: the event as Claude Code names it (tool and event names) and, under
+//! 0. the host's dialect read into Claude Code's event model ([`parse`]: Gemini's `BeforeTool`
+//!    is PreToolUse, Qwen's `run_shell_command` is `Bash`), then normalisation: the event as Claude Code names it (tool and event names) and, under
 //!    Amplifier, the session id from the environment when the event has none;
 //! 1. the row's built-ins, in table order (each sees the reply so far; one that fails is reported
 //!    and skipped, the others still answer);
@@ -13,9 +14,7 @@
 use std::time::{Duration, Instant};
 
 use amplihack_engine::{forward, stop_guard};
-use amplihack_protocol::{
-    Builtin, Decision, Hook, HookEvent, Host, Rendered, Reply, amplifier, claude,
-};
+use amplihack_protocol::{Builtin, Decision, Hook, HookEvent, Host, Rendered, Reply, hosts};
 
 use crate::builtin_audit;
 use crate::builtins;
@@ -182,10 +181,23 @@ pub fn run(call: &Call<'_>) -> Outcome {
 
 /// The reply in the dialect of the host that called.
 pub fn render(host: Host, event: &HookEvent, reply: &Reply) -> Rendered {
-    match host {
-        Host::ClaudeCode => claude::render_labelled(&event.name, &claude::Labels::of(event), reply),
-        Host::Amplifier => amplifier::render(&event.name, reply),
+    (hosts::dialect(host).render)(event, reply)
+}
+
+/// The host's bytes read into Claude Code's event model (its event, tool and field names
+/// renamed: [`hosts::parse`]), with the bytes plugins are handed: the host's own, unless a name
+/// had to change. Whoever calls the pipeline starts here.
+pub fn parse(
+    host: Host,
+    input: Vec<u8>,
+    implied: Option<amplihack_protocol::EventName>,
+) -> Result<(HookEvent, Vec<u8>), amplihack_protocol::InvalidInput> {
+    let (event, changed) = hosts::parse(host, &input, implied)?;
+    if !changed {
+        return Ok((event, input));
     }
+    let raw = serde_json::to_vec(&event.raw).unwrap_or(input);
+    Ok((event, raw))
 }
 
 #[cfg(test)]

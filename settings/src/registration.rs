@@ -5,33 +5,43 @@
 
 use std::path::Path;
 
-use amplihack_protocol::table;
+use amplihack_protocol::{hosts, table};
 use serde_json::{Map, Value, json};
 
 /// One hook amplihack registers: a registered row of the hook table
-/// ([`amplihack_protocol::table`]), the one place the table is defined.
+/// ([`amplihack_protocol::table`]), the one place the table is defined, as one host spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HookSpec {
+    /// The event as the host names it (Gemini's `BeforeTool` for PreToolUse).
     pub event: &'static str,
     pub subcommand: &'static str,
     pub matcher: Option<&'static str>,
-    /// Seconds; `None` leaves the host's default.
+    /// In the host's unit (seconds; milliseconds for Qwen and Gemini); `None` leaves the host's
+    /// default.
     pub timeout: Option<u64>,
 }
 
-/// The registered rows for `host`, in canonical order. Under Claude Code, UserPromptSubmit has
-/// two wrapper objects (the reminder first), which Claude Code runs in parallel. Amplifier's
-/// bridge stops at the first hook of an event that injects context, so there each event gets
-/// only its forwarding row, which then runs the event's built-ins together
-/// ([`amplihack_protocol::Hook::builtins_for`]).
+/// The registered rows for `host`, in canonical order, for the events the host delivers
+/// ([`amplihack_protocol::hosts::Dialect::delivers`]). UserPromptSubmit has two wrapper objects
+/// (the reminder first), which the hosts run in parallel. Amplifier's bridge stops at the first
+/// hook of an event that injects context, so there each event gets only its forwarding row,
+/// which then runs the event's built-ins together
+/// ([`amplihack_protocol::Hook::builtins_for`]). opencode has no hook settings (its bridge
+/// plugin calls amplihack): none.
 pub fn canonical(host: Host) -> Vec<HookSpec> {
+    if host == Host::Opencode {
+        return Vec::new();
+    }
+    let dialect = hosts::dialect(host);
     table::registered_hooks()
-        .filter(|(hook, _)| host == Host::ClaudeCode || hook.forwards)
-        .map(|(hook, registration)| HookSpec {
-            event: hook.event_name(),
-            subcommand: hook.subcommand,
-            matcher: registration.matcher,
-            timeout: registration.timeout_secs,
+        .filter(|(hook, _)| host != Host::Amplifier || hook.forwards)
+        .filter_map(|(hook, registration)| {
+            Some(HookSpec {
+                event: dialect.event_label(hook.event.as_ref()?)?,
+                subcommand: hook.subcommand,
+                matcher: registration.matcher,
+                timeout: registration.timeout_secs.map(|s| dialect.timeout(s)),
+            })
         })
         .collect()
 }
@@ -40,8 +50,9 @@ pub use amplihack_protocol::Host;
 pub use table::HOOKS_BINARY;
 
 /// The command string for one hook: the absolute path (quoted only when it must be) and the
-/// subcommand; Amplifier's entries also say `--host amplifier`. Claude Code's start with `exec`
-/// ([`claude_command`]).
+/// subcommand, with `--host` for every host but Claude Code. Claude Code's start with `exec`
+/// ([`claude_command`]), as do the other hosts that run hooks with `sh -c`; Amplifier's bridge
+/// runs them without `exec`.
 pub fn command_for(binary: &Path, spec: &HookSpec, host: Host) -> String {
     match host {
         Host::ClaudeCode => claude_command(binary, spec.subcommand),
@@ -49,6 +60,11 @@ pub fn command_for(binary: &Path, spec: &HookSpec, host: Host) -> String {
             "{} {} --host amplifier",
             shell_quote(&binary.to_string_lossy()),
             spec.subcommand
+        ),
+        other => format!(
+            "{} --host {}",
+            claude_command(binary, spec.subcommand),
+            other.name()
         ),
     }
 }
@@ -83,7 +99,7 @@ pub fn recognise(command: &str) -> Option<OurHandler> {
     {
         let subcommand = words[1..]
             .iter()
-            .find(|w| !w.starts_with('-') && w.as_str() != "amplifier" && w.as_str() != "claude");
+            .find(|w| !w.starts_with('-') && Host::from_flag(w).is_none());
         let known =
             subcommand.is_some_and(|s| table::find(s).is_some() || table::legacy(s).is_some());
         if known {

@@ -92,7 +92,7 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
         }
     }
     // Host by host: what was installed (the manifest's hosts), or both when nothing was.
-    let installed: Vec<Host> = [Host::ClaudeCode, Host::Amplifier]
+    let installed: Vec<Host> = Host::ALL
         .into_iter()
         .filter(|h| manifest.hosts.iter().any(|n| n == h.name()))
         .collect();
@@ -113,6 +113,17 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
                 .into(),
             "amplihack install --host amplifier".into(),
         ));
+    }
+    for host in wanted
+        .iter()
+        .filter(|h| !matches!(h, Host::ClaudeCode | Host::Amplifier))
+    {
+        if !checked.iter().any(|t| t.host == *host) {
+            findings.push(Finding::problem(
+                format!("{}: amplihack is not registered in any scope", host.title()),
+                format!("amplihack install --host {}", host.name()),
+            ));
+        }
     }
     findings.extend(hidden_app_bundle(locations));
     if wanted.contains(&Host::ClaudeCode)

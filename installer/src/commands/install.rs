@@ -92,7 +92,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     // Refuse before touching anything: every file must parse and have a shape we can edit.
     let json_files = targets
         .iter()
-        .filter(|t| t.host == Host::ClaudeCode)
+        .filter(|t| crate::hosts::edits_json_hooks(t.host))
         .cloned()
         .chain(targets.iter().filter_map(bridge_of));
     // The user's files that have no `hooks` key yet: uninstall takes the one added out again.
@@ -103,7 +103,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         let current = safe_file::read_json(&target.path)?;
         if let Some((_, serde_json::Value::Object(root))) = &current
             && !root.contains_key("hooks")
-            && target.host == Host::ClaudeCode
+            && crate::hosts::edits_json_hooks(target.host)
         {
             hooks_key_added.push(target.path.clone());
         }
@@ -125,7 +125,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
                     e.message()
                 )
             })?;
-        if target.host == Host::ClaudeCode {
+        if crate::hosts::edits_json_hooks(target.host) {
             read.push((target.path.clone(), current));
         }
     }

@@ -19,24 +19,17 @@ pub(crate) fn host_name(host: Host) -> &'static str {
 }
 
 pub(crate) fn targets(locations: &Locations, scope: Scope, hosts: HostChoice) -> Vec<Target> {
-    let mut targets = Vec::new();
-    if hosts.claude() {
-        targets.push(Target {
-            host: Host::ClaudeCode,
-            scope,
-            path: locations.claude_settings(scope),
-        });
-    }
-    if hosts.amplifier()
-        && let Some(path) = locations.amplifier_settings(scope)
-    {
-        targets.push(Target {
-            host: Host::Amplifier,
-            scope,
-            path,
-        });
-    }
-    targets
+    hosts
+        .hosts(locations)
+        .into_iter()
+        .filter_map(|host| {
+            Some(Target {
+                host,
+                scope,
+                path: crate::hosts::registration_file(host, locations, scope)?,
+            })
+        })
+        .collect()
 }
 
 /// How an Amplifier target's bridge registration is named, under `<dir>/.amplifier/`.
@@ -91,8 +84,8 @@ pub(crate) const AMPLIFIER_DESCRIPTION: &str = "amplihack hooks for Amplifier's 
 
 pub(crate) fn starting_value(host: Host) -> Value {
     match host {
-        Host::ClaudeCode => json!({}),
         Host::Amplifier => json!({"description": AMPLIFIER_DESCRIPTION}),
+        _ => json!({}),
     }
 }
 

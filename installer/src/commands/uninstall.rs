@@ -70,10 +70,7 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
     if args.scope.is_none() {
         // Every file a past install recorded, in whichever project it was.
         for target in manifest_targets(&manifest) {
-            let wanted = match target.host {
-                Host::ClaudeCode => args.host.claude(),
-                Host::Amplifier => args.host.amplifier(),
-            };
+            let wanted = args.host.includes(target.host);
             if wanted && !all.iter().any(|t| t.path == target.path) {
                 all.push(target);
             }
@@ -85,12 +82,13 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
     let mut json_files: Vec<Target> = Vec::new();
     for target in &all {
         let files = match target.host {
-            Host::ClaudeCode => vec![target.clone()],
             Host::Amplifier => bridge_of(target)
                 .filter(|_| !sibling_keeps_bridge(target, &all))
                 .into_iter()
                 .chain(legacy_bridge_of(target))
                 .collect(),
+            host if crate::hosts::edits_json_hooks(host) => vec![target.clone()],
+            _ => Vec::new(),
         };
         for file in files {
             if !json_files.iter().any(|t| t.path == file.path) {

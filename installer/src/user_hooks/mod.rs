@@ -32,13 +32,26 @@ use crate::scopes::Locations;
 pub enum HostArg {
     Claude,
     Amplifier,
+    Codex,
+    Copilot,
+    Qwen,
+    Droid,
+    Gemini,
+    Opencode,
 }
 
 impl From<HostArg> for amplihack_protocol::Host {
     fn from(host: HostArg) -> Self {
+        use amplihack_protocol::Host;
         match host {
-            HostArg::Claude => amplihack_protocol::Host::ClaudeCode,
-            HostArg::Amplifier => amplihack_protocol::Host::Amplifier,
+            HostArg::Claude => Host::ClaudeCode,
+            HostArg::Amplifier => Host::Amplifier,
+            HostArg::Codex => Host::Codex,
+            HostArg::Copilot => Host::Copilot,
+            HostArg::Qwen => Host::Qwen,
+            HostArg::Droid => Host::Droid,
+            HostArg::Gemini => Host::Gemini,
+            HostArg::Opencode => Host::Opencode,
         }
     }
 }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use amplihack_protocol::{EventName, HookEvent, Host, table};
+use amplihack_protocol::{EventName, Host, table};
 use amplihack_runtime::context::Context as RuntimeContext;
 use amplihack_runtime::pipeline;
 use serde_json::{Value, json};
@@ -50,9 +50,9 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
         None => sample_event(&name, ctx, args)?,
     };
     let raw = serde_json::to_vec(&payload).unwrap_or_default();
-    let event = HookEvent::parse(&raw, Some(name.clone()))
-        .map_err(|e| format!("the sample event is invalid: {e}"))?;
     let host = Host::from(args.host);
+    let (event, raw) = pipeline::parse(host, raw, Some(name.clone()))
+        .map_err(|e| format!("the sample event is invalid: {e}"))?;
     let overrides = HashMap::from([
         (
             amplihack_env::CLAUDE_PROJECT_DIR.to_string(),
@@ -134,10 +134,7 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
         } else {
             builtins.join(", ")
         },
-        match host {
-            Host::ClaudeCode => "Claude Code",
-            Host::Amplifier => "Amplifier",
-        },
+        host.title(),
         rendered.as_deref().unwrap_or("(nothing)")
     ));
     let reply = rendered

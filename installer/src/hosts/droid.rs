@@ -1,0 +1,15 @@
+//! Factory's Droid: the `hooks` key of `~/.factory/settings.json` (user),
+//! `<project>/.factory/settings.json` (project) and `settings.local.json` (local).
+
+use std::path::PathBuf;
+
+use crate::scopes::{Locations, Scope};
+
+pub fn registration_file(locations: &Locations, scope: Scope) -> Option<PathBuf> {
+    match scope {
+        Scope::User => Some(locations.home.join(".factory/settings.json")),
+        Scope::Project => Some(locations.project.join(".factory/settings.json")),
+        Scope::Local => Some(locations.project.join(".factory/settings.local.json")),
+        Scope::Managed => None,
+    }
+}

@@ -1,0 +1,61 @@
+//! Where each host beyond Claude Code and Amplifier keeps amplihack's registration, per scope,
+//! and whether the host is installed. One file per host; the registration itself is the same
+//! loss-free JSON edit as Claude Code's ([`amplihack_settings::registration`], written in the
+//! host's dialect: [`amplihack_protocol::hosts`]).
+
+use std::path::PathBuf;
+
+use amplihack_protocol::Host;
+
+use crate::scopes::{Locations, Scope};
+
+pub mod codex;
+pub mod copilot;
+pub mod droid;
+pub mod gemini;
+pub mod opencode;
+pub mod qwen;
+
+/// The file amplihack's entries for `host` go in at `scope` (`None`: the host has no such
+/// scope). Claude Code's and Amplifier's are [`Locations`]' own.
+pub fn registration_file(host: Host, locations: &Locations, scope: Scope) -> Option<PathBuf> {
+    match host {
+        Host::ClaudeCode => Some(locations.claude_settings(scope)),
+        Host::Amplifier => locations.amplifier_settings(scope),
+        Host::Codex => codex::registration_file(locations, scope),
+        Host::Copilot => copilot::registration_file(locations, scope),
+        Host::Qwen => qwen::registration_file(locations, scope),
+        Host::Droid => droid::registration_file(locations, scope),
+        Host::Gemini => gemini::registration_file(locations, scope),
+        Host::Opencode => opencode::registration_file(locations, scope),
+    }
+}
+
+/// Whether `host` is installed for this user: its own directory exists (each creates it on its
+/// first run). Claude Code and Amplifier always count (amplihack's first hosts: `--host all`
+/// has always meant both).
+pub fn found(host: Host, locations: &Locations) -> bool {
+    match host {
+        Host::ClaudeCode | Host::Amplifier => true,
+        other => home_dir(other, locations).is_some_and(|d| d.is_dir()),
+    }
+}
+
+/// The host's own directory for this user.
+pub fn home_dir(host: Host, locations: &Locations) -> Option<PathBuf> {
+    match host {
+        Host::ClaudeCode => Some(locations.claude_config_dir.clone()),
+        Host::Amplifier => Some(locations.home.join(".amplifier")),
+        Host::Codex => Some(codex::home(locations)),
+        Host::Copilot => Some(locations.home.join(".copilot")),
+        Host::Qwen => Some(locations.home.join(".qwen")),
+        Host::Droid => Some(locations.home.join(".factory")),
+        Host::Gemini => Some(locations.home.join(".gemini")),
+        Host::Opencode => Some(opencode::config_dir(locations)),
+    }
+}
+
+/// The hosts whose registration is a JSON hooks file edited like Claude Code's settings.
+pub fn edits_json_hooks(host: Host) -> bool {
+    !matches!(host, Host::Amplifier | Host::Opencode)
+}

@@ -1,0 +1,89 @@
+//! GitHub Copilot CLI, through its Claude Code format (PascalCase events, nested
+//! `matcher`/`hooks`): Claude Code's payloads but for PostToolUse's `tool_result` (Claude Code's
+//! `tool_response`), and context read only from a top-level `additionalContext` (the one in
+//! `hookSpecificOutput` is dropped, observed with 1.0.102). A hook that fails denies the tool, so
+//! amplihack's reply is exit 0 unless it denies.
+
+use serde_json::Value;
+
+use super::{Dialect, as_json, json_reply};
+use crate::event::{EventName, HookEvent};
+use crate::host::Host;
+use crate::reply::{Rendered, Reply};
+
+pub const DIALECT: Dialect = Dialect {
+    host: Host::Copilot,
+    // The camelCase names of its older format, should a payload carry them.
+    events: &[
+        ("userPromptSubmitted", "UserPromptSubmit"),
+        ("agentStop", "Stop"),
+        ("subagentStop", "SubagentStop"),
+        ("errorOccurred", "Notification"),
+    ],
+    fields: &[
+        ("tool_result", "tool_response"),
+        ("toolResult", "tool_response"),
+    ],
+    delivers: Some(&[
+        EventName::SessionStart,
+        EventName::SessionEnd,
+        EventName::UserPromptSubmit,
+        EventName::PreToolUse,
+        EventName::PostToolUse,
+        EventName::PostToolUseFailure,
+        EventName::PermissionRequest,
+        EventName::Stop,
+        EventName::SubagentStart,
+        EventName::SubagentStop,
+        EventName::PreCompact,
+        EventName::Notification,
+    ]),
+    timeout_per_second: 1,
+    render,
+    adjust: None,
+};
+
+pub fn render(event: &HookEvent, reply: &Reply) -> Rendered {
+    let rendered = super::claude_code::render(event, reply);
+    let mut out = as_json(event, &rendered);
+    if let Some(Value::Object(specific)) = out.get_mut("hookSpecificOutput") {
+        let context = specific.remove("additionalContext");
+        if specific.len() == 1 && specific.contains_key("hookEventName") {
+            out.remove("hookSpecificOutput");
+        }
+        if let Some(context) = context {
+            out.insert("additionalContext".into(), context);
+        }
+    }
+    json_reply(out, rendered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_goes_to_the_top_level() {
+        let start =
+            HookEvent::parse(br#"{"hook_event_name":"SessionStart"}"#, None).expect("event");
+        for reply in [Reply::plain_context("ctx"), Reply::context("ctx")] {
+            let out: Value =
+                serde_json::from_str(render(&start, &reply).stdout.as_deref().expect("stdout"))
+                    .expect("json");
+            assert_eq!(out, serde_json::json!({"additionalContext": "ctx"}));
+        }
+    }
+
+    #[test]
+    fn a_deny_stays_a_deny() {
+        let pre = HookEvent::parse(
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"x"}}"#,
+            None,
+        )
+        .expect("event");
+        let rendered = render(&pre, &Reply::deny("no"));
+        let out: Value =
+            serde_json::from_str(rendered.stdout.as_deref().expect("stdout")).expect("json");
+        assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "deny");
+    }
+}

@@ -1,0 +1,250 @@
+//! Each host's dialect: how its events name things, which of Claude Code's events it delivers,
+//! and how it reads a reply. One file per host; [`dialect`] is the table keyed by host.
+//!
+//! amplihack works inside with Claude Code's event model ([`crate::HookEvent`]): the pipeline's
+//! first step ([`parse`]) renames a host's event, tool and field names to Claude Code's, so
+//! built-ins and the user's Claude Code plugins see what Claude Code would send; the last step
+//! renders the [`Reply`] with the host's `render`. Tool names live in the one tool table,
+//! [`crate::tool::HOST_TOOLS`].
+
+use serde_json::{Map, Value};
+
+use crate::event::{EventName, HookEvent, InvalidInput};
+use crate::host::Host;
+use crate::reply::{Rendered, Reply};
+
+pub mod amplifier;
+pub mod claude_code;
+pub mod codex;
+pub mod copilot;
+pub mod droid;
+pub mod gemini;
+pub mod opencode;
+pub mod qwen;
+
+/// A dialect's own step on a payload; returns whether it changed anything.
+pub type Adjust = fn(&mut Map<String, Value>) -> bool;
+
+/// How one host speaks the hook protocol.
+pub struct Dialect {
+    pub host: Host,
+    /// Event names the host spells its own way: (the host's, Claude Code's).
+    pub events: &'static [(&'static str, &'static str)],
+    /// Payload fields the host names its own way: (the host's, Claude Code's).
+    pub fields: &'static [(&'static str, &'static str)],
+    /// The Claude Code events the host delivers; `None`: every one amplihack knows.
+    pub delivers: Option<&'static [EventName]>,
+    /// The host's `timeout` unit, per second (1000 where it counts milliseconds).
+    pub timeout_per_second: u64,
+    /// The reply, as the host reads it.
+    pub render: fn(&HookEvent, &Reply) -> Rendered,
+    /// What the tables cannot say, done to the payload after them; returns whether it changed
+    /// anything.
+    pub adjust: Option<Adjust>,
+}
+
+/// The table of dialects, keyed by host.
+pub fn dialect(host: Host) -> &'static Dialect {
+    match host {
+        Host::ClaudeCode => &claude_code::DIALECT,
+        Host::Amplifier => &amplifier::DIALECT,
+        Host::Codex => &codex::DIALECT,
+        Host::Copilot => &copilot::DIALECT,
+        Host::Qwen => &qwen::DIALECT,
+        Host::Droid => &droid::DIALECT,
+        Host::Gemini => &gemini::DIALECT,
+        Host::Opencode => &opencode::DIALECT,
+    }
+}
+
+impl Dialect {
+    /// Whether the host delivers this Claude Code event.
+    pub fn delivers(&self, event: &EventName) -> bool {
+        self.delivers.is_none_or(|events| events.contains(event))
+    }
+
+    /// The name the host gives a Claude Code event (`BeforeTool` for Gemini's PreToolUse), or
+    /// `None` when the host does not deliver it.
+    pub fn event_label(&self, event: &EventName) -> Option<&'static str> {
+        if !event.is_known() || !self.delivers(event) {
+            return None;
+        }
+        let claude = event.static_name();
+        Some(
+            self.events
+                .iter()
+                .find(|(_, c)| *c == claude)
+                .map_or(claude, |(theirs, _)| theirs),
+        )
+    }
+
+    /// A registered timeout in the host's unit.
+    pub fn timeout(&self, seconds: u64) -> u64 {
+        seconds.saturating_mul(self.timeout_per_second)
+    }
+}
+
+/// Renames the host's event, tool and field names to Claude Code's, in place. Returns whether
+/// anything changed (the bytes handed to plugins are then written anew).
+pub fn normalise(host: Host, map: &mut Map<String, Value>) -> bool {
+    let dialect = dialect(host);
+    let mut changed = false;
+    for key in ["hook_event_name", "hookEventName"] {
+        if let Some(Value::String(name)) = map.get_mut(key)
+            && let Some((_, claude)) = dialect.events.iter().find(|(theirs, _)| theirs == name)
+        {
+            *name = (*claude).to_string();
+            changed = true;
+        }
+    }
+    for key in ["tool_name", "toolName"] {
+        if let Some(Value::String(name)) = map.get_mut(key) {
+            let claude = crate::tool::claude_name_for(host, name);
+            if claude != name {
+                *name = claude.to_string();
+                changed = true;
+            }
+        }
+    }
+    for (theirs, claude) in dialect.fields {
+        if !map.contains_key(*claude)
+            && let Some(value) = map.remove(*theirs)
+        {
+            map.insert((*claude).to_string(), value);
+            changed = true;
+        }
+    }
+    if let Some(adjust) = dialect.adjust {
+        changed |= adjust(map);
+    }
+    changed
+}
+
+/// The pipeline's first step: one event as `host` sent it, read into Claude Code's event model.
+/// Also returns whether normalising changed the payload.
+pub fn parse(
+    host: Host,
+    bytes: &[u8],
+    implied: Option<EventName>,
+) -> Result<(HookEvent, bool), InvalidInput> {
+    let mut map = HookEvent::parse_object(bytes)?;
+    let changed = normalise(host, &mut map);
+    Ok((HookEvent::from_map(map, implied)?, changed))
+}
+
+/// A rendered reply as a JSON object, whatever form the Claude Code renderer chose: plain text
+/// on stdout (context Claude Code labels itself) becomes `additionalContext`. For hosts that
+/// read JSON only.
+pub(crate) fn as_json(event: &HookEvent, rendered: &Rendered) -> Map<String, Value> {
+    let Some(stdout) = &rendered.stdout else {
+        return Map::new();
+    };
+    match serde_json::from_str::<Value>(stdout) {
+        Ok(Value::Object(map)) => map,
+        _ => {
+            let mut specific = Map::new();
+            specific.insert("hookEventName".into(), Value::from(event.name.as_str()));
+            specific.insert("additionalContext".into(), Value::from(stdout.as_str()));
+            let mut out = Map::new();
+            out.insert("hookSpecificOutput".into(), Value::Object(specific));
+            out
+        }
+    }
+}
+
+/// A JSON reply, printed (nothing when empty), keeping the renderer's exit code and stderr.
+pub(crate) fn json_reply(out: Map<String, Value>, like: Rendered) -> Rendered {
+    Rendered {
+        stdout: (!out.is_empty()).then(|| Value::Object(out).to_string()),
+        ..like
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_host_has_its_dialect() {
+        for host in Host::ALL {
+            assert_eq!(dialect(host).host, host);
+        }
+    }
+
+    /// What each host sends, as Claude Code would have sent it.
+    #[test]
+    fn normalising_table() {
+        let cases: &[(Host, &str, &str, &str)] = &[
+            (
+                Host::Qwen,
+                r#"{"hook_event_name":"PreToolUse","tool_name":"run_shell_command","tool_input":{"command":"ls"}}"#,
+                "PreToolUse",
+                "Bash",
+            ),
+            (
+                Host::Droid,
+                r#"{"hook_event_name":"PreToolUse","tool_name":"Execute","tool_input":{"command":"ls"}}"#,
+                "PreToolUse",
+                "Bash",
+            ),
+            (
+                Host::Gemini,
+                r#"{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"}}"#,
+                "PreToolUse",
+                "Bash",
+            ),
+            (
+                Host::Codex,
+                r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
+                "PreToolUse",
+                "Bash",
+            ),
+            (
+                Host::Copilot,
+                r#"{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_result":{"result_type":"success"}}"#,
+                "PostToolUse",
+                "Bash",
+            ),
+        ];
+        for (host, sent, event, tool) in cases {
+            let (parsed, _) = parse(*host, sent.as_bytes(), None).expect("parses");
+            assert_eq!(parsed.name.as_str(), *event, "{host:?}");
+            assert_eq!(
+                parsed.tool().map(|t| t.name.as_str()),
+                Some(*tool),
+                "{host:?}"
+            );
+            assert_eq!(
+                parsed.raw.get("tool_name").and_then(Value::as_str),
+                Some(*tool),
+                "{host:?}: plugins see Claude Code's name"
+            );
+        }
+    }
+
+    #[test]
+    fn claude_code_payloads_are_left_alone() {
+        let sent =
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
+        let (_, changed) = parse(Host::ClaudeCode, sent, None).expect("parses");
+        assert!(!changed);
+    }
+
+    #[test]
+    fn labels_and_timeouts() {
+        let gemini = dialect(Host::Gemini);
+        assert_eq!(
+            gemini.event_label(&EventName::PreToolUse),
+            Some("BeforeTool")
+        );
+        assert_eq!(gemini.event_label(&EventName::Stop), Some("AfterAgent"));
+        assert_eq!(gemini.event_label(&EventName::PermissionRequest), None);
+        assert_eq!(gemini.timeout(10), 10_000);
+        let claude = dialect(Host::ClaudeCode);
+        assert_eq!(
+            claude.event_label(&EventName::PreToolUse),
+            Some("PreToolUse")
+        );
+        assert_eq!(claude.timeout(10), 10);
+    }
+}
