@@ -40,7 +40,10 @@ pub fn canonical(host: Host) -> Vec<HookSpec> {
                 event: dialect.event_label(hook.event.as_ref()?)?,
                 subcommand: hook.subcommand,
                 matcher: registration.matcher,
-                timeout: registration.timeout_secs.map(|s| dialect.timeout(s)),
+                timeout: registration
+                    .timeout_secs
+                    .or(dialect.unset_timeout_secs())
+                    .map(|s| dialect.timeout(s)),
             })
         })
         .collect()
@@ -237,7 +240,9 @@ fn wrapper(spec: &HookSpec, command: String) -> Value {
 }
 
 /// Registers the canonical table: our wrappers first on each event, in canonical order, then the
-/// user's, as they were. An event key that exists keeps its place; a new one is appended.
+/// user's, as they were (where the host keys its hook trust by position, Codex, ours go after the
+/// user's, so theirs keep their keys and their trust). An event key that exists keeps its place;
+/// a new one is appended.
 pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), ShapeError> {
     let hooks =
         hooks_object(settings, true)?.ok_or(ShapeError::HooksNotObject { found: "missing" })?;
@@ -269,6 +274,9 @@ pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), Sh
             .map(|s| wrapper(s, command_for(binary, s, host)))
             .collect();
         match hooks.get_mut(event) {
+            Some(Value::Array(groups)) if hosts::dialect(host).trust_by_position() => {
+                groups.extend(ours);
+            }
             Some(Value::Array(groups)) => {
                 groups.splice(0..0, ours);
             }

@@ -32,6 +32,10 @@ pub const DIALECT: Dialect = Dialect {
     adjust: None,
 };
 
+/// Codex waits 600 s for a hook registered without a timeout; amplihack's tool rows answer (or
+/// fail open) within their 50 s deadline, so they are registered with this one.
+pub const UNSET_TIMEOUT_SECS: u64 = 60;
+
 /// The top-level keys Codex's command-hook output schemas allow.
 const TOP_LEVEL: &[&str] = &[
     "continue",
