@@ -43,7 +43,11 @@ pub fn canonical(host: Host) -> Vec<HookSpec> {
                 timeout: registration
                     .timeout_secs
                     .or(dialect.unset_timeout_secs())
-                    .map(|s| dialect.timeout(s)),
+                    .map(|s| {
+                        let event = hook.event.as_ref();
+                        let cap = event.and_then(|e| dialect.timeout_cap_secs(e));
+                        dialect.timeout(cap.map_or(s, |cap| s.min(cap)))
+                    }),
             })
         })
         .collect()

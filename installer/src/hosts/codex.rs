@@ -391,3 +391,95 @@ fn untrust_text(
     }
     Ok(Some(doc.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use amplihack_protocol::{Host, table};
+
+    /// Every Codex row has a timeout (Codex's own default is 600 s), within what Codex accepts
+    /// without a warning, and above the deadline amplihack answers by.
+    #[test]
+    fn every_codex_row_is_timed_within_codex_limits_and_above_its_deadline() {
+        let canonical = registration::canonical(Host::Codex);
+        assert!(!canonical.is_empty());
+        for spec in canonical {
+            let hook = table::find(spec.subcommand).expect("a table row");
+            let timeout = spec.timeout.expect("a timeout on every Codex row");
+            assert!(
+                hook.deadline < std::time::Duration::from_secs(timeout),
+                "{spec:?}"
+            );
+            if spec.event == "SessionEnd" {
+                assert!(timeout <= 3, "Codex clamps SessionEnd to 3 s: {spec:?}");
+            }
+        }
+    }
+
+    /// Codex keys trust by position: amplihack's entries go after the user's, whose keys (and
+    /// so their trust) stay as they were.
+    #[test]
+    fn ours_go_after_the_users_entries() {
+        let mut settings = serde_json::json!({"hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "mine.sh"}]}
+        ]}});
+        registration::install(
+            &mut settings,
+            Path::new("/bin/amplihack-hooks"),
+            Host::Codex,
+        )
+        .expect("install");
+        let groups = settings["hooks"]["PreToolUse"].as_array().expect("groups");
+        assert_eq!(groups[0]["hooks"][0]["command"], "mine.sh");
+        assert_eq!(groups.len(), 2);
+    }
+
+    fn record(created: bool, had_hooks: bool, had_state: bool) -> ConfigRecord {
+        ConfigRecord {
+            config: PathBuf::from("/c/config.toml"),
+            created,
+            had_hooks,
+            had_state,
+            keys: Vec::new(),
+        }
+    }
+
+    /// What trusting wrote comes out again, and the user's bytes stay.
+    #[test]
+    fn untrusting_gives_the_users_bytes_back() {
+        let ours = "[hooks.state.\"/h.json:stop:1:0\"]\ntrusted_hash = \"sha256:1\"\n";
+        let theirs = "[hooks.state.\"/h.json:stop:0:0\"]\ntrusted_hash = \"sha256:0\"\n";
+        let users = "# mine\nmodel = \"o3\"  # keep\n\n[tui]\nx = 1\n";
+        let keys = vec!["/h.json:stop:1:0".to_string()];
+        let cases: &[(&str, String, Option<ConfigRecord>, Option<String>)] = &[
+            (
+                "a file of the user's",
+                format!("{users}\n{ours}"),
+                Some(record(false, false, false)),
+                Some(users.to_string()),
+            ),
+            (
+                "a file trusting created",
+                ours.to_string(),
+                Some(record(true, false, false)),
+                None,
+            ),
+            (
+                "the user's own trust stays",
+                format!("{users}\n{theirs}\n{ours}"),
+                Some(record(false, true, true)),
+                Some(format!("{users}\n{theirs}")),
+            ),
+            (
+                "more of ours left: no tidying",
+                format!("{users}\n{ours}"),
+                None,
+                Some(users.to_string()),
+            ),
+        ];
+        for (name, before, tidy, after) in cases {
+            let got = untrust_text(before, &keys, tidy.as_ref()).expect("toml");
+            assert_eq!(&got, after, "{name}");
+        }
+    }
+}

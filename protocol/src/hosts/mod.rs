@@ -87,6 +87,15 @@ impl Dialect {
         }
     }
 
+    /// The longest timeout (seconds) the host accepts for an event, where it clamps longer ones
+    /// with a warning on every run (Codex: SessionEnd, 3 s).
+    pub fn timeout_cap_secs(&self, event: &EventName) -> Option<u64> {
+        match self.host {
+            Host::Codex => codex::timeout_cap_secs(event),
+            _ => None,
+        }
+    }
+
     /// Whether the host keys its trust in a hook by the hook's position in the file (Codex:
     /// `<file>:<event>:<group>:<handler>`): amplihack's entries then go after the user's.
     pub fn trust_by_position(&self) -> bool {
