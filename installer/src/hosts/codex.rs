@@ -419,7 +419,7 @@ mod tests {
     /// Codex keys trust by position: amplihack's entries go after the user's, whose keys (and
     /// so their trust) stay as they were.
     #[test]
-    fn ours_go_after_the_users_entries() {
+    fn ours_go_after_the_users_entries_and_keep_their_place() {
         let mut settings = serde_json::json!({"hooks": {"PreToolUse": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "mine.sh"}]}
         ]}});
@@ -432,6 +432,30 @@ mod tests {
         let groups = settings["hooks"]["PreToolUse"].as_array().expect("groups");
         assert_eq!(groups[0]["hooks"][0]["command"], "mine.sh");
         assert_eq!(groups.len(), 2);
+        // One the user added after ours keeps its place when ours are written again (a move).
+        settings["hooks"]["PreToolUse"]
+            .as_array_mut()
+            .expect("groups")
+            .push(serde_json::json!({"hooks": [{"type": "command", "command": "later.sh"}]}));
+        registration::install(
+            &mut settings,
+            Path::new("/moved/amplihack-hooks"),
+            Host::Codex,
+        )
+        .expect("install");
+        let commands: Vec<&str> = settings["hooks"]["PreToolUse"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .filter_map(|g| g["hooks"][0]["command"].as_str())
+            .collect();
+        assert_eq!(commands.len(), 3, "{commands:?}");
+        assert_eq!(commands[0], "mine.sh");
+        assert!(
+            commands[1].starts_with("exec /moved/amplihack-hooks"),
+            "{commands:?}"
+        );
+        assert_eq!(commands[2], "later.sh");
     }
 
     fn record(created: bool, had_hooks: bool, had_state: bool) -> ConfigRecord {
