@@ -455,3 +455,24 @@ fn codex_install_without_codex_says_what_the_user_must_do() {
         stdout(&doctor)
     );
 }
+
+/// A config.toml that is no longer TOML: uninstall refuses before touching anything, naming the
+/// file and the fix.
+#[test]
+fn codex_uninstall_refuses_a_broken_config_toml_and_changes_nothing() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(codex_home(&env)).expect("codex home");
+    ok(&amplihack(&env, &["install", "--host", "codex"]));
+    let config = codex_home(&env).join("config.toml");
+    let hooks_json = codex_home(&env).join("hooks.json");
+    let broken = format!("{}\nthis is = = not toml\n", env.read(&config));
+    env.write(&config, &broken);
+    let hooks_before = env.read(&hooks_json);
+    let uninstall = amplihack(&env, &["uninstall", "--host", "codex"]);
+    assert_eq!(uninstall.status.code(), Some(1), "{}", stdout(&uninstall));
+    let said = stderr(&uninstall);
+    assert!(said.contains(&config.display().to_string()), "{said}");
+    assert!(said.contains("nothing was changed"), "{said}");
+    assert_eq!(env.read(&hooks_json), hooks_before);
+    assert_eq!(env.read(&config), broken);
+}

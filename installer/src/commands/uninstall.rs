@@ -114,6 +114,9 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
                 )
             })?;
         }
+        if target.host == Host::Codex {
+            crate::hosts::codex::can_forget_trust(&locations)?;
+        }
     }
     let options = EditOptions {
         dry_run,

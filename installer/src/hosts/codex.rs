@@ -303,6 +303,22 @@ fn remember_config(
     save_record(record_path, &record)
 }
 
+/// Refuses (before uninstall touches anything) when a `config.toml` amplihack's trust is recorded
+/// in cannot be edited: not TOML any more.
+pub fn can_forget_trust(locations: &Locations) -> Result<(), String> {
+    for entry in load_record(&record_file(locations)).configs {
+        if let Some(text) = crate::safe_file::read_text(&entry.config).map_err(|e| e.to_string())? {
+            text.parse::<toml_edit::DocumentMut>().map_err(|e| {
+                format!(
+                    "{}: not TOML ({e}); fix it so amplihack can take its hook trust out, or take amplihack's [hooks.state] entries out by hand; nothing was changed",
+                    entry.config.display()
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// After amplihack's entries left `file`: takes their trust out of Codex's `config.toml`, and
 /// the tables (or the file) trusting added when nothing else is in them: the user's bytes back.
 /// Returns the config file when it changed.
