@@ -252,6 +252,18 @@ fn codex_install_after_a_move_trusts_the_new_commands() {
     );
     let doctor = ok(&amplihack(&env, &["doctor"]));
     assert!(doctor.contains("no problems found"), "{doctor}");
+
+    // `update` runs `reregister` with the new binaries' directory: trusted again too.
+    let first = env.bin_dir().to_string_lossy().into_owned();
+    ok(&amplihack(&env, &["reregister", "--bin-dir", &first]));
+    let listed = CodexAppServer::start(&env).hooks(&env.project);
+    assert!(
+        listed.iter().all(|h| h.trust_status == "trusted"
+            && h.entry["command"]
+                .as_str()
+                .is_some_and(|c| c.contains(&first))),
+        "{listed:#?}"
+    );
 }
 
 /// doctor reports an entry Codex would skip (its trust taken away) and `doctor --fix` trusts it
