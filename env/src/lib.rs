@@ -51,6 +51,9 @@ variables! {
     AMPLIHACK_SKIP_REFLECTION: User;
     /// The Claude Code CLI amplihack runs (`claude --version`, reflection); default `claude`.
     AMPLIHACK_CLAUDE_BIN: User;
+    /// The Codex CLI `amplihack install`, `doctor` and `update` ask (`codex app-server`) to trust
+    /// amplihack's Codex hooks; default `codex` on PATH.
+    AMPLIHACK_CODEX_BIN: User;
     /// Reflection's timeout in seconds (default 90).
     AMPLIHACK_REFLECTION_TIMEOUT_SECS: User;
     /// Above 0 in nested sessions: no workflow reminder.

@@ -40,7 +40,14 @@ pub fn canonical(host: Host) -> Vec<HookSpec> {
                 event: dialect.event_label(hook.event.as_ref()?)?,
                 subcommand: hook.subcommand,
                 matcher: registration.matcher,
-                timeout: registration.timeout_secs.map(|s| dialect.timeout(s)),
+                timeout: registration
+                    .timeout_secs
+                    .or(dialect.unset_timeout_secs())
+                    .map(|s| {
+                        let event = hook.event.as_ref();
+                        let cap = event.and_then(|e| dialect.timeout_cap_secs(e));
+                        dialect.timeout(cap.map_or(s, |cap| s.min(cap)))
+                    }),
             })
         })
         .collect()
@@ -237,7 +244,9 @@ fn wrapper(spec: &HookSpec, command: String) -> Value {
 }
 
 /// Registers the canonical table: our wrappers first on each event, in canonical order, then the
-/// user's, as they were. An event key that exists keeps its place; a new one is appended.
+/// user's, as they were. Where the host keys its hook trust by position (Codex), ours stay where
+/// they were, or go after the user's, so that the user's entries keep their keys and their trust.
+/// An event key that exists keeps its place; a new one is appended.
 pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), ShapeError> {
     let hooks =
         hooks_object(settings, true)?.ok_or(ShapeError::HooksNotObject { found: "missing" })?;
@@ -255,6 +264,21 @@ pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), Sh
     let plugin_event = |event: &str, handler: &Value| {
         host == Host::ClaudeCode && crate::plugin_events::is_plugin_event_entry(event, handler)
     };
+    let by_position = hosts::dialect(host).trust_by_position();
+    // Where our first wrapper is on each event (its position survives the strip below: every
+    // wrapper before it is the user's).
+    let ours_at: Vec<(String, usize)> = hooks
+        .iter()
+        .filter_map(|(event, groups)| {
+            let at = groups.as_array()?.iter().position(|group| {
+                group
+                    .get("hooks")
+                    .and_then(Value::as_array)
+                    .is_some_and(|handlers| handlers.iter().any(handler_is_ours))
+            })?;
+            Some((event.clone(), at))
+        })
+        .collect();
     strip_ours(
         hooks,
         |event| !canonical.iter().any(|s| s.event == event),
@@ -269,6 +293,13 @@ pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), Sh
             .map(|s| wrapper(s, command_for(binary, s, host)))
             .collect();
         match hooks.get_mut(event) {
+            Some(Value::Array(groups)) if by_position => {
+                let at = ours_at
+                    .iter()
+                    .find(|(e, _)| e == event)
+                    .map_or(groups.len(), |(_, at)| (*at).min(groups.len()));
+                groups.splice(at..at, ours);
+            }
             Some(Value::Array(groups)) => {
                 groups.splice(0..0, ours);
             }

@@ -48,7 +48,11 @@ impl Finding {
 /// locates the deployed Amplifier module and bundle).
 pub(crate) fn check_target(target: &Target, hooks_binary: &Path, home: &Path) -> Vec<Finding> {
     let Some(path) = amplifier_settings(target) else {
-        return check_registration(target, hooks_binary);
+        let mut findings = check_registration(target, hooks_binary);
+        if target.host == crate::registration::Host::Codex {
+            findings.extend(crate::hosts::codex::check(&target.path, target.scope));
+        }
+        return findings;
     };
     let mut findings = check_module(target, &path, hooks_binary, home);
     if let Some(bridge) = bridge_of(target) {

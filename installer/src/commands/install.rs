@@ -227,6 +227,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         ));
     }
     warnings.extend(event_notes);
+    warnings.extend(crate::hosts::codex::take_notes());
     if managed && let Some(path) = targets.first().map(|t| &t.path) {
         let events = safe_file::read_json(path)
             .ok()

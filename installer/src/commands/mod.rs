@@ -12,7 +12,7 @@ use crate::scopes::Scope;
 
 pub use amplihack_protocol::VERSION;
 
-mod checks;
+pub(crate) mod checks;
 mod doctor;
 mod install;
 mod render;

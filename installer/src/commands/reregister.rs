@@ -53,6 +53,9 @@ pub fn reregister(project: &Path, bin_dir: &Path) -> Result<Outcome, CommandErro
             ));
         }
     }
+    for note in crate::hosts::codex::take_notes() {
+        text.push_str(&format!("warning: {note}\n"));
+    }
     record_registrations(&locations, bin_dir, &targets, true)?;
     Ok(Outcome {
         text,

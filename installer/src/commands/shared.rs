@@ -118,10 +118,14 @@ pub(crate) fn register_known(
         }
         Ok(NewContent::Value(value))
     };
-    Ok(match known {
+    let report = match known {
         Some(current) => safe_file::edit_json_known(&target.path, options, current, change)?,
         None => safe_file::edit_json(&target.path, options, change)?,
-    })
+    };
+    if target.host == Host::Codex {
+        crate::hosts::codex::trust_after_write(&target.path, target.scope, options.dry_run);
+    }
+    Ok(report)
 }
 
 /// The managed file's `dispatch` entries for users' plugins: exactly `wanted` when given

@@ -114,6 +114,9 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
                 )
             })?;
         }
+        if target.host == Host::Codex {
+            crate::hosts::codex::can_forget_trust(&locations)?;
+        }
     }
     let options = EditOptions {
         dry_run,
@@ -129,6 +132,9 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
         };
         let hooks_key_added = manifest.hooks_key_added.contains(&target.path);
         let report = unregister(target, &own_options, created_by_us, hooks_key_added)?;
+        if target.host == Host::Codex {
+            crate::hosts::codex::forget_trust(&target.path, &locations, dry_run)?;
+        }
         if report.action != Action::Unchanged || report.before_text.is_some() {
             reports.push((target.clone(), report));
         }

@@ -10,6 +10,7 @@ use amplihack_protocol::Host;
 use crate::scopes::{Locations, Scope};
 
 pub mod codex;
+pub mod codex_trust;
 pub mod copilot;
 pub mod droid;
 pub mod gemini;

@@ -32,6 +32,16 @@ pub const DIALECT: Dialect = Dialect {
     adjust: None,
 };
 
+/// Codex waits 600 s for a hook registered without a timeout; amplihack's tool rows answer (or
+/// fail open) within their 50 s deadline, so they are registered with this one.
+pub const UNSET_TIMEOUT_SECS: u64 = 60;
+
+/// Codex clamps a SessionEnd hook's timeout to 3 s, warning on every run ("clamping SessionEnd
+/// hook timeout to 3s"); amplihack's SessionEnd answers within 1.2 s.
+pub fn timeout_cap_secs(event: &EventName) -> Option<u64> {
+    (*event == EventName::SessionEnd).then_some(3)
+}
+
 /// The top-level keys Codex's command-hook output schemas allow.
 const TOP_LEVEL: &[&str] = &[
     "continue",

@@ -78,6 +78,30 @@ impl Dialect {
         )
     }
 
+    /// The timeout (seconds) for rows the table registers without one, where the host's own
+    /// default is too long to be a safety net (Codex: 600 s).
+    pub fn unset_timeout_secs(&self) -> Option<u64> {
+        match self.host {
+            Host::Codex => Some(codex::UNSET_TIMEOUT_SECS),
+            _ => None,
+        }
+    }
+
+    /// The longest timeout (seconds) the host accepts for an event, where it clamps longer ones
+    /// with a warning on every run (Codex: SessionEnd, 3 s).
+    pub fn timeout_cap_secs(&self, event: &EventName) -> Option<u64> {
+        match self.host {
+            Host::Codex => codex::timeout_cap_secs(event),
+            _ => None,
+        }
+    }
+
+    /// Whether the host keys its trust in a hook by the hook's position in the file (Codex:
+    /// `<file>:<event>:<group>:<handler>`): amplihack's entries then go after the user's.
+    pub fn trust_by_position(&self) -> bool {
+        self.host == Host::Codex
+    }
+
     /// A registered timeout in the host's unit.
     pub fn timeout(&self, seconds: u64) -> u64 {
         seconds.saturating_mul(self.timeout_per_second)
