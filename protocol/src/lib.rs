@@ -9,6 +9,8 @@
 //!   only a top-level `decision: "block"` and `contextInjection` (see `README.md`, "Amplifier").
 //!
 //! * [`claude_version`]: Claude Code's version: parsed, read from the environment, compared.
+//! * [`shell`]: the one shell lexer (the Bash guard's, hardened against hostile input) and the
+//!   one table of command wrappers ([`shell::WRAPPERS`]), for the guard and command recognition.
 //! * [`table`]: every subcommand, its event, registration, deadline and built-ins.
 //!
 //! Nothing here does I/O: the runtime crate owns stdin, stdout, the clock and the file system.
@@ -20,6 +22,7 @@ pub mod command;
 pub mod event;
 pub mod host;
 pub mod reply;
+pub mod shell;
 pub mod table;
 pub mod tool;
 

@@ -21,7 +21,7 @@
 
 use amplihack_protocol::{EventName, Reply};
 
-use super::shell::{self, Word};
+use amplihack_protocol::shell::{self, Word};
 use crate::pipeline::Call;
 
 /// The built-in: a deny for a Bash call the guard refuses, else nothing.
