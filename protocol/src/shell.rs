@@ -1194,14 +1194,7 @@ impl Lexer<'_> {
                 self.double_quoted(state, b);
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
-                let mut name = String::new();
-                while let Some(c) = self
-                    .peek()
-                    .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-                {
-                    name.push(c);
-                    self.pos += 1;
-                }
+                let name = self.name();
                 match state.lookup(&name) {
                     Value::Set(value) => b.push_expansion(value, quoted),
                     Value::Unset => {}
@@ -1215,6 +1208,19 @@ impl Lexer<'_> {
             }
             _ => b.push('$'),
         }
+    }
+
+    /// The letters, digits and underscores from here: a parameter's name (`$NAME`, `${NAME…}`).
+    fn name(&mut self) -> String {
+        let mut name = String::new();
+        while let Some(c) = self
+            .peek()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        {
+            name.push(c);
+            self.pos += 1;
+        }
+        name
     }
 
     /// After a substitution's commands were read: its value if it can be worked out, and its
@@ -1259,14 +1265,7 @@ impl Lexer<'_> {
     /// `${NAME:?word}` (with or without the colon) and `${NAME#pat}`, `##`, `%`, `%%`. Anything
     /// else is unknown.
     fn parameter(&mut self, state: &mut State<'_>, b: &mut Builder, quoted: bool) {
-        let mut name = String::new();
-        while let Some(c) = self
-            .peek()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-        {
-            name.push(c);
-            self.pos += 1;
-        }
+        let name = self.name();
         let mut operator = String::new();
         if self.peek() == Some(':') {
             operator.push(':');
