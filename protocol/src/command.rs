@@ -108,11 +108,15 @@ pub fn is_own_command(command: &str) -> bool {
         }
 }
 
+/// A character `sh` reads as itself outside quotes, in any position of a word.
+pub fn is_plain(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c)
+}
+
 /// Bare when every character is safe in `sh`, else double-quoted with `"`, `\`, `$` and `` ` ``
 /// escaped (a home directory with a space or a `$` must still work).
 pub fn shell_quote(text: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
+    if !text.is_empty() && text.chars().all(is_plain) {
         return text.to_string();
     }
     let mut quoted = String::from("\"");
