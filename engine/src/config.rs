@@ -11,7 +11,8 @@ use crate::handlers::{Context, HandlerKind, Kind};
 use crate::model::{OnFailure, Protocol, Rewake};
 
 pub use crate::handlers::DEFAULT_TIMEOUT_SECS;
-pub use crate::model::{ConfigError, Group, Handler, PluginConfig};
+pub use crate::handlers::{Group, Handler, PluginConfig};
+pub use crate::model::ConfigError;
 
 /// A hooks file's text: a regular file of at most [`amplihack_state::bounded::HOOKS_FILE_CAP`] bytes (a repository
 /// controls it, and it is read on every call before any trust).

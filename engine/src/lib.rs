@@ -2,7 +2,8 @@
 //! amplihack's built-ins, with the semantics a Claude Code plugin author expects, and merges
 //! every answer into one [`amplihack_protocol::Reply`].
 //!
-//! * [`model`]: the plugin model every reader produces (types only, above the handler kinds);
+//! * [`model`]: the plugin model every reader produces (types only, a leaf: the handler kinds are
+//!   its parameter and build on it);
 //! * [`discovery`]: which plugins, in which order; [`config`]: their schema (`hooks.json`);
 //! * [`matcher`]: Claude Code's matcher rules;
 //! * [`handlers`]: the handler kinds (shell form, exec form, prompt, agent, http, mcp_tool);

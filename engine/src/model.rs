@@ -1,16 +1,15 @@
 //! The plugin model: what every dialect's reader produces and forwarding runs, a plugin's
-//! [`PluginConfig`] of [`Group`]s of [`Handler`]s. Types only; below it stand only the handler
-//! kinds ([`crate::handlers`]), which a [`Handler`] holds.
+//! [`PluginConfig`] of [`Group`]s of [`Handler`]s. Types only, and a strict leaf: nothing else in
+//! the engine is below it. What a handler runs, its kind `K`, is a parameter: the handler kinds
+//! build on this model, and name it with theirs (`handlers::Handler` is `Handler<handlers::Kind>`).
 
 use std::path::PathBuf;
 
-use crate::handlers::Kind;
-
 #[derive(Debug, Clone, PartialEq)]
-pub struct Handler {
-    /// What it runs and how ([`Kind`]: shell form, exec form, prompt, ...).
-    pub kind: Kind,
-    /// Its label ([`crate::handlers::HandlerKind::label`]): the shell command, or the executable and its arguments.
+pub struct Handler<K> {
+    /// What it runs and how (shell form, exec form, prompt, ...).
+    pub kind: K,
+    /// Its label (its kind's `label`): the shell command, or the executable and its arguments.
     pub command: String,
     pub timeout_secs: f64,
     pub is_async: bool,
@@ -24,24 +23,24 @@ pub struct Handler {
     pub priority: i64,
     pub enabled: bool,
     pub description: Option<String>,
-    /// What it reads and prints: Claude Code's JSON, or another dialect's ([`crate::dialects`]).
+    /// What it reads and prints: Claude Code's JSON, or another dialect's.
     pub protocol: Protocol,
     /// What its failure does (fail-open unless the hook file asks otherwise).
     pub on_failure: OnFailure,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Group {
+pub struct Group<K> {
     pub event: String,
     pub matcher: Option<String>,
-    pub handlers: Vec<Handler>,
+    pub handlers: Vec<Handler<K>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct PluginConfig {
+pub struct PluginConfig<K> {
     pub description: Option<String>,
     pub enabled: bool,
-    pub groups: Vec<Group>,
+    pub groups: Vec<Group<K>>,
     /// Handlers valid for Claude Code that amplihack does not run (prompt, agent, http,
     /// mcp_tool), one note each with why. Reported by `amplihack hooks validate` and `hooks list`.
     pub skipped: Vec<String>,

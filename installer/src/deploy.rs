@@ -1,7 +1,9 @@
 //! Deploying the binaries into the bin directory, so the hosts are given a stable path: never a
 //! build directory or a package manager's cache.
 
-use amplihack_state::files;
+use amplihack_state::files::{self, StateError};
+use std::error::Error as StdError;
+use std::fmt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -57,28 +59,88 @@ impl Deployment {
     }
 }
 
+/// Why deploying the binaries, the Amplifier module or its bundle failed, with the cause.
+#[derive(Debug)]
+pub enum DeployError {
+    /// The system would not say where the running `amplihack` is.
+    NoSource(std::io::Error),
+    /// The running `amplihack` has no directory (it cannot have come from one).
+    NoSourceDir(PathBuf),
+    /// A binary is not next to the running `amplihack`: the user's to fix (build or reinstall).
+    Missing(PathBuf),
+    /// Copying a binary into the bin directory failed.
+    Copy { to: PathBuf, source: std::io::Error },
+    /// Writing a file of the native Amplifier module failed.
+    Module(StateError),
+    /// Writing the Amplifier app's bundle file failed.
+    Bundle(StateError),
+}
+
+impl DeployError {
+    /// A user's to fix (a missing binary; a state path refused, busy or damaged), rather than a
+    /// failure of the system or of amplihack.
+    pub fn is_users(&self) -> bool {
+        match self {
+            DeployError::Missing(_) => true,
+            DeployError::Module(error) | DeployError::Bundle(error) => {
+                !matches!(error, StateError::Io { .. })
+            }
+            DeployError::NoSource(_) | DeployError::NoSourceDir(_) | DeployError::Copy { .. } => {
+                false
+            }
+        }
+    }
+}
+
+impl fmt::Display for DeployError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeployError::NoSource(e) => write!(f, "cannot locate the running amplihack: {e}"),
+            DeployError::NoSourceDir(exe) => {
+                write!(f, "{}: has no parent directory", exe.display())
+            }
+            DeployError::Missing(path) => write!(
+                f,
+                "{}: not found next to the running amplihack; build both binaries (`cargo build --release`) or reinstall with ./install.sh",
+                path.display()
+            ),
+            DeployError::Copy { to, source } => {
+                write!(f, "{}: cannot install: {source}", to.display())
+            }
+            DeployError::Module(e) => write!(f, "cannot deploy the Amplifier module: {e}"),
+            DeployError::Bundle(e) => write!(f, "cannot deploy the Amplifier bundle: {e}"),
+        }
+    }
+}
+
+impl StdError for DeployError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            DeployError::NoSource(source) | DeployError::Copy { source, .. } => Some(source),
+            DeployError::Module(error) | DeployError::Bundle(error) => Some(error),
+            DeployError::NoSourceDir(_) | DeployError::Missing(_) => None,
+        }
+    }
+}
+
 /// The directory the running `amplihack` came from, where `amplihack-hooks` is expected too.
-pub fn source_dir() -> Result<PathBuf, String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot locate the running amplihack: {e}"))?;
+pub fn source_dir() -> Result<PathBuf, DeployError> {
+    let exe = std::env::current_exe().map_err(DeployError::NoSource)?;
     let exe = exe.canonicalize().unwrap_or(exe);
     exe.parent()
         .map(Path::to_path_buf)
-        .ok_or_else(|| format!("{}: has no parent directory", exe.display()))
+        .ok_or(DeployError::NoSourceDir(exe))
 }
 
 /// Copies both binaries into `dir` atomically (temporary file, fsync, rename), keeping ones that
 /// are already identical. With `dry_run`, says what it would do.
-pub fn deploy(dir: &Path, dry_run: bool) -> Result<Deployment, String> {
+pub fn deploy(dir: &Path, dry_run: bool) -> Result<Deployment, DeployError> {
     let source = source_dir()?;
     let mut copies = Vec::new();
     for name in BINARIES {
         let from = source.join(name);
         if !from.is_file() {
-            return Err(format!(
-                "{}: not found next to the running amplihack; build both binaries (`cargo build --release`) or reinstall with ./install.sh",
-                from.display()
-            ));
+            return Err(DeployError::Missing(from));
         }
         let to = dir.join(name);
         let action = if to.canonicalize().ok() == from.canonicalize().ok() {
@@ -92,8 +154,10 @@ pub fn deploy(dir: &Path, dry_run: bool) -> Result<Deployment, String> {
             CopyAction::Unchanged
         } else {
             if !dry_run {
-                copy_atomically(&from, &to)
-                    .map_err(|e| format!("{}: cannot install: {e}", to.display()))?;
+                copy_atomically(&from, &to).map_err(|source| DeployError::Copy {
+                    to: to.clone(),
+                    source,
+                })?;
             }
             CopyAction::Copied
         };
@@ -265,20 +329,19 @@ pub fn deploy_bundle(
     module: &Path,
     hooks_binary: &Path,
     dry_run: bool,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, DeployError> {
     let path = bundle_file(home);
     let text = bundle_text(module, hooks_binary);
     if dry_run || fs_err::read_to_string(&path).is_ok_and(|t| t == text) {
         return Ok(path);
     }
-    amplihack_state::files::replace(&path, text.as_bytes())
-        .map_err(|e| format!("cannot deploy the Amplifier bundle: {e}"))?;
+    files::replace(&path, text.as_bytes()).map_err(DeployError::Bundle)?;
     let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644));
     Ok(path)
 }
 
 /// Writes the module's files (those that differ) and returns its directory.
-pub fn deploy_module(home: &Path, dry_run: bool) -> Result<PathBuf, String> {
+pub fn deploy_module(home: &Path, dry_run: bool) -> Result<PathBuf, DeployError> {
     let dir = module_dir(home);
     if dry_run {
         return Ok(dir);
@@ -288,8 +351,7 @@ pub fn deploy_module(home: &Path, dry_run: bool) -> Result<PathBuf, String> {
         if fs_err::read_to_string(&path).is_ok_and(|t| t == text) {
             continue;
         }
-        amplihack_state::files::replace(&path, text.as_bytes())
-            .map_err(|e| format!("cannot deploy the Amplifier module: {e}"))?;
+        files::replace(&path, text.as_bytes()).map_err(DeployError::Module)?;
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644));
     }
     Ok(dir)

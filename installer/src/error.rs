@@ -15,6 +15,7 @@ use amplihack_runtime::builtins::BuiltinError;
 use amplihack_settings::safe_file::FileError;
 use amplihack_state::files::StateError;
 
+use crate::deploy::DeployError;
 use crate::managed::PluginEventsError;
 use crate::update::UpdateError;
 
@@ -48,6 +49,8 @@ pub enum CommandError {
     Update(UpdateError),
     /// `--plugin-events` refused.
     PluginEvents(PluginEventsError),
+    /// The binaries, the Amplifier module or its bundle could not be deployed.
+    Deploy(DeployError),
     /// The system refused an operation amplihack needed on `path`.
     Io {
         action: &'static str,
@@ -91,6 +94,8 @@ impl CommandError {
             CommandError::Builtin(BuiltinError::NoStateDir) => exit::PROBLEM,
             CommandError::Update(UpdateError::Io { .. }) => exit::INTERNAL,
             CommandError::Update(_) => exit::PROBLEM,
+            CommandError::Deploy(error) if error.is_users() => exit::PROBLEM,
+            CommandError::Deploy(_) => exit::INTERNAL,
             CommandError::Io { .. } | CommandError::Internal(_) => exit::INTERNAL,
         }
     }
@@ -116,6 +121,7 @@ impl fmt::Display for CommandError {
             CommandError::State(error) => error.fmt(f),
             CommandError::Builtin(error) => error.fmt(f),
             CommandError::PluginEvents(error) => error.fmt(f),
+            CommandError::Deploy(error) => error.fmt(f),
             CommandError::Io {
                 action,
                 path,
@@ -133,6 +139,7 @@ impl StdError for CommandError {
             CommandError::Update(error) => error.source(),
             CommandError::State(error) => error.source(),
             CommandError::Builtin(error) => error.source(),
+            CommandError::Deploy(error) => error.source(),
             CommandError::Io { source, .. } => Some(source),
             _ => None,
         }
@@ -157,6 +164,12 @@ impl From<PluginEventsError> for CommandError {
     }
 }
 
+impl From<DeployError> for CommandError {
+    fn from(error: DeployError) -> Self {
+        CommandError::Deploy(error)
+    }
+}
+
 impl From<StateError> for CommandError {
     fn from(error: StateError) -> Self {
         CommandError::State(error)
@@ -176,7 +189,7 @@ impl From<crate::log::filter::SinceError> for CommandError {
 }
 
 /// The helpers that still report a sentence (`Result<_, String>`: [`crate::scopes::Locations`],
-/// [`crate::deploy`], the plugin model): refusals, as before, until each has its own type.
+/// the plugin model): refusals, as before, until each has its own type.
 impl From<String> for CommandError {
     fn from(message: String) -> Self {
         CommandError::Refused(message)
@@ -269,6 +282,26 @@ mod tests {
             (UpdateError::NoPlatform.into(), exit::PROBLEM),
             (CommandError::io("write", &path, io_error()), exit::INTERNAL),
             (CommandError::Internal("bug".into()), exit::INTERNAL),
+            (
+                DeployError::Missing(PathBuf::from("/b/amplihack-hooks")).into(),
+                exit::PROBLEM,
+            ),
+            (
+                DeployError::Copy {
+                    to: path.clone(),
+                    source: io_error(),
+                }
+                .into(),
+                exit::INTERNAL,
+            ),
+            (
+                DeployError::Module(StateError::Refused {
+                    path: path.clone(),
+                    why: "is a symbolic link",
+                })
+                .into(),
+                exit::PROBLEM,
+            ),
         ];
         for (error, code) in cases {
             assert_eq!(error.exit_code(), code, "{error}");
@@ -293,5 +326,15 @@ mod tests {
         );
         assert!(io.source().is_some());
         assert!(CommandError::usage("x").source().is_none());
+        let copy: CommandError = DeployError::Copy {
+            to: PathBuf::from("/b/amplihack-hooks"),
+            source: io_error(),
+        }
+        .into();
+        assert_eq!(
+            copy.to_string(),
+            "/b/amplihack-hooks: cannot install: denied"
+        );
+        assert_eq!(copy.source().map(|s| s.to_string()), Some("denied".into()));
     }
 }

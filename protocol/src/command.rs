@@ -2,6 +2,7 @@
 //! subcommand (recognising amplihack's own `amplihack-hooks` calls, which the forwarder never runs
 //! and the installer owns), and quoting a path so `sh` reads it back unchanged.
 
+use crate::shell;
 use crate::table::HOOKS_BINARY;
 
 /// The first `count` words of a command, with `sh` quoting removed.
@@ -43,49 +44,20 @@ pub fn leading_words(command: &str, count: usize) -> Vec<String> {
 
 /// The words of a command from its program on: environment assignments (`FOO=1`) and the
 /// wrappers people put around a hook (`env`, `nice`, `timeout`, `nohup`, `exec`, `command`,
-/// `time`, with their options) are skipped, so an entry the user edited around our command is
-/// still seen for what it runs.
+/// `time` ..., with their options: the one table [`crate::shell::WRAPPERS`] the Bash guard reads
+/// too) are skipped, so an entry the user edited around our command is still seen for what it
+/// runs.
 pub fn program_words(command: &str) -> Vec<String> {
     let words = leading_words(command, 24);
     let mut i = 0;
-    while i < words.len() {
-        let word = words[i].as_str();
-        let base = word.rsplit('/').next().unwrap_or(word);
-        let assignment = word.split_once('=').is_some_and(|(k, _)| {
-            !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        });
-        if assignment {
+    while let Some(word) = words.get(i) {
+        if shell::is_assignment(word) {
             i += 1;
             continue;
         }
-        match base {
-            "env" | "nohup" | "exec" | "command" | "time" => {
-                i += 1;
-                // env's and time's own options, e.g. `env -u VAR`, `env -i`.
-                while i < words.len() && words[i].starts_with('-') {
-                    let takes_value =
-                        matches!(words[i].as_str(), "-u" | "--unset" | "-C" | "--chdir");
-                    i += if takes_value { 2 } else { 1 };
-                }
-            }
-            "nice" => {
-                i += 1;
-                if words.get(i).is_some_and(|w| w == "-n") {
-                    i += 2;
-                } else if words.get(i).is_some_and(|w| w.starts_with('-')) {
-                    i += 1;
-                }
-            }
-            "timeout" => {
-                i += 1;
-                while words.get(i).is_some_and(|w| w.starts_with('-')) {
-                    let takes_value =
-                        matches!(words[i].as_str(), "-s" | "--signal" | "-k" | "--kill-after");
-                    i += if takes_value { 2 } else { 1 };
-                }
-                i += 1; // the duration
-            }
-            _ => break,
+        match shell::Wrapper::of(word) {
+            Some(wrapper) => i += 1 + wrapper.own_words(&words[i + 1..], |_| {}),
+            None => break,
         }
     }
     words.into_iter().skip(i).collect()
@@ -136,11 +108,15 @@ pub fn is_own_command(command: &str) -> bool {
         }
 }
 
+/// A character `sh` reads as itself outside quotes, in any position of a word.
+pub fn is_plain(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c)
+}
+
 /// Bare when every character is safe in `sh`, else double-quoted with `"`, `\`, `$` and `` ` ``
 /// escaped (a home directory with a space or a `$` must still work).
 pub fn shell_quote(text: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
+    if !text.is_empty() && text.chars().all(is_plain) {
         return text.to_string();
     }
     let mut quoted = String::from("\"");
@@ -157,6 +133,23 @@ pub fn shell_quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The wrappers the guard sees through are the ones recognition sees through.
+    #[test]
+    fn program_words_skip_the_guards_wrappers() {
+        for wrapped in [
+            "A=1 env -u B nice -n 5 /p/amplihack-hooks stop",
+            "timeout -s KILL 5 nohup /p/amplihack-hooks stop",
+            "exec -a name /p/amplihack-hooks stop",
+            "sudo -u me stdbuf -o L /p/amplihack-hooks stop",
+        ] {
+            assert_eq!(
+                program_words(wrapped),
+                ["/p/amplihack-hooks", "stop"],
+                "{wrapped}"
+            );
+        }
+    }
 
     #[test]
     fn only_amplihacks_own_commands_are_its_own() {

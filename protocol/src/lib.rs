@@ -11,6 +11,8 @@
 //! * [`hosts`]: each host's dialect (Codex, Copilot, Qwen, Droid, Gemini, opencode beside the
 //!   two above): its names read into Claude Code's event model, its reply rendered.
 //! * [`claude_version`]: Claude Code's version: parsed, read from the environment, compared.
+//! * [`shell`]: the one shell lexer (the Bash guard's, hardened against hostile input) and the
+//!   one table of command wrappers ([`shell::WRAPPERS`]), for the guard and command recognition.
 //! * [`table`]: every subcommand, its event, registration, deadline and built-ins.
 //!
 //! Nothing here does I/O: the runtime crate owns stdin, stdout, the clock and the file system.
@@ -23,6 +25,7 @@ pub mod event;
 pub mod host;
 pub mod hosts;
 pub mod reply;
+pub mod shell;
 pub mod table;
 pub mod tool;
 

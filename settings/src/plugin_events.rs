@@ -107,6 +107,42 @@ pub fn registered(settings: &Value) -> Vec<String> {
     found
 }
 
+/// The settings' `hooks` object, added when missing, for an edit to `events`: an error when the
+/// settings, `hooks` or one of those events' values has the wrong shape (checked before anything
+/// changes); `None` when there is `nothing_to_do` (the settings still checked to be an object).
+fn hooks_to_edit<'s, 'e>(
+    settings: &'s mut Value,
+    nothing_to_do: bool,
+    mut events: impl Iterator<Item = &'e String>,
+) -> Result<Option<&'s mut Map<String, Value>>, ShapeError> {
+    let found = kind_of(settings);
+    let root = settings
+        .as_object_mut()
+        .ok_or(ShapeError::RootNotObject { found })?;
+    if nothing_to_do {
+        return Ok(None);
+    }
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let found = kind_of(hooks);
+    let hooks = hooks
+        .as_object_mut()
+        .ok_or(ShapeError::HooksNotObject { found })?;
+    if let Some((event, value)) = events.find_map(|event| {
+        hooks
+            .get(event.as_str())
+            .filter(|v| !v.is_array())
+            .map(|value| (event, value))
+    }) {
+        return Err(ShapeError::EventNotArray {
+            event: event.clone(),
+            found: kind_of(value),
+        });
+    }
+    Ok(Some(hooks))
+}
+
 /// Makes the plugin-event entries serve exactly `events`, each running `binary`. `owned`: the
 /// events whose entries amplihack added before (from its state; a `dispatch` entry the user wrote
 /// by hand is the user's: kept, never removed). Adds what is missing (first on its event, as
@@ -119,28 +155,10 @@ pub fn sync(
     owned: &[String],
     events: &[String],
 ) -> Result<(bool, Vec<String>), ShapeError> {
-    let found = kind_of(settings);
-    let root = settings
-        .as_object_mut()
-        .ok_or(ShapeError::RootNotObject { found })?;
-    if events.is_empty() && owned.is_empty() {
+    let nothing_to_do = events.is_empty() && owned.is_empty();
+    let Some(hooks) = hooks_to_edit(settings, nothing_to_do, events.iter())? else {
         return Ok((false, Vec::new()));
-    }
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let found = kind_of(hooks);
-    let hooks = hooks
-        .as_object_mut()
-        .ok_or(ShapeError::HooksNotObject { found })?;
-    for event in events {
-        if let Some(value) = hooks.get(event.as_str()).filter(|v| !v.is_array()) {
-            return Err(ShapeError::EventNotArray {
-                event: event.clone(),
-                found: kind_of(value),
-            });
-        }
-    }
+    };
     let command = registration::claude_command(binary, DISPATCH);
     let mut changed = false;
     let mut now_owned = Vec::new();
@@ -375,28 +393,10 @@ pub fn sync_host_groups(
     recorded: &[HostGroup],
     wanted: &[HostGroup],
 ) -> Result<bool, ShapeError> {
-    let found = kind_of(settings);
-    let root = settings
-        .as_object_mut()
-        .ok_or(ShapeError::RootNotObject { found })?;
-    if recorded.is_empty() && wanted.is_empty() {
+    let nothing_to_do = recorded.is_empty() && wanted.is_empty();
+    let Some(hooks) = hooks_to_edit(settings, nothing_to_do, wanted.iter().map(|(e, _)| e))? else {
         return Ok(false);
-    }
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let found = kind_of(hooks);
-    let hooks = hooks
-        .as_object_mut()
-        .ok_or(ShapeError::HooksNotObject { found })?;
-    for (event, _) in wanted {
-        if let Some(value) = hooks.get(event.as_str()).filter(|v| !v.is_array()) {
-            return Err(ShapeError::EventNotArray {
-                event: event.clone(),
-                found: kind_of(value),
-            });
-        }
-    }
+    };
     let before = hooks.clone();
     for (event, group) in recorded {
         let Some(Value::Array(groups)) = hooks.get_mut(event.as_str()) else {

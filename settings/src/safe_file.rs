@@ -731,18 +731,7 @@ pub fn edit_text(
             backup: None,
         })
     };
-    let read = || -> Result<Option<String>, FileError> {
-        read_regular(path, &target)?
-            .map(|bytes| {
-                String::from_utf8(bytes).map_err(|e| FileError::Parse {
-                    path: path.to_path_buf(),
-                    line: 1,
-                    column: e.utf8_error().valid_up_to() + 1,
-                    message: "the file is not UTF-8".into(),
-                })
-            })
-            .transpose()
-    };
+    let read = || read_utf8(path, &target);
     let preview = plan(read()?, &mut change)?;
     if options.dry_run || preview.action == Action::Unchanged {
         return Ok(preview);
@@ -753,8 +742,13 @@ pub fn edit_text(
 /// A settings file's text, for reading only (symlinks followed; a regular UTF-8 file of at most
 /// [`MAX_BYTES`], else the error naming it). `Ok(None)` when it does not exist.
 pub fn read_text(path: &Path) -> Result<Option<String>, FileError> {
-    let target = resolve_target(path)?;
-    read_regular(path, &target)?
+    read_utf8(path, &resolve_target(path)?)
+}
+
+/// `target`'s text (`path` resolves to it), `None` when it does not exist; not UTF-8 is an error
+/// naming `path` and where the text stops being UTF-8.
+fn read_utf8(path: &Path, target: &Path) -> Result<Option<String>, FileError> {
+    read_regular(path, target)?
         .map(|bytes| {
             String::from_utf8(bytes).map_err(|e| FileError::Parse {
                 path: path.to_path_buf(),

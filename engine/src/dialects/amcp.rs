@@ -24,7 +24,8 @@ use super::{Fields, Lines, OnFailure, Protocol, located};
 use crate::execute::Finished;
 use crate::handlers::DEFAULT_TIMEOUT_SECS;
 use crate::handlers::http::ISOLATED;
-use crate::model::{ConfigError, Group, Handler, PluginConfig};
+use crate::handlers::{Group, Handler, PluginConfig};
+use crate::model::ConfigError;
 
 /// The name AMCP plugins are listed under.
 pub const NAME: &str = "amcp";

@@ -29,8 +29,9 @@ use super::{Fields, Lines, OnFailure, Protocol, located};
 use crate::execute::Finished;
 use crate::handlers::DEFAULT_TIMEOUT_SECS;
 use crate::handlers::rule::{Action, Rule};
+use crate::handlers::{Group, Handler, PluginConfig};
 use crate::handlers::{Kind, llm};
-use crate::model::{ConfigError, Group, Handler, PluginConfig};
+use crate::model::ConfigError;
 
 /// The proposal's events and the host's names for them.
 pub const EVENTS: &[(&str, &str)] = &[

@@ -12,6 +12,7 @@
 //! (where Claude Code breaks a plugin, it is not copied). A command that is only words runs
 //! without a shell, the values in its argv ([`simple_words`]).
 
+use amplihack_protocol::command::is_plain;
 use serde_json::{Map, Value};
 
 use super::{Context, FieldError, HandlerKind, optional_string, placeholders, required_string};
@@ -145,6 +146,16 @@ fn copy_one<'a>(quote: &mut Quote, c: char, rest: &'a str, out: &mut String) -> 
     &rest[c.len_utf8()..]
 }
 
+/// The value of the placeholder `rest` starts with, and the text after it.
+fn placeholder_at<'r, 'v>(
+    rest: &'r str,
+    placeholders: &[(&str, &'v str)],
+) -> Option<(&'v str, &'r str)> {
+    placeholders.iter().find_map(|(placeholder, value)| {
+        rest.strip_prefix(placeholder).map(|after| (*value, after))
+    })
+}
+
 /// A command that is only words (`python3 "${CLAUDE_PLUGIN_ROOT}/hooks/check.py" --strict`): plain
 /// characters, quotes without anything a shell would expand inside, placeholders, and nothing
 /// else (no redirection, pipe, variable, glob, comment, assignment, builtin). It runs as the shell
@@ -155,15 +166,13 @@ pub fn simple_words(command: &str, placeholders: &[(&str, &str)]) -> Option<Vec<
     let mut word: Option<String> = None;
     let mut quote = Quote::None;
     let mut rest = command;
-    'scan: while let Some(c) = rest.chars().next() {
-        if quote != Quote::Single {
-            for (placeholder, value) in placeholders {
-                if let Some(after) = rest.strip_prefix(placeholder) {
-                    word.get_or_insert_with(String::new).push_str(value);
-                    rest = after;
-                    continue 'scan;
-                }
-            }
+    while let Some(c) = rest.chars().next() {
+        if quote != Quote::Single
+            && let Some((value, after)) = placeholder_at(rest, placeholders)
+        {
+            word.get_or_insert_with(String::new).push_str(value);
+            rest = after;
+            continue;
         }
         match (quote, c) {
             (Quote::None, ' ' | '\t') => words.extend(word.take()),
@@ -175,7 +184,7 @@ pub fn simple_words(command: &str, placeholders: &[(&str, &str)]) -> Option<Vec<
                 word.get_or_insert_with(String::new);
                 quote = Quote::Double;
             }
-            (Quote::None, c) if c.is_ascii_alphanumeric() || "/._,:@%+=-".contains(c) => {
+            (Quote::None, c) if is_plain(c) => {
                 word.get_or_insert_with(String::new).push(c);
             }
             (Quote::Single, '\'') | (Quote::Double, '"') => quote = Quote::None,
@@ -263,24 +272,22 @@ pub fn substitute_quoted(command: &str, placeholders: &[(&str, &str)]) -> String
     let mut out = String::with_capacity(command.len());
     let mut quote = Quote::None;
     let mut rest = command;
-    'scan: while let Some(c) = rest.chars().next() {
-        if quote != Quote::Single {
-            for (placeholder, value) in placeholders {
-                if let Some(after) = rest.strip_prefix(placeholder) {
-                    for v in value.chars() {
-                        let special = match quote {
-                            Quote::Double => matches!(v, '"' | '\\' | '$' | '`'),
-                            _ => !(v.is_ascii_alphanumeric() || "/._-+,:@%=".contains(v)),
-                        };
-                        if special {
-                            out.push('\\');
-                        }
-                        out.push(v);
-                    }
-                    rest = after;
-                    continue 'scan;
+    while let Some(c) = rest.chars().next() {
+        if quote != Quote::Single
+            && let Some((value, after)) = placeholder_at(rest, placeholders)
+        {
+            for v in value.chars() {
+                let special = match quote {
+                    Quote::Double => matches!(v, '"' | '\\' | '$' | '`'),
+                    _ => !is_plain(v),
+                };
+                if special {
+                    out.push('\\');
                 }
+                out.push(v);
             }
+            rest = after;
+            continue;
         }
         rest = copy_one(&mut quote, c, rest, &mut out);
     }

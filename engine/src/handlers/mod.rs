@@ -127,6 +127,13 @@ pub trait HandlerKind {
 
 pub use amplihack_protocol::claude_version::Version;
 
+/// The plugin model ([`crate::model`], a leaf) holding this crate's handler kinds.
+pub type Handler = crate::model::Handler<Kind>;
+/// A matcher group of [`Handler`]s.
+pub type Group = crate::model::Group<Kind>;
+/// A plugin's groups, as every dialect's reader produces them.
+pub type PluginConfig = crate::model::PluginConfig<Kind>;
+
 /// One handler's kind, as parsed from its `type`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Kind {

@@ -21,8 +21,8 @@
 
 use amplihack_protocol::{EventName, Reply};
 
-use super::shell::{self, Word};
 use crate::pipeline::Call;
+use amplihack_protocol::shell::{self, Word, basename};
 
 /// The built-in: a deny for a Bash call the guard refuses, else nothing.
 pub fn run(call: &Call<'_>) -> Reply {
@@ -265,13 +265,6 @@ fn check_command(
     }
 }
 
-fn basename(program: &str) -> &str {
-    match program.bytes().rposition(|b| b == b'/') {
-        Some(slash) => &program[slash + 1..],
-        None => program,
-    }
-}
-
 fn is_assignment(word: &Word) -> bool {
     shell::is_assignment(&word.text)
 }
@@ -290,16 +283,7 @@ fn strip_wrappers(mut words: &[Word]) -> (&[Word], Vec<&Word>) {
             words = rest;
             continue;
         }
-        // (wrapper, options that take a separate value)
-        let value_options: &[&str] = match basename(&first.text) {
-            "sudo" | "doas" => &["-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "-D"],
-            "env" => &["-u", "-C", "-S", "--unset", "--chdir"],
-            "nice" => &["-n", "--adjustment"],
-            "xargs" => &["-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E"],
-            "timeout" => &["-s", "-k", "--signal", "--kill-after"],
-            "exec" => &["-a"],
-            "stdbuf" => &["-i", "-o", "-e"],
-            "ionice" => &["-c", "-n", "-p", "-P", "-u"],
+        match basename(&first.text) {
             "coproc" => {
                 // `coproc NAME { …; }`: the name belongs to the keyword.
                 words = match rest {
@@ -308,31 +292,35 @@ fn strip_wrappers(mut words: &[Word]) -> (&[Word], Vec<&Word>) {
                 };
                 continue;
             }
-            "command" | "builtin" | "nohup" | "time" | "setsid" | "then" | "do" | "else" | "if"
-            | "elif" | "while" | "until" | "!" | "{" | "}" => &[],
-            _ => return (words, assignments),
-        };
-        let is_timeout = basename(&first.text) == "timeout";
-        words = rest;
-        while let Some((option, after)) = words.split_first() {
-            if option.text.starts_with('-') && option.text.len() > 1 {
-                words = if value_options.contains(&option.text.as_str()) {
-                    after.get(1..).unwrap_or(&[])
-                } else {
-                    after
-                };
-            } else if is_assignment(option) {
-                assignments.push(option);
-                words = after;
-            } else {
-                break;
+            // Keywords before a command; options and assignments after them are skipped as
+            // after a wrapper without options of its own.
+            "then" | "do" | "else" | "if" | "elif" | "while" | "until" | "!" | "{" | "}" => {
+                words = skip_own_words(&NO_WRAPPER, rest, &mut assignments);
+                continue;
             }
+            _ => {}
         }
-        if is_timeout {
-            // The duration comes before the command.
-            words = words.get(1..).unwrap_or(&[]);
-        }
+        let Some(wrapper) = shell::Wrapper::of(&first.text) else {
+            return (words, assignments);
+        };
+        words = skip_own_words(wrapper, rest, &mut assignments);
     }
+}
+
+/// A keyword's words are skipped as a wrapper's without options.
+const NO_WRAPPER: shell::Wrapper = shell::Wrapper {
+    name: "",
+    value_options: &[],
+    operands: 0,
+};
+
+fn skip_own_words<'w>(
+    wrapper: &shell::Wrapper,
+    args: &'w [Word],
+    assignments: &mut Vec<&'w Word>,
+) -> &'w [Word] {
+    let own = wrapper.own_words(args, |i| assignments.push(&args[i]));
+    &args[own..]
 }
 
 /// The script of `bash -c SCRIPT` (also `-lc`, `-ec`, `-o pipefail -c`, `-c -e`, ...): with

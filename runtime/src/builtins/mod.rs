@@ -13,11 +13,14 @@ pub mod reflection;
 pub mod session_context;
 pub mod session_end;
 pub mod session_record;
-pub mod shell;
 pub mod stale_registrations;
 pub mod transcript_export;
 pub mod version_check;
 pub mod workflow_reminder;
+
+/// The shell lexer lives in the protocol crate, shared with command recognition; re-exported
+/// here for the guard's fuzz targets and benches.
+pub use amplihack_protocol::shell;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -38,6 +38,12 @@ pub struct Word {
     pub opaque: bool,
 }
 
+impl AsRef<str> for Word {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}
+
 /// A simple command: its words (assignments and redirections removed only later, by the guard).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimpleCommand {
@@ -1188,14 +1194,7 @@ impl Lexer<'_> {
                 self.double_quoted(state, b);
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
-                let mut name = String::new();
-                while let Some(c) = self
-                    .peek()
-                    .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-                {
-                    name.push(c);
-                    self.pos += 1;
-                }
+                let name = self.name();
                 match state.lookup(&name) {
                     Value::Set(value) => b.push_expansion(value, quoted),
                     Value::Unset => {}
@@ -1209,6 +1208,19 @@ impl Lexer<'_> {
             }
             _ => b.push('$'),
         }
+    }
+
+    /// The letters, digits and underscores from here: a parameter's name (`$NAME`, `${NAME…}`).
+    fn name(&mut self) -> String {
+        let mut name = String::new();
+        while let Some(c) = self
+            .peek()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        {
+            name.push(c);
+            self.pos += 1;
+        }
+        name
     }
 
     /// After a substitution's commands were read: its value if it can be worked out, and its
@@ -1253,14 +1265,7 @@ impl Lexer<'_> {
     /// `${NAME:?word}` (with or without the colon) and `${NAME#pat}`, `##`, `%`, `%%`. Anything
     /// else is unknown.
     fn parameter(&mut self, state: &mut State<'_>, b: &mut Builder, quoted: bool) {
-        let mut name = String::new();
-        while let Some(c) = self
-            .peek()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-        {
-            name.push(c);
-            self.pos += 1;
-        }
+        let name = self.name();
         let mut operator = String::new();
         if self.peek() == Some(':') {
             operator.push(':');
@@ -1485,6 +1490,90 @@ fn matches(text: &[char], pattern: &[char], wildcards: bool, budget: &mut usize)
         }
     }
     Some(pattern[p.min(pattern.len())..].iter().all(|&c| c == '*'))
+}
+
+/// A program that runs the command after it: `sudo -u x make`, `env -i A=1 make`, `timeout 5 make`.
+#[derive(Debug)]
+pub struct Wrapper {
+    pub name: &'static str,
+    /// Its options that take the next word as their value (`-u` in `sudo -u x`).
+    pub value_options: &'static [&'static str],
+    /// Operands between its options and the command (`timeout`'s duration).
+    pub operands: usize,
+}
+
+/// The one table of command wrappers, for the Bash guard (what really runs) and for command
+/// recognition (which program a hook entry runs, however the user wrapped it).
+pub const WRAPPERS: &[Wrapper] = &[
+    wrapper(
+        "sudo",
+        &["-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "-D"],
+    ),
+    wrapper(
+        "doas",
+        &["-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "-D"],
+    ),
+    wrapper("env", &["-u", "-C", "-S", "--unset", "--chdir"]),
+    wrapper("nice", &["-n", "--adjustment"]),
+    wrapper("xargs", &["-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E"]),
+    Wrapper {
+        operands: 1,
+        ..wrapper("timeout", &["-s", "-k", "--signal", "--kill-after"])
+    },
+    wrapper("exec", &["-a"]),
+    wrapper("stdbuf", &["-i", "-o", "-e"]),
+    wrapper("ionice", &["-c", "-n", "-p", "-P", "-u"]),
+    wrapper("command", &[]),
+    wrapper("builtin", &[]),
+    wrapper("nohup", &[]),
+    wrapper("time", &[]),
+    wrapper("setsid", &[]),
+];
+
+const fn wrapper(name: &'static str, value_options: &'static [&'static str]) -> Wrapper {
+    Wrapper {
+        name,
+        value_options,
+        operands: 0,
+    }
+}
+
+/// The last component of a program's path: `/usr/bin/env` → `env`.
+pub fn basename(program: &str) -> &str {
+    match program.bytes().rposition(|b| b == b'/') {
+        Some(slash) => &program[slash + 1..],
+        None => program,
+    }
+}
+
+impl Wrapper {
+    /// The wrapper `program` is (by its base name), if it is one.
+    pub fn of(program: &str) -> Option<&'static Wrapper> {
+        let name = basename(program);
+        WRAPPERS.iter().find(|w| w.name == name)
+    }
+
+    /// How many of `args` (the words after the wrapper's name) are its own: options (with their
+    /// values), assignments among them (`env -i A=1`, each index handed to `assignment`), then
+    /// its operands. The wrapped command starts at the index returned (`args.len()` at most).
+    pub fn own_words<S: AsRef<str>>(&self, args: &[S], mut assignment: impl FnMut(usize)) -> usize {
+        let mut i = 0;
+        while let Some(option) = args.get(i).map(AsRef::as_ref) {
+            if option.starts_with('-') && option.len() > 1 {
+                i += if self.value_options.contains(&option) {
+                    2
+                } else {
+                    1
+                };
+            } else if is_assignment(option) {
+                assignment(i);
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        (i + self.operands).min(args.len())
+    }
 }
 
 #[cfg(test)]
