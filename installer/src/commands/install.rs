@@ -130,6 +130,9 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         }
     }
 
+    for target in targets.iter().filter(|t| t.host == Host::Opencode) {
+        crate::hosts::opencode::probe(target)?;
+    }
     for target in &targets {
         if let Some(path) = amplifier_settings(target)
             && let Some(text) = safe_file::read_text(&path).map_err(|e| e.to_string())?

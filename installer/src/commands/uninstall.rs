@@ -133,6 +133,12 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             reports.push((target.clone(), report));
         }
     }
+    for target in all.iter().filter(|t| t.host == Host::Opencode) {
+        let report = crate::hosts::opencode::unregister(target, &options)?;
+        if report.action != Action::Unchanged {
+            reports.push((target.clone(), report));
+        }
+    }
     for target in all.iter().filter(|t| t.host == Host::Amplifier) {
         let module_options = EditOptions {
             backup: !manifest.created.contains(&target.path),
