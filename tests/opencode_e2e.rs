@@ -10,10 +10,11 @@ mod support;
 mod gate;
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use support::TestEnv;
 use support::fake_models::{FakeModels, Turn};
-use support::host_clis::{Cli, configure_provider, opencode_config_dir, run_turn};
+use support::host_clis::{Cli, cli_command, configure_provider, opencode_config_dir, run_turn};
 
 const PROJECT_NOTE: &str = "PROJECT-NOTE-7731: this project ships on Fridays.";
 const TEAM_NOTE: &str = "TEAM-NOTE-4410: the staging DB is read-only today.";
@@ -28,7 +29,7 @@ fn plugin_file(env: &TestEnv) -> PathBuf {
 fn amplihack(env: &TestEnv, args: &[&str]) -> std::process::Output {
     let mut command = env.amplihack(args);
     command.env("XDG_CONFIG_HOME", env.home.join(".config"));
-    let (output, _) = support::run_with_timeout(command, b"", std::time::Duration::from_secs(60));
+    let (output, _) = support::run_with_timeout(command, b"", Duration::from_secs(60));
     output
 }
 
@@ -298,5 +299,87 @@ fn figure_file(line: &str) {
         {
             let _ = writeln!(file, "{line}");
         }
+    }
+}
+
+/// Lock mode in opencode: at `session.idle` amplihack's Stop says "keep working", and the bridge
+/// sends the reason as the next prompt (`client.session.prompt`); the safety valve then ends it.
+/// `opencode run` exits at the first idle, before a continuation can start (the Stop reply comes,
+/// the process is gone), so this runs the turn on an `opencode serve` the plugin lives in.
+#[test]
+fn lock_mode_keeps_an_opencode_server_working_at_idle() {
+    let env = TestEnv::new();
+    let models = FakeModels::start(Vec::new());
+    user_setup(&env, &models);
+    assert_ok(
+        &amplihack(&env, &["install", "--host", "opencode"]),
+        "install",
+    );
+    assert_ok(
+        &amplihack(&env, &["lock", "--message", "KEEP-GOING-5521"]),
+        "lock",
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut serve = cli_command(&env, Cli::Opencode, &models);
+    serve
+        .args(["serve", "--port", &port.to_string()])
+        .env("AMPLIHACK_MAX_LOCK_ITERATIONS", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let server = Server(serve.spawn().expect("opencode serve"));
+    let url = format!("http://127.0.0.1:{port}");
+    let up = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            up.elapsed() < Duration::from_secs(60),
+            "opencode serve never listened"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut attach = cli_command(&env, Cli::Opencode, &models);
+    attach.args(["run", "--attach", &url, "Work on it."]);
+    let (output, _) = support::run_with_timeout(attach, b"", Duration::from_secs(120));
+    assert_ok(&output, "opencode run --attach");
+
+    let seen = |text: &str| {
+        models
+            .main_requests()
+            .iter()
+            .filter(|r| support::fake_models::count_in_strings(r, text) > 0)
+            .count()
+    };
+    let waited = Instant::now();
+    while seen("KEEP-GOING-5521") == 0 && waited.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        seen("KEEP-GOING-5521") > 0,
+        "the continuation never reached the model\n{}",
+        models.describe()
+    );
+    // The safety valve: one continuation, then the next idle unlocks and the session stops.
+    std::thread::sleep(Duration::from_secs(3));
+    let requests = models.main_requests().len();
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(models.main_requests().len(), requests, "it kept going");
+    let status = amplihack(&env, &["lock", "--status"]);
+    assert!(
+        !support::stdout(&status).contains("KEEP-GOING-5521"),
+        "{}",
+        support::stdout(&status)
+    );
+    drop(server);
+}
+
+/// An `opencode serve` this test started, stopped when the test ends (even when it fails).
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
