@@ -383,3 +383,82 @@ impl Drop for Server {
         let _ = self.0.wait();
     }
 }
+
+/// The project scope: the plugin goes in `<project>/.opencode/plugin/`, kept out of the
+/// project's commits (it holds this machine's path). Installed for the user too, opencode loads
+/// both copies, and amplihack still runs once per event: the context reaches the model once.
+/// Uninstalling the project scope gives the project back as it was.
+#[test]
+fn project_scope_beside_user_scope_runs_amplihack_once() {
+    let env = TestEnv::new();
+    let models = FakeModels::start(vec![Turn::shell("git commit --no-verify -m x")]);
+    user_setup(&env, &models);
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&env.project)
+        .status()
+        .expect("git init");
+    assert!(git.success());
+    let exclude = env.project.join(".git/info/exclude");
+    let exclude_before = std::fs::read(&exclude).expect("exclude");
+    assert_ok(
+        &amplihack(
+            &env,
+            &["install", "--host", "opencode", "--scope", "project"],
+        ),
+        "install --scope project",
+    );
+    assert_ok(
+        &amplihack(&env, &["install", "--host", "opencode"]),
+        "install",
+    );
+    let project_plugin = env.project.join(".opencode/plugin/amplihack.js");
+    assert!(project_plugin.is_file());
+    assert!(
+        env.read(&exclude)
+            .lines()
+            .any(|l| l == "/.opencode/plugin/amplihack.js")
+    );
+
+    let run = run_turn(&env, Cli::Opencode, &models, "Commit.");
+    assert!(run.output.status.success(), "{}", run.describe());
+    assert!(
+        models
+            .tool_results()
+            .iter()
+            .any(|r| r.contains(GUARD_REASON)),
+        "{:#?}",
+        models.tool_results()
+    );
+    for request in models.main_requests() {
+        for note in [PROJECT_NOTE, TEAM_NOTE] {
+            assert_eq!(
+                support::fake_models::count_in_strings(&request, note),
+                1,
+                "{note}: {request:#}"
+            );
+        }
+    }
+    assert_ok(&amplihack(&env, &["doctor"]), "doctor");
+
+    assert_ok(
+        &amplihack(
+            &env,
+            &[
+                "uninstall",
+                "--host",
+                "opencode",
+                "--scope",
+                "project",
+                "--keep-binaries",
+            ],
+        ),
+        "uninstall --scope project",
+    );
+    // opencode keeps its own files in `.opencode/` (it installs `@opencode-ai/plugin` into each
+    // configuration directory it reads); amplihack's plugin and its directory are gone.
+    assert!(!project_plugin.exists());
+    assert!(!env.project.join(".opencode/plugin").exists());
+    assert_eq!(std::fs::read(&exclude).expect("exclude"), exclude_before);
+    assert!(plugin_file(&env).is_file(), "the user scope went too");
+}

@@ -54,6 +54,12 @@ function denial(result) {
 }
 
 export const AmplihackBridge = async ({ client, directory }) => {
+  // Installed for the user and for this project, opencode loads both copies: only the one
+  // loaded last for a directory acts, so each event runs amplihack once.
+  const me = Symbol("amplihack");
+  const live = (globalThis.__amplihackBridges ??= new Map());
+  live.set(directory, me);
+  const mine = () => live.get(directory) === me;
   const started = new Map(); // sessionID -> SessionStart context (or null)
   const prompted = new Map(); // sessionID -> the latest prompt's context (or null)
   const continued = new Set(); // sessions whose last prompt was a Stop continuation
@@ -61,6 +67,7 @@ export const AmplihackBridge = async ({ client, directory }) => {
 
   return {
     "chat.message": async (input, output) => {
+      if (!mine()) return;
       const id = input?.sessionID;
       if (!id) return;
       if (!started.has(id)) {
@@ -72,6 +79,7 @@ export const AmplihackBridge = async ({ client, directory }) => {
       prompted.set(id, context(await call({ ...base(id, "UserPromptSubmit"), prompt })));
     },
     "experimental.chat.system.transform": async (input, output) => {
+      if (!mine()) return;
       const id = input?.sessionID;
       if (!id || !Array.isArray(output?.system)) return;
       for (const text of [started.get(id), prompted.get(id)]) {
@@ -79,6 +87,7 @@ export const AmplihackBridge = async ({ client, directory }) => {
       }
     },
     "tool.execute.before": async (input, output) => {
+      if (!mine()) return;
       const result = await call({
         ...base(input?.sessionID, "PreToolUse"),
         tool_name: input?.tool,
@@ -91,6 +100,7 @@ export const AmplihackBridge = async ({ client, directory }) => {
       if (updated && typeof updated === "object" && output?.args) Object.assign(output.args, updated);
     },
     "tool.execute.after": async (input, output) => {
+      if (!mine()) return;
       const result = await call({
         ...base(input?.sessionID, "PostToolUse"),
         tool_name: input?.tool,
@@ -102,9 +112,11 @@ export const AmplihackBridge = async ({ client, directory }) => {
       if (extra && typeof output?.output === "string") output.output += "\n\n" + extra;
     },
     "experimental.session.compacting": async (input) => {
+      if (!mine()) return;
       await call({ ...base(input?.sessionID, "PreCompact"), trigger: "auto" });
     },
     event: async ({ event }) => {
+      if (!mine()) return;
       if (event?.type !== "session.idle") return;
       const id = event.properties?.sessionID;
       if (!id) return;

@@ -214,6 +214,12 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             {
                 warnings.push(note);
             }
+            if !dry_run
+                && let Some((project, pattern)) = crate::hosts::opencode::git_exclusion(&file)
+                && let Some(note) = exclude_from_git(&project, pattern)
+            {
+                warnings.push(note);
+            }
             reports.push((file, report));
         }
     }

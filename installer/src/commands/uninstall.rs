@@ -135,6 +135,13 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
     }
     for target in all.iter().filter(|t| t.host == Host::Opencode) {
         let report = crate::hosts::opencode::unregister(target, &options)?;
+        if let (Action::Deleted, false, Some((project, pattern))) = (
+            report.action,
+            dry_run,
+            crate::hosts::opencode::git_exclusion(target),
+        ) {
+            super::shared::unexclude_from_git(&project, pattern);
+        }
         if report.action != Action::Unchanged {
             reports.push((target.clone(), report));
         }

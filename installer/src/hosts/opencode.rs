@@ -43,6 +43,16 @@ pub fn registration_file(locations: &Locations, scope: Scope) -> Option<PathBuf>
     Some(dir.join("plugin").join(PLUGIN_FILE))
 }
 
+/// What keeps a project's bridge plugin (this machine's binary path) out of the project's
+/// commits: the project and the pattern for its `.git/info/exclude`. None for the user scope.
+pub fn git_exclusion(target: &Target) -> Option<(PathBuf, &'static str)> {
+    if target.host != amplihack_protocol::Host::Opencode || target.scope != Scope::Project {
+        return None;
+    }
+    let project = target.path.ancestors().nth(3)?;
+    Some((project.to_path_buf(), "/.opencode/plugin/amplihack.js"))
+}
+
 /// The bridge plugin that runs `hooks_binary`.
 pub fn plugin_text(hooks_binary: &Path) -> String {
     let quoted = serde_json::Value::from(hooks_binary.to_string_lossy()).to_string();
