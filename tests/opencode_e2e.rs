@@ -462,3 +462,22 @@ fn project_scope_beside_user_scope_runs_amplihack_once() {
     assert_eq!(std::fs::read(&exclude).expect("exclude"), exclude_before);
     assert!(plugin_file(&env).is_file(), "the user scope went too");
 }
+
+/// Uninstall takes amplihack's plugin and its directory away, and leaves opencode's own
+/// directory, even empty (it is opencode's, and how `--host all` finds opencode installed).
+#[test]
+fn uninstall_leaves_opencodes_own_directory() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(opencode_config_dir(&env)).expect("mkdir");
+    assert_ok(
+        &amplihack(&env, &["install", "--host", "opencode"]),
+        "install",
+    );
+    assert!(plugin_file(&env).is_file());
+    assert_ok(
+        &amplihack(&env, &["uninstall", "--host", "opencode"]),
+        "uninstall",
+    );
+    assert!(!plugin_file(&env).parent().expect("dir").exists());
+    assert!(opencode_config_dir(&env).is_dir());
+}

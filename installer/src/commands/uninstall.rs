@@ -212,7 +212,11 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
         })?;
         // Lock sidecars beside the files we edited, and directories this left empty.
         for (target, _) in &reports {
-            remove_sidecars(&target.path, &locations);
+            if target.host == Host::Opencode {
+                crate::hosts::opencode::remove_leftovers(target);
+            } else {
+                remove_sidecars(&target.path, &locations);
+            }
         }
     }
     if !dry_run {

@@ -125,6 +125,22 @@ pub fn unregister(target: &Target, options: &EditOptions) -> Result<EditReport, 
     })?)
 }
 
+/// After the plugin went: the lock sidecar beside it, the plugin directory when that left it
+/// empty, and a project's `.opencode/` when empty too. The user's opencode directory stays even
+/// when empty: it is opencode's (and how `--host all` finds opencode installed).
+pub fn remove_leftovers(target: &Target) {
+    let Some(dir) = target.path.parent() else {
+        return;
+    };
+    let _ = std::fs::remove_file(dir.join(format!(".{PLUGIN_FILE}.amplihack.lock")));
+    if std::fs::remove_dir(dir).is_ok()
+        && target.scope == Scope::Project
+        && let Some(dot_opencode) = dir.parent()
+    {
+        let _ = std::fs::remove_dir(dot_opencode);
+    }
+}
+
 /// Whether the file at `target` is amplihack's bridge plugin.
 pub fn holds_ours(target: &Target) -> bool {
     safe_file::read_text(&target.path)
