@@ -47,6 +47,9 @@ impl Finding {
 /// What is wrong with one registration file, judged against a fresh install into it (`home`
 /// locates the deployed Amplifier module and bundle).
 pub(crate) fn check_target(target: &Target, hooks_binary: &Path, home: &Path) -> Vec<Finding> {
+    if target.host == registration::Host::Opencode {
+        return crate::hosts::opencode::check(target, hooks_binary);
+    }
     let Some(path) = amplifier_settings(target) else {
         let mut findings = check_registration(target, hooks_binary);
         if target.host == crate::registration::Host::Codex {

@@ -130,6 +130,9 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         }
     }
 
+    for target in targets.iter().filter(|t| t.host == Host::Opencode) {
+        crate::hosts::opencode::probe(target)?;
+    }
     for target in &targets {
         if let Some(path) = amplifier_settings(target)
             && let Some(text) = safe_file::read_text(&path).map_err(|e| e.to_string())?
@@ -208,6 +211,12 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             if is_bridge(&file)
                 && !dry_run
                 && let Some(note) = exclude_from_git(&locations.project, AMPLIFIER_EXCLUDE)
+            {
+                warnings.push(note);
+            }
+            if !dry_run
+                && let Some((project, pattern)) = crate::hosts::opencode::git_exclusion(&file)
+                && let Some(note) = exclude_from_git(&project, pattern)
             {
                 warnings.push(note);
             }

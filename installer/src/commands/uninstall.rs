@@ -139,6 +139,19 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             reports.push((target.clone(), report));
         }
     }
+    for target in all.iter().filter(|t| t.host == Host::Opencode) {
+        let report = crate::hosts::opencode::unregister(target, &options)?;
+        if let (Action::Deleted, false, Some((project, pattern))) = (
+            report.action,
+            dry_run,
+            crate::hosts::opencode::git_exclusion(target),
+        ) {
+            super::shared::unexclude_from_git(&project, pattern);
+        }
+        if report.action != Action::Unchanged {
+            reports.push((target.clone(), report));
+        }
+    }
     for target in all.iter().filter(|t| t.host == Host::Amplifier) {
         let module_options = EditOptions {
             backup: !manifest.created.contains(&target.path),
@@ -205,7 +218,11 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
         })?;
         // Lock sidecars beside the files we edited, and directories this left empty.
         for (target, _) in &reports {
-            remove_sidecars(&target.path, &locations);
+            if target.host == Host::Opencode {
+                crate::hosts::opencode::remove_leftovers(target);
+            } else {
+                remove_sidecars(&target.path, &locations);
+            }
         }
     }
     if !dry_run {

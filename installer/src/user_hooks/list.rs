@@ -1,6 +1,8 @@
 //! `amplihack hooks list`: the plugins of both levels and what each does.
 
-use amplihack_engine::discovery::{self, Level};
+use amplihack_engine::discovery::{self, Level, Plugin};
+use amplihack_protocol::event::EventName;
+use amplihack_protocol::{Host, hosts};
 use amplihack_state::plugins;
 use serde_json::{Value, json};
 
@@ -19,6 +21,7 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
     };
     // Events a session-start repair registered after that session had read its hooks.
     let next_session = amplihack_runtime::builtins::plugin_events::next_session(&ctx.state());
+    let other_hosts = other_hosts(ctx);
     let mut text = String::new();
     let mut items = Vec::new();
     for (level, dir) in ctx.levels() {
@@ -79,6 +82,13 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
             for note in &not_run {
                 text.push_str(&format!("    not run: {note}\n"));
             }
+            let per_host = not_delivered_by(&plugin, &other_hosts);
+            for (event, hosts) in &per_host {
+                text.push_str(&format!(
+                    "    {event}: not delivered by {}\n",
+                    hosts.join(", ")
+                ));
+            }
             let from_next_session: Vec<String> =
                 amplihack_runtime::builtins::plugin_events::events_of(&plugin)
                     .into_iter()
@@ -93,8 +103,38 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
                 .iter()
                 .map(|(event, why)| json!({"event": event, "why": why}))
                 .collect();
-            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_run": not_run, "from_next_session": from_next_session}));
+            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_delivered_by": per_host.iter().map(|(event, hosts)| json!({"event": event, "hosts": hosts})).collect::<Vec<_>>(), "not_run": not_run, "from_next_session": from_next_session}));
         }
     }
     Ok(outcome_of("list", text, json!({"plugins": items}), 0))
+}
+
+/// The hosts beyond Claude Code and Amplifier (whose delivery is judged above, from the
+/// installed Claude Code and Amplifier) that amplihack is installed for, from the install record.
+fn other_hosts(ctx: &Context) -> Vec<Host> {
+    let recorded = amplihack_state::manifest::load(&ctx.state())
+        .unwrap_or_default()
+        .hosts;
+    Host::ALL
+        .into_iter()
+        .filter(|h| !matches!(h, Host::ClaudeCode | Host::Amplifier))
+        .filter(|h| recorded.iter().any(|n| n == h.name()))
+        .collect()
+}
+
+/// Per event of the plugin, the installed hosts that never deliver it (by their titles), for
+/// the events some host leaves out.
+fn not_delivered_by(plugin: &Plugin, hosts: &[Host]) -> Vec<(String, Vec<&'static str>)> {
+    amplihack_runtime::builtins::plugin_events::events_of(plugin)
+        .into_iter()
+        .filter_map(|event| {
+            let name = EventName::parse(&event);
+            let missing: Vec<&'static str> = hosts
+                .iter()
+                .filter(|h| !hosts::dialect(**h).delivers(&name))
+                .map(|h| h.title())
+                .collect();
+            (!missing.is_empty()).then_some((event, missing))
+        })
+        .collect()
 }
