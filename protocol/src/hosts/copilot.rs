@@ -14,13 +14,10 @@ use crate::reply::{Decision, Rendered, Reply};
 
 pub const DIALECT: Dialect = Dialect {
     host: Host::Copilot,
-    // The camelCase names of its older format, should a payload carry them.
-    events: &[
-        ("userPromptSubmitted", "UserPromptSubmit"),
-        ("agentStop", "Stop"),
-        ("subagentStop", "SubagentStop"),
-        ("errorOccurred", "Notification"),
-    ],
+    // None renamed: amplihack registers the Claude Code format, whose payloads carry Claude
+    // Code's event names (1.0.21). (The names of Copilot's own camelCase format would become the
+    // registered keys here, `agentStop` in a PascalCase file.)
+    events: &[],
     fields: &[
         ("tool_result", "tool_response"),
         ("toolResult", "tool_response"),
@@ -76,6 +73,14 @@ mod tests {
                 serde_json::from_str(render(&start, &reply).stdout.as_deref().expect("stdout"))
                     .expect("json");
             assert_eq!(out, serde_json::json!({"additionalContext": "ctx"}));
+        }
+    }
+
+    /// A PascalCase file takes Claude Code's names only (`agentStop` there never fires).
+    #[test]
+    fn events_keep_claude_codes_names() {
+        for event in DIALECT.delivers.unwrap_or_default() {
+            assert_eq!(DIALECT.event_label(event), Some(event.static_name()));
         }
     }
 

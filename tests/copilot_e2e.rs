@@ -1,0 +1,271 @@
+//! amplihack in the real GitHub Copilot CLI (tests/hosts/copilot, pinned 1.0.102), offline: BYOK
+//! against the fake Chat Completions server, a scratch HOME, the user's own files beside ours.
+//!
+//! After `amplihack install --host copilot` (the Claude-format file `~/.copilot/hooks/amplihack.json`):
+//! the `--no-verify` guard denies and the model is told why; PROJECT.md, the prompt reminder and a
+//! user plugin's context reach the model once each; a plugin's deny is honoured; PostToolUse
+//! metrics record the tool; lock mode's Stop block keeps Copilot working (Copilot stops it after 8
+//! in a row); a deleted binary lets every tool run (Copilot denies the tool when a hook fails);
+//! `doctor` is clean; `uninstall` gives the user's files back byte for byte and the next turn
+//! calls amplihack no more. And what amplihack's entries cost a turn beside `true` entries.
+
+mod support;
+
+#[path = "bench/gate.rs"]
+mod gate;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use support::fake_models::{FakeModels, Turn};
+use support::host_clis::{
+    Cli, TURN_LIMIT, cli_command, configure_provider, logged_payloads, turn_args,
+};
+use support::{TestEnv, run_with_timeout, stderr, stdout};
+
+const PROJECT_MARKER: &str = "PROJECT-MARKER-C0P1L07";
+const REMINDER_MARKER: &str = "REMINDER-MARKER-C0P1L07";
+const PLUGIN_MARKER: &str = "PLUGIN-CONTEXT-C0P1L07";
+const PLUGIN_DENY: &str = "PLUGIN-DENY-C0P1L07: no removing build here";
+
+/// The user's own Copilot hooks file, there before amplihack (with its own formatting).
+const MINE: &str = "{\n    \"hooks\": {\n        \"SessionStart\": [ { \"hooks\": [ { \"type\": \"command\", \"command\": \"MINE_COMMAND\", \"timeout\": 5 } ] } ]\n    }\n}\n";
+
+/// One Copilot turn in `cwd` (the project unless given).
+fn turn(env: &TestEnv, models: &FakeModels, prompt: &str, cwd: Option<&Path>) -> Run {
+    configure_provider(env, Cli::Copilot, models);
+    let mut command = cli_command(env, Cli::Copilot, models);
+    command.args(turn_args(Cli::Copilot, models, prompt, &[]));
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    let (output, elapsed) = run_with_timeout(command, b"", TURN_LIMIT);
+    Run { output, elapsed }
+}
+
+struct Run {
+    output: std::process::Output,
+    elapsed: std::time::Duration,
+}
+
+impl Run {
+    fn describe(&self, models: &FakeModels) -> String {
+        format!(
+            "copilot exited {:?} after {:?}\nstdout:\n{}\nstderr:\n{}\nrequests:\n{}",
+            self.output.status.code(),
+            self.elapsed,
+            stdout(&self.output),
+            stderr(&self.output),
+            models.describe()
+        )
+    }
+}
+
+/// The project: a git work tree with PROJECT.md and a prompt reminder of its own.
+fn project(env: &TestEnv) {
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&env.project)
+        .status()
+        .expect("git");
+    assert!(git.success());
+    env.write(
+        &env.project.join(".claude/context/PROJECT.md"),
+        &format!("# The project\n\n{PROJECT_MARKER}\n"),
+    );
+    env.write(
+        &env.project.join(".claude/context/WORKFLOW_REMINDER.md"),
+        &format!("{REMINDER_MARKER}: classify the request first.\n"),
+    );
+    std::fs::create_dir_all(env.project.join("src")).expect("src");
+}
+
+/// A user plugin, Claude Code style, in `~/.amplifier/hooks/notes/`: SessionStart context on
+/// stdout, and a PreToolUse deny of `rm -rf build`.
+fn user_plugin(env: &TestEnv) {
+    let dir = env.user_hooks_dir().join("notes");
+    env.script(
+        &dir.join("start.sh"),
+        &format!("cat > /dev/null\necho '{PLUGIN_MARKER}'"),
+    );
+    let deny = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": PLUGIN_DENY}});
+    env.script(
+        &dir.join("guard.sh"),
+        &format!("if grep -q 'rm -rf build'; then echo '{deny}'; fi\nexit 0"),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "notes",
+        &json!({"hooks": {
+            "SessionStart": [{"hooks": [{"type": "command", "command": format!("'{}'", dir.join("start.sh").display())}]}],
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": format!("'{}'", dir.join("guard.sh").display())}]}]
+        }}),
+    );
+}
+
+/// The user's own Copilot files: a hooks file whose SessionStart logs the project variables
+/// Copilot sets, and Copilot's config.json.
+fn users_copilot_files(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf) {
+    let log = env.root().join("mine.jsonl");
+    let script = env.script(
+        &env.root().join("hooks/mine.sh"),
+        &format!(
+            "cat > /dev/null\nprintf '{{\"copilot\":\"%s\",\"claude\":\"%s\",\"pwd\":\"%s\"}}\\n' \"$COPILOT_PROJECT_DIR\" \"$CLAUDE_PROJECT_DIR\" \"$PWD\" >> '{}'",
+            log.display()
+        ),
+    );
+    let mine = env.home.join(".copilot/hooks/mine.json");
+    env.write(
+        &mine,
+        &MINE.replace("MINE_COMMAND", &format!("'{}'", script.display())),
+    );
+    let config = env.home.join(".copilot/config.json");
+    env.write(
+        &config,
+        "{\n  \"banner\": \"never\",\n  \"theme\": \"dark\"\n}\n",
+    );
+    (mine, config, log)
+}
+
+fn amplihack_ok(env: &TestEnv, args: &[&str]) -> String {
+    let out = env.run_amplihack(args);
+    assert!(
+        out.status.success(),
+        "amplihack {args:?}: {}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    format!("{}{}", stdout(&out), stderr(&out))
+}
+
+fn metrics(env: &TestEnv) -> Vec<Value> {
+    logged_payloads(
+        &env.project
+            .join(".claude/runtime/metrics/post_tool_use_metrics.jsonl"),
+    )
+}
+
+#[test]
+fn amplihack_in_the_real_copilot() {
+    let env = TestEnv::new();
+    project(&env);
+    user_plugin(&env);
+    let (mine, config, mine_log) = users_copilot_files(&env);
+    let mine_before = std::fs::read(&mine).expect("mine");
+    let config_before = std::fs::read(&config).expect("config");
+
+    let install = amplihack_ok(&env, &["install", "--host", "copilot"]);
+    let ours = env.home.join(".copilot/hooks/amplihack.json");
+    assert!(ours.exists(), "{install}");
+    assert_eq!(
+        std::fs::read(&mine).expect("mine"),
+        mine_before,
+        "install touched mine.json"
+    );
+    assert_eq!(
+        std::fs::read(&config).expect("config"),
+        config_before,
+        "install touched config.json"
+    );
+
+    // From a subdirectory: the project root comes from what Copilot sets.
+    let models = FakeModels::start(vec![
+        Turn::shell("git commit --no-verify -m wip"),
+        Turn::shell("rm -rf build"),
+        Turn::shell("echo still-here"),
+    ]);
+    let run = turn(
+        &env,
+        &models,
+        "Let's work on committing the work.",
+        Some(&env.project.join("src")),
+    );
+    let seen = run.describe(&models);
+    assert!(run.output.status.success(), "{seen}");
+
+    let results = models.tool_results();
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("amplihack blocked `git commit --no-verify`")),
+        "the model was not told why: {results:#?}\n{seen}"
+    );
+    assert!(
+        results.iter().any(|r| r.contains(PLUGIN_DENY)),
+        "the plugin's deny: {results:#?}\n{seen}"
+    );
+    assert!(
+        models.tool_result_contains("still-here"),
+        "{results:#?}\n{seen}"
+    );
+    for marker in [PROJECT_MARKER, REMINDER_MARKER, PLUGIN_MARKER] {
+        assert_eq!(
+            models.count_in_last(marker),
+            1,
+            "{marker} should reach the model once:\n{:#}",
+            models.last_main_request().unwrap_or_default()
+        );
+    }
+    let recorded = metrics(&env);
+    assert!(
+        recorded
+            .iter()
+            .any(|m| m["tool_name"] == "Bash" && m["success"] == true),
+        "PostToolUse metrics: {recorded:#?}"
+    );
+    // Run from src/, Copilot names the work tree's root (and runs hooks there).
+    let vars = logged_payloads(&mine_log);
+    let root = env.project.to_string_lossy();
+    assert_eq!(
+        vars,
+        [json!({"copilot": root, "claude": root, "pwd": root})],
+        "the user's own hook still runs, and sees the project root\n{seen}"
+    );
+
+    let doctor = amplihack_ok(&env, &["doctor"]);
+    assert!(doctor.contains("copilot user scope"), "{doctor}");
+
+    let config_now = std::fs::read(&config).expect("config");
+    let uninstall = amplihack_ok(&env, &["uninstall", "--host", "copilot"]);
+    assert!(!ours.exists(), "{uninstall}");
+    assert_eq!(
+        std::fs::read(&mine).expect("mine"),
+        mine_before,
+        "mine.json back byte for byte"
+    );
+    assert_eq!(
+        std::fs::read(&config).expect("config"),
+        config_now,
+        "uninstall touched Copilot's config.json"
+    );
+    let names: Vec<String> = std::fs::read_dir(env.home.join(".copilot/hooks"))
+        .expect("hooks dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["mine.json"]);
+
+    let metrics_before = metrics(&env).len();
+    let models = FakeModels::start(vec![Turn::shell("echo after-uninstall")]);
+    let run = turn(&env, &models, "Let's work on something new.", None);
+    let seen = run.describe(&models);
+    assert!(run.output.status.success(), "{seen}");
+    assert!(models.tool_result_contains("after-uninstall"), "{seen}");
+    let everything = models.everything_the_model_saw();
+    for marker in [PROJECT_MARKER, REMINDER_MARKER, PLUGIN_MARKER] {
+        assert!(
+            !everything.contains(marker),
+            "{marker} after uninstall\n{seen}"
+        );
+    }
+    assert_eq!(
+        metrics(&env).len(),
+        metrics_before,
+        "amplihack ran after uninstall"
+    );
+    assert_eq!(
+        logged_payloads(&mine_log).len(),
+        vars.len() + 1,
+        "the user's hook ran"
+    );
+}
