@@ -269,3 +269,60 @@ fn amplihack_in_the_real_copilot() {
         "the user's hook ran"
     );
 }
+
+/// Copilot denies the tool when a hook fails (1.0.57): with amplihack's binary deleted, its
+/// guarded entries exit 0 and every tool still runs; `doctor` calls the missing binary an error.
+#[test]
+fn a_deleted_binary_never_denies_a_tool() {
+    let env = TestEnv::new();
+    project(&env);
+    amplihack_ok(&env, &["install", "--host", "copilot"]);
+    std::fs::remove_file(env.deployed_hooks()).expect("delete amplihack-hooks");
+
+    let models = FakeModels::start(vec![Turn::shell("echo survives-a-missing-binary")]);
+    let run = turn(&env, &models, "Say hello through the shell.", None);
+    let seen = run.describe(&models);
+    assert!(run.output.status.success(), "{seen}");
+    assert!(
+        models.tool_result_contains("survives-a-missing-binary"),
+        "the tool was denied: {:#?}\n{seen}",
+        models.tool_results()
+    );
+    assert!(
+        !models.everything_the_model_saw().contains("Denied by"),
+        "{seen}"
+    );
+
+    let doctor = env.run_amplihack(&["doctor"]);
+    let said = format!("{}{}", stdout(&doctor), stderr(&doctor));
+    assert_eq!(doctor.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "problem: {}: missing",
+            env.deployed_hooks().display()
+        )),
+        "{said}"
+    );
+}
+
+/// Lock mode's Stop block keeps Copilot working: the lock's message reaches the model as the next
+/// prompt, again and again, until Copilot's own cap (8 blocks in a row) ends the turn.
+#[test]
+fn lock_mode_keeps_copilot_working_up_to_its_cap() {
+    const LOCK: &str = "LOCK-MARKER-C0P1L07: keep going";
+    let env = TestEnv::new();
+    project(&env);
+    amplihack_ok(&env, &["install", "--host", "copilot"]);
+    amplihack_ok(&env, &["lock", "--message", LOCK]);
+
+    let models = FakeModels::start(vec![Turn::text("First answer.")]);
+    let run = turn(&env, &models, "Let's work on the task.", None);
+    let seen = run.describe(&models);
+    assert!(run.output.status.success(), "{seen}");
+    let main = models.main_requests().len();
+    assert_eq!(
+        main, 9,
+        "one request, then one per block (Copilot stops at 8)\n{seen}"
+    );
+    assert_eq!(models.count_in_last(LOCK), 8, "{seen}");
+}
