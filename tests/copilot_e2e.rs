@@ -26,6 +26,9 @@ use support::{TestEnv, run_with_timeout, stderr, stdout};
 const PROJECT_MARKER: &str = "PROJECT-MARKER-C0P1L07";
 const REMINDER_MARKER: &str = "REMINDER-MARKER-C0P1L07";
 const PLUGIN_MARKER: &str = "PLUGIN-CONTEXT-C0P1L07";
+/// amplihack's entries against `true` ones, as Copilot times its hooks: see
+/// [`amplihacks_entries_cost_about_what_true_entries_cost`].
+const SPEED_GOAL: f64 = 1.0;
 const PLUGIN_DENY: &str = "PLUGIN-DENY-C0P1L07: no removing build here";
 
 /// The user's own Copilot hooks file, there before amplihack (with its own formatting).
@@ -325,4 +328,206 @@ fn lock_mode_keeps_copilot_working_up_to_its_cap() {
         "one request, then one per block (Copilot stops at 8)\n{seen}"
     );
     assert_eq!(models.count_in_last(LOCK), 8, "{seen}");
+}
+
+/// What Copilot's hooks took in one session, by its own record (`hook.start` / `hook.end` in
+/// `~/.copilot/session-state/<session>/events.jsonl`, millisecond timestamps): each hook
+/// invocation's event type and time in ms. The record is then removed, so the next turn's stands
+/// alone.
+fn hook_times(env: &TestEnv) -> Vec<(String, f64)> {
+    let state = env.home.join(".copilot/session-state");
+    let mut starts = std::collections::HashMap::new();
+    let mut times = Vec::new();
+    for session in std::fs::read_dir(&state).expect("session-state").flatten() {
+        for event in logged_payloads(&session.path().join("events.jsonl")) {
+            let (Some(id), Some(at)) = (
+                event["data"]["hookInvocationId"].as_str(),
+                event["timestamp"].as_str().and_then(chrono_ms),
+            ) else {
+                continue;
+            };
+            match event["type"].as_str() {
+                Some("hook.start") => {
+                    let kind = event["data"]["hookType"].as_str().unwrap_or("?");
+                    starts.insert(id.to_string(), (kind.to_string(), at));
+                }
+                Some("hook.end") => {
+                    if let Some((kind, start)) = starts.remove(id) {
+                        times.push((kind, at - start));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    std::fs::remove_dir_all(&state).expect("remove session-state");
+    times
+}
+
+/// Milliseconds into the day of an ISO timestamp (`2026-11-25T21:48:55.827Z`).
+fn chrono_ms(timestamp: &str) -> Option<f64> {
+    let time = timestamp.split_once('T')?.1.trim_end_matches('Z');
+    let mut parts = time.split(':');
+    let (h, m, s): (f64, f64, f64) = (
+        parts.next()?.parse().ok()?,
+        parts.next()?.parse().ok()?,
+        parts.next()?.parse().ok()?,
+    );
+    Some(((h * 60.0 + m) * 60.0 + s) * 1000.0)
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// A speed figure: printed, and appended to `$AMPLIHACK_FIGURES` when set.
+fn figure(line: &str) {
+    println!("{line}");
+    if let Some(path) = std::env::var_os("AMPLIHACK_FIGURES") {
+        use std::io::Write;
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(file, "{line}");
+        }
+    }
+}
+
+/// What amplihack's entries cost a Copilot turn (a session start, a prompt, one shell call, a
+/// stop, a session end) against the same entries running `true`, as Copilot times its hooks:
+/// turns each way, interleaved, the ratio of the medians of the per-turn hook time. Goal
+/// [`SPEED_GOAL`]; fails over twice it (tests/bench/gate.rs).
+#[test]
+fn amplihacks_entries_cost_about_what_true_entries_cost() {
+    const TURNS: usize = 4;
+    let env = TestEnv::new();
+    project(&env);
+    amplihack_ok(&env, &["install", "--host", "copilot"]);
+    let file = env.home.join(".copilot/hooks/amplihack.json");
+    let ours = env.read(&file);
+    let mut trues: Value = serde_json::from_str(&ours).expect("json");
+    for groups in trues["hooks"].as_object_mut().expect("hooks").values_mut() {
+        for group in groups.as_array_mut().expect("groups") {
+            for handler in group["hooks"].as_array_mut().expect("handlers") {
+                handler["command"] = json!("true");
+            }
+        }
+    }
+    let trues = serde_json::to_string_pretty(&trues).expect("json");
+
+    let mut one = |text: &str| {
+        env.write(&file, text);
+        let models = FakeModels::start(vec![Turn::shell("echo timed")]);
+        let run = turn(&env, &models, "Say hello through the shell.", None);
+        assert!(run.output.status.success(), "{}", run.describe(&models));
+        hook_times(&env)
+    };
+    let total = |times: &[(String, f64)]| times.iter().map(|(_, ms)| ms).sum::<f64>();
+    let mut best: Option<(f64, String)> = None;
+    let passed = gate::gate(
+        "Copilot turn, hook time: amplihack / true",
+        SPEED_GOAL,
+        || {
+            let (mut amplihack, mut true_) = (Vec::new(), Vec::new());
+            let mut hooks = String::new();
+            for i in 0..TURNS {
+                for ours_first in [i % 2 == 0, i % 2 != 0] {
+                    let times = one(if ours_first { &ours } else { &trues });
+                    let each: Vec<String> =
+                        times.iter().map(|(k, ms)| format!("{k} {ms:.0}")).collect();
+                    let who = if ours_first { "amplihack" } else { "true" };
+                    println!("  {who}: {}", each.join(", "));
+                    hooks = times
+                        .iter()
+                        .map(|(k, _)| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    if ours_first {
+                        amplihack.push(total(&times));
+                    } else {
+                        true_.push(total(&times));
+                    }
+                }
+            }
+            let (a, t) = (median(&mut amplihack), median(&mut true_));
+            let ratio = a / t.max(1.0);
+            let detail = format!(
+                "a turn's hooks ({hooks}): amplihack {a:.0} ms, true {t:.0} ms (medians of {TURNS})"
+            );
+            if best.as_ref().is_none_or(|(b, _)| ratio < *b) {
+                best = Some((ratio, detail.clone()));
+            }
+            Some((ratio, detail))
+        },
+    );
+    let (ratio, detail) = best.unwrap_or((f64::INFINITY, "nothing measured".into()));
+    figure(&format!(
+        "in the real Copilot, a turn's hooks as Copilot times them, amplihack's entries vs the same entries running `true`: {detail}; ratio {ratio:.2} (goal {SPEED_GOAL:.2}, fails over {:.2})",
+        SPEED_GOAL * gate::FAIL_FACTOR
+    ));
+    assert!(passed);
+}
+
+/// The project scope (`.github/hooks/amplihack.json`) runs only in a folder the user trusted:
+/// install and doctor say so until `trustedFolders` in Copilot's config.json names the project,
+/// and they are right both ways in the real Copilot. amplihack never writes that file.
+#[test]
+fn project_scope_runs_once_the_folder_is_trusted() {
+    let env = TestEnv::new();
+    project(&env);
+    let config = env.home.join(".copilot/config.json");
+    env.write(
+        &config,
+        "// This file is managed automatically.\n{\n  \"banner\": \"never\"\n}\n",
+    );
+    let install = amplihack_ok(
+        &env,
+        &["install", "--scope", "project", "--host", "copilot"],
+    );
+    let file = env.project.join(".github/hooks/amplihack.json");
+    assert!(file.exists(), "{install}");
+    assert!(install.contains("is not in `trustedFolders`"), "{install}");
+    let doctor = amplihack_ok(&env, &["doctor"]);
+    assert!(doctor.contains("so these hooks do not run yet"), "{doctor}");
+
+    let models = FakeModels::start(vec![Turn::shell("echo untrusted")]);
+    let run = turn(&env, &models, "Let's work on the task.", None);
+    assert!(run.output.status.success(), "{}", run.describe(&models));
+    assert_eq!(
+        models.count_in_last(PROJECT_MARKER),
+        0,
+        "{}",
+        run.describe(&models)
+    );
+
+    let root = env.project.to_string_lossy();
+    env.write(
+        &config,
+        &format!(
+            "// This file is managed automatically.\n{{\n  \"trustedFolders\": [\"{root}\"]\n}}\n"
+        ),
+    );
+    let doctor = amplihack_ok(&env, &["doctor"]);
+    assert!(!doctor.contains("trustedFolders"), "{doctor}");
+    let models = FakeModels::start(vec![Turn::shell("git commit --no-verify -m wip")]);
+    let run = turn(&env, &models, "Let's work on the task.", None);
+    let seen = run.describe(&models);
+    assert!(run.output.status.success(), "{seen}");
+    assert_eq!(models.count_in_last(PROJECT_MARKER), 1, "{seen}");
+    assert!(models.tool_result_contains("amplihack blocked"), "{seen}");
+
+    let config_now = std::fs::read(&config).expect("config");
+    amplihack_ok(
+        &env,
+        &["uninstall", "--scope", "project", "--host", "copilot"],
+    );
+    assert!(!file.exists());
+    assert!(
+        !env.project.join(".github").exists(),
+        "install made .github/hooks/: it goes"
+    );
+    assert_eq!(std::fs::read(&config).expect("config"), config_now);
 }

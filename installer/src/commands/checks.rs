@@ -48,7 +48,12 @@ impl Finding {
 /// locates the deployed Amplifier module and bundle).
 pub(crate) fn check_target(target: &Target, hooks_binary: &Path, home: &Path) -> Vec<Finding> {
     let Some(path) = amplifier_settings(target) else {
-        return check_registration(target, hooks_binary);
+        let mut findings = check_registration(target, hooks_binary);
+        findings.extend(
+            crate::hosts::trust_note(target.host, target.scope, &target.path, home)
+                .map(|(message, fix)| Finding::note(message, fix)),
+        );
+        return findings;
     };
     let mut findings = check_module(target, &path, hooks_binary, home);
     if let Some(bridge) = bridge_of(target) {
