@@ -570,3 +570,67 @@ fn project_scope_runs_once_the_folder_is_trusted() {
     );
     assert_eq!(std::fs::read(&config).expect("config"), config_now);
 }
+
+/// Under `--host copilot` nothing but a deny may exit non-zero (any other failure denies the
+/// tool): invalid input and usage errors exit 0 there, still reported on stderr, and 1 under
+/// Claude Code as before.
+#[test]
+fn under_copilot_only_a_deny_exits_non_zero() {
+    let env = TestEnv::new();
+    let no_input = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash"});
+    let no_verify = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git commit --no-verify -m x"}});
+    let cases: &[(&[&str], &Value, i32, &str)] = &[
+        (
+            &["post-tool-use", "--host", "copilot"],
+            &no_input,
+            0,
+            "missing the required field",
+        ),
+        (
+            &["post-tool-use", "--host", "claude"],
+            &no_input,
+            1,
+            "missing the required field",
+        ),
+        (
+            &["frobnicate", "--host", "copilot"],
+            &no_input,
+            0,
+            "unknown subcommand",
+        ),
+        (
+            &["--host=copilot", "stop", "extra"],
+            &no_input,
+            0,
+            "unexpected argument",
+        ),
+        (&["frobnicate"], &no_input, 1, "unknown subcommand"),
+    ];
+    for (args, payload, code, says) in cases {
+        let (output, _) = env.run_hooks(args, payload, &[]);
+        assert_eq!(
+            output.status.code(),
+            Some(*code),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(says),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert_eq!(
+            stderr(&output).lines().count(),
+            1,
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert_eq!(stdout(&output), "", "{args:?}");
+    }
+    let (output, _) = env.run_hooks(&["pre-tool-use", "--host", "copilot"], &no_verify, &[]);
+    let reply: Value = serde_json::from_str(&stdout(&output)).expect("json reply");
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{reply}"
+    );
+}
