@@ -48,7 +48,7 @@ pub fn leading_words(command: &str, count: usize) -> Vec<String> {
 /// too) are skipped, so an entry the user edited around our command is still seen for what it
 /// runs.
 pub fn program_words(command: &str) -> Vec<String> {
-    let words = leading_words(command, 24);
+    let words = leading_words(without_binary_guard(command), 24);
     let mut i = 0;
     while let Some(word) = words.get(i) {
         if shell::is_assignment(word) {
@@ -61,6 +61,28 @@ pub fn program_words(command: &str) -> Vec<String> {
         }
     }
     words.into_iter().skip(i).collect()
+}
+
+/// What a command's [`with_binary_guard`] starts with, before the quoted binary.
+const GUARD_START: &str = "[ -x ";
+/// What a command's [`with_binary_guard`] puts after the quoted binary.
+const GUARD_END: &str = " ] || exit 0; ";
+
+/// `command` (which runs `quoted_binary`) behind a guard that exits 0 when the binary is not
+/// there: `[ -x <binary> ] || exit 0; <command>`. For hosts where a hook that fails denies the
+/// tool (Copilot), so a binary deleted or moved lets every event through instead of blocking
+/// every tool call.
+pub fn with_binary_guard(quoted_binary: &str, command: &str) -> String {
+    format!("{GUARD_START}{quoted_binary}{GUARD_END}{command}")
+}
+
+/// The command behind a [`with_binary_guard`] guard (the command itself when it has none).
+pub fn without_binary_guard(command: &str) -> &str {
+    let trimmed = command.trim_start();
+    trimmed
+        .strip_prefix(GUARD_START)
+        .and_then(|rest| rest.split_once(GUARD_END.trim_end()))
+        .map_or(command, |(_, guarded)| guarded.trim_start())
 }
 
 /// Whether a program word (a path or a bare name) is `amplihack-hooks`, wherever it lives.
@@ -149,6 +171,27 @@ mod tests {
                 "{wrapped}"
             );
         }
+    }
+
+    #[test]
+    fn a_guarded_command_is_seen_for_what_it_runs() {
+        for (binary, command) in [
+            (
+                "/p/amplihack-hooks",
+                "exec /p/amplihack-hooks stop --host copilot",
+            ),
+            (
+                "\"/a b/amplihack-hooks\"",
+                "exec \"/a b/amplihack-hooks\" stop --host copilot",
+            ),
+        ] {
+            let guarded = with_binary_guard(binary, command);
+            assert!(guarded.starts_with("[ -x "), "{guarded}");
+            assert_eq!(without_binary_guard(&guarded), command);
+            assert!(runs_amplihack_hooks(&guarded), "{guarded}");
+        }
+        assert_eq!(without_binary_guard("[ -x y ]"), "[ -x y ]");
+        assert_eq!(without_binary_guard("exec /p/x stop"), "exec /p/x stop");
     }
 
     #[test]

@@ -41,6 +41,19 @@ pub fn usage() -> String {
     text
 }
 
+/// The host `--host` names, read leniently (for the exit code of arguments that did not parse).
+pub(crate) fn named_host(args: &[OsString]) -> Option<Host> {
+    let args: Vec<_> = args.iter().map(|a| a.to_string_lossy()).collect();
+    args.iter().enumerate().find_map(|(i, arg)| {
+        let value = match arg.strip_prefix("--host=") {
+            Some(value) => value,
+            None if arg == "--host" => args.get(i + 1)?,
+            None => return None,
+        };
+        Host::from_flag(value)
+    })
+}
+
 pub(crate) fn parse_args(args: &[OsString]) -> Result<Command, String> {
     let mut host = None;
     let mut subcommand = None;
@@ -123,6 +136,22 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Command, String> {
         parse_args(&args.iter().map(OsString::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn the_named_host_even_when_the_arguments_are_wrong() {
+        let named =
+            |args: &[&str]| named_host(&args.iter().map(OsString::from).collect::<Vec<_>>());
+        assert_eq!(
+            named(&["frobnicate", "--host", "copilot"]),
+            Some(Host::Copilot)
+        );
+        assert_eq!(
+            named(&["--host=copilot", "stop", "extra"]),
+            Some(Host::Copilot)
+        );
+        assert_eq!(named(&["stop"]), None);
+        assert_eq!(named(&["stop", "--host"]), None);
     }
 
     #[test]

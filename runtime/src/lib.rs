@@ -6,7 +6,8 @@
 //!   stdin). A failure prints one line on stderr, appends it to the failure log, and prints
 //!   nothing on stdout, so the host carries on as if the hook were not there.
 //! * `1`: invalid input (not JSON, not an object, a known event missing a field) or a usage
-//!   error. Both hosts treat 1 as a non-blocking error.
+//!   error. Claude Code and Amplifier treat 1 as a non-blocking error. Under a host where a
+//!   failing hook denies the tool (`--host copilot`), these exit 0 too, reported the same way.
 //! * `2`: never used to report a failure. (Blocks are sent as JSON on exit 0, which both hosts
 //!   honour and which carries the reason.)
 //!
@@ -81,7 +82,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Ok(Command::Run(invocation)) => invocation,
         Err(message) => {
             eprintln!("amplihack-hooks: {message}");
-            return 1;
+            return amplihack_protocol::hosts::problem_exit_code(args::named_host(&args));
         }
     };
     let name = invocation.subcommand.subcommand;
@@ -128,7 +129,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         }
         Ok(Err(Failure::Invalid(problem))) => {
             report(name, "invalid input", &problem.to_string());
-            1
+            amplihack_protocol::hosts::problem_exit_code(invocation.host)
         }
         Ok(Err(Failure::Internal(message))) => {
             report(name, "internal error, event let through", &message);

@@ -59,7 +59,8 @@ pub use table::HOOKS_BINARY;
 /// The command string for one hook: the absolute path (quoted only when it must be) and the
 /// subcommand, with `--host` for every host but Claude Code. Claude Code's start with `exec`
 /// ([`claude_command`]), as do the other hosts that run hooks with `sh -c`; Amplifier's bridge
-/// runs them without `exec`.
+/// runs them without `exec`. Where a failing hook denies the tool (Copilot), the command is
+/// guarded: a missing binary exits 0 ([`with_binary_guard`]).
 pub fn command_for(binary: &Path, spec: &HookSpec, host: Host) -> String {
     match host {
         Host::ClaudeCode => claude_command(binary, spec.subcommand),
@@ -68,11 +69,18 @@ pub fn command_for(binary: &Path, spec: &HookSpec, host: Host) -> String {
             shell_quote(&binary.to_string_lossy()),
             spec.subcommand
         ),
-        other => format!(
-            "{} --host {}",
-            claude_command(binary, spec.subcommand),
-            other.name()
-        ),
+        other => {
+            let command = format!(
+                "{} --host {}",
+                claude_command(binary, spec.subcommand),
+                other.name()
+            );
+            if hosts::fails_closed(other) {
+                with_binary_guard(&shell_quote(&binary.to_string_lossy()), &command)
+            } else {
+                command
+            }
+        }
     }
 }
 
@@ -87,7 +95,7 @@ pub fn claude_command(binary: &Path, subcommand: &str) -> String {
     )
 }
 
-pub use amplihack_protocol::command::{leading_words, shell_quote};
+pub use amplihack_protocol::command::{leading_words, shell_quote, with_binary_guard};
 
 /// An amplihack handler found in a settings file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -383,6 +391,40 @@ mod tests {
         }
     }
 
+    /// Copilot denies the tool when a hook fails: its commands exit 0, printing nothing, when the
+    /// binary is gone, and are still recognised as amplihack's.
+    #[test]
+    fn copilot_commands_survive_a_missing_binary() {
+        let dir = std::env::temp_dir().join(format!("amplihack-guard-{}", std::process::id()));
+        for path in [
+            dir.join("gone/amplihack-hooks"),
+            dir.join("a b/amplihack-hooks"),
+        ] {
+            for spec in canonical(Host::Copilot) {
+                let command = command_for(&path, &spec, Host::Copilot);
+                let ours = recognise(&command).expect("ours");
+                assert_eq!(ours.binary.as_deref(), path.to_str(), "{command}");
+                assert_eq!(ours.subcommand.as_deref(), Some(spec.subcommand));
+                let run = std::process::Command::new("sh")
+                    .args(["-c", &command])
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .expect("sh");
+                assert_eq!(run.status.code(), Some(0), "{command}");
+                assert!(run.stdout.is_empty() && run.stderr.is_empty(), "{command}");
+            }
+        }
+        let codex = command_for(
+            Path::new("/p/amplihack-hooks"),
+            &canonical(Host::Codex)[0],
+            Host::Codex,
+        );
+        assert!(
+            codex.starts_with("exec "),
+            "only where hooks fail closed: {codex}"
+        );
+    }
+
     #[test]
     fn recognition_table() {
         let ours = [
@@ -399,6 +441,8 @@ mod tests {
             "env -u FOO BAR=1 \"/a b/amplihack-hooks\" pre-tool-use",
             "timeout -k 5 30 /p/amplihack-hooks stop",
             "exec /usr/bin/env /p/amplihack-hooks session-start",
+            "[ -x /p/amplihack-hooks ] || exit 0; exec /p/amplihack-hooks stop --host copilot",
+            "[ -x \"/a b/amplihack-hooks\" ] || exit 0; exec \"/a b/amplihack-hooks\" pre-tool-use --host copilot",
             "python3 ~/.claude/tools/amplihack/hooks/pre_tool_use.py",
             "$CLAUDE_PROJECT_DIR/.claude/tools/amplihack/hooks/session_start.py",
         ];
@@ -412,6 +456,7 @@ mod tests {
             "nice my-linter amplihack-hooks stop",
             "my-linter --fix",
             "python3 tools/other/hooks/x.py",
+            "[ -x /p/amplihack-hooks ] || exit 0; exec /p/my-linter stop",
         ];
         for command in theirs {
             assert!(

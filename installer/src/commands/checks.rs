@@ -55,6 +55,10 @@ pub(crate) fn check_target(target: &Target, hooks_binary: &Path, home: &Path) ->
         if target.host == crate::registration::Host::Codex {
             findings.extend(crate::hosts::codex::check(&target.path, target.scope));
         }
+        findings.extend(
+            crate::hosts::trust_note(target.host, target.scope, &target.path, home)
+                .map(|(message, fix)| Finding::note(message, fix)),
+        );
         return findings;
     };
     let mut findings = check_module(target, &path, hooks_binary, home);

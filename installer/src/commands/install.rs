@@ -259,6 +259,10 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             locations.project.display()
         ));
     }
+    warnings.extend(targets.iter().filter_map(|t| {
+        crate::hosts::trust_note(t.host, t.scope, &t.path, &locations.home)
+            .map(|(message, fix)| format!("{message}: {fix}"))
+    }));
     // Another scope of this project registering other commands would run every hook twice:
     // give it the same commands (Claude Code runs identical commands from several files once).
     if !dry_run {

@@ -56,6 +56,20 @@ pub fn home_dir(host: Host, locations: &Locations) -> Option<PathBuf> {
     }
 }
 
+/// What the user must do before the host runs a registration amplihack wrote (Copilot's folder
+/// trust for a project): the message and the fix, for install's output and a doctor note.
+pub fn trust_note(
+    host: Host,
+    scope: Scope,
+    path: &std::path::Path,
+    home: &std::path::Path,
+) -> Option<(String, String)> {
+    match host {
+        Host::Copilot => copilot::trust_note(scope, path, home),
+        _ => None,
+    }
+}
+
 /// The hosts whose registration is a JSON hooks file edited like Claude Code's settings.
 pub fn edits_json_hooks(host: Host) -> bool {
     !matches!(host, Host::Amplifier | Host::Opencode)

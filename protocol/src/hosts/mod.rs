@@ -57,6 +57,20 @@ pub fn dialect(host: Host) -> &'static Dialect {
     }
 }
 
+/// Whether a hook that fails (cannot be run, or exits non-zero other than to deny) denies the
+/// tool in `host`: Copilot's (1.0.57, "preToolUse hook errors now deny the tool call"). There
+/// amplihack's registered command is guarded against a missing binary
+/// ([`crate::command::with_binary_guard`]) and every answer but a deny exits 0.
+pub fn fails_closed(host: Host) -> bool {
+    matches!(host, Host::Copilot)
+}
+
+/// The exit code for a problem amplihack reports but lets through (unreadable input, a usage
+/// error): 1, a non-blocking error, except where that fails closed ([`fails_closed`]): 0.
+pub fn problem_exit_code(host: Option<Host>) -> i32 {
+    if host.is_some_and(fails_closed) { 0 } else { 1 }
+}
+
 impl Dialect {
     /// Whether the host delivers this Claude Code event.
     pub fn delivers(&self, event: &EventName) -> bool {
