@@ -29,7 +29,9 @@ fn stable(env: &TestEnv, text: &str) -> String {
     // The failure log's lines start with their time.
     out.lines()
         .map(|line| match line.split_once(" amplihack-hooks ") {
-            Some((time, tail)) if time.starts_with("20") => format!("[TIME] amplihack-hooks {tail}"),
+            Some((time, tail)) if time.starts_with("20") => {
+                format!("[TIME] amplihack-hooks {tail}")
+            }
             _ => line.to_string(),
         })
         .collect::<Vec<_>>()
@@ -42,7 +44,9 @@ fn without_run_times(text: &str) -> String {
     let mut rest = text;
     while let Some(at) = rest.find(" in ") {
         let after = &rest[at + 4..];
-        let digits = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
+        let digits = after
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(after.len());
         out.push_str(&rest[..at + 4]);
         if digits > 0 && after[digits..].starts_with(" ms") {
             out.push_str("[T]");
@@ -96,7 +100,10 @@ fn installer_outputs() {
 fn install_into_another_host() {
     let env = TestEnv::new();
     std::fs::create_dir_all(env.project.join(".git")).expect("git dir");
-    env.write(&env.home.join(".gemini/settings.json"), "{\"theme\": \"dark\"}\n");
+    env.write(
+        &env.home.join(".gemini/settings.json"),
+        "{\"theme\": \"dark\"}\n",
+    );
     let mut shown = Vec::new();
     for args in [
         &["install", "--host", "gemini"][..],

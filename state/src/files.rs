@@ -138,6 +138,19 @@ impl From<StageError> for io::Error {
     }
 }
 
+/// How hard an atomic write works to survive a crash of the machine. Either way a reader sees
+/// the old file or the new one, never a torn one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// The file and its directory are fsynced: what a user would miss (settings, memory, trust,
+    /// the install manifest, the binaries).
+    Durable,
+    /// No fsync: records amplihack can lose and start afresh (a session's record, which a crash
+    /// at worst leaves damaged, moved aside and begun again). Each fsync costs a hook on the
+    /// session's path 5-15 ms on an ordinary disk.
+    Disposable,
+}
+
 /// The first half of every atomic write amplihack makes (state records, hosts' settings, the
 /// deployed binaries): `bytes` in a new file `<dir>/<prefix>XXXXXX`, created 0600, written, given
 /// `mode` (after the write, so no byte is readable beyond the owner before it is complete),
@@ -147,6 +160,17 @@ pub fn stage(
     prefix: &str,
     bytes: &[u8],
     mode: u32,
+) -> Result<tempfile::NamedTempFile, StageError> {
+    stage_with(dir, prefix, bytes, mode, Durability::Durable)
+}
+
+/// [`stage`], fsynced only when `durability` asks for it.
+pub fn stage_with(
+    dir: &Path,
+    prefix: &str,
+    bytes: &[u8],
+    mode: u32,
+    durability: Durability,
 ) -> Result<tempfile::NamedTempFile, StageError> {
     let mut temp = tempfile::Builder::new()
         .prefix(prefix)
@@ -170,9 +194,11 @@ pub fn stage(
     temp.as_file()
         .set_permissions(Permissions::from_mode(mode))
         .map_err(failed(StageStep::Permissions, &temp))?;
-    temp.as_file()
-        .sync_all()
-        .map_err(failed(StageStep::Sync, &temp))?;
+    if durability == Durability::Durable {
+        temp.as_file()
+            .sync_all()
+            .map_err(failed(StageStep::Sync, &temp))?;
+    }
     Ok(temp)
 }
 
@@ -183,9 +209,22 @@ pub fn publish(
     target: &Path,
     dir: &Path,
 ) -> Result<(), Published> {
+    publish_with(staged, target, dir, Durability::Durable)
+}
+
+/// [`publish`], the directory fsynced only when `durability` asks for it.
+pub fn publish_with(
+    staged: tempfile::NamedTempFile,
+    target: &Path,
+    dir: &Path,
+    durability: Durability,
+) -> Result<(), Published> {
     staged
         .persist(target)
         .map_err(|e| Published::Rename(e.error))?;
+    if durability == Durability::Disposable {
+        return Ok(());
+    }
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(Published::SyncDir)
@@ -210,14 +249,26 @@ impl From<Published> for io::Error {
 /// Atomically replaces `path` with `bytes` and `mode`, creating its directory (0700) if missing:
 /// [`stage`] then [`publish`].
 pub fn replace_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), StateError> {
+    replace_with(path, bytes, mode, Durability::Durable)
+}
+
+/// The one atomic replace of a state file: its mode and durability are the parameters.
+pub fn replace_with(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+    durability: Durability,
+) -> Result<(), StateError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     private_dir(dir)?;
-    let staged = stage(dir, ".amplihack-", bytes, mode).map_err(|e| match (e.step, e.temp) {
-        (StageStep::Create, _) => io_error(dir, "create a temporary file in")(e.source),
-        (StageStep::Permissions, Some(temp)) => io_error(&temp, "set permissions of")(e.source),
-        _ => io_error(path, "write")(e.source),
+    let staged = stage_with(dir, ".amplihack-", bytes, mode, durability).map_err(|e| {
+        match (e.step, e.temp) {
+            (StageStep::Create, _) => io_error(dir, "create a temporary file in")(e.source),
+            (StageStep::Permissions, Some(temp)) => io_error(&temp, "set permissions of")(e.source),
+            _ => io_error(path, "write")(e.source),
+        }
     })?;
-    match publish(staged, path, dir) {
+    match publish_with(staged, path, dir, durability) {
         Ok(()) | Err(Published::SyncDir(_)) => Ok(()),
         Err(Published::Rename(e)) => Err(io_error(path, "replace")(e)),
     }
@@ -384,14 +435,23 @@ fn set_aside(path: &Path, problem: &str) -> Result<(), StateError> {
     Ok(())
 }
 
-/// Writes a JSON record atomically (pretty, so a person can read it).
+/// Writes a JSON record atomically and durably (pretty, so a person can read it).
 pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StateError> {
+    write_json_with(path, value, Durability::Durable)
+}
+
+/// [`write_json`], as durable as `durability` says.
+pub fn write_json_with<T: serde::Serialize>(
+    path: &Path,
+    value: &T,
+    durability: Durability,
+) -> Result<(), StateError> {
     let mut text = serde_json::to_string_pretty(value).map_err(|e| StateError::Corrupt {
         path: path.to_path_buf(),
         problem: e.to_string(),
     })?;
     text.push('\n');
-    replace(path, text.as_bytes())
+    replace_with(path, text.as_bytes(), 0o600, durability)
 }
 
 #[cfg(test)]
@@ -400,6 +460,32 @@ mod tests {
 
     fn mode(path: &Path) -> u32 {
         fs::metadata(path).expect("meta").permissions().mode() & 0o777
+    }
+
+    /// Either durability replaces the whole file, private, leaving no temporary file behind.
+    #[test]
+    fn replace_with_either_durability() {
+        let root = tempfile::tempdir().expect("tempdir");
+        for (i, durability) in [Durability::Durable, Durability::Disposable]
+            .into_iter()
+            .enumerate()
+        {
+            let path = root.path().join(format!("d{i}/r.json"));
+            replace_with(&path, b"old and longer", 0o600, durability).expect("first");
+            replace_with(&path, b"new", 0o600, durability).expect("second");
+            assert_eq!(fs::read(&path).expect("read"), b"new", "{durability:?}");
+            assert_eq!(mode(&path), 0o600, "{durability:?}");
+            let left: Vec<_> = fs::read_dir(path.parent().expect("dir"))
+                .expect("list")
+                .filter_map(Result::ok)
+                .map(|e| e.file_name())
+                .collect();
+            assert_eq!(
+                left,
+                vec![std::ffi::OsString::from("r.json")],
+                "{durability:?}"
+            );
+        }
     }
 
     /// Whatever the umask, what we create is ours alone.

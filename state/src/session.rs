@@ -106,7 +106,9 @@ pub fn update<R>(
             record.started = now.clone();
         }
         record.updated = now;
-        files::write_json(&path, &record)?;
+        // Disposable: a crash can at worst damage it, and a damaged record is moved aside and
+        // begun again; an fsync would cost every prompt, stop and session end 5-15 ms.
+        files::write_json_with(&path, &record, files::Durability::Disposable)?;
     }
     Ok(result)
 }
