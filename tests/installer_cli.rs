@@ -1641,3 +1641,36 @@ fn a_usage_mistake_exits_2_and_a_refusal_1() {
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(message.starts_with("amplihack: error: "), "{message}");
 }
+
+/// A host's own directory that was there before install (empty or not) is the host's: uninstall
+/// keeps it; one install created is taken again when it is left empty.
+#[test]
+fn uninstall_keeps_a_hosts_directory_it_found() {
+    for (host, dir, existed) in [
+        ("copilot", ".copilot", true),
+        ("copilot", ".copilot", false),
+        ("gemini", ".gemini", true),
+        ("claude", ".claude", false),
+    ] {
+        let env = TestEnv::new();
+        std::fs::create_dir_all(env.project.join(".git")).expect("git");
+        let home_dir = env.home.join(dir);
+        if existed {
+            std::fs::create_dir_all(&home_dir).expect("host dir");
+        }
+        assert_success(&env.run_amplihack(&["install", "--host", host]));
+        assert!(home_dir.is_dir(), "{host}: install made or kept {dir}");
+        assert_success(&env.run_amplihack(&["uninstall", "--host", host]));
+        let left: Vec<_> = std::fs::read_dir(&home_dir)
+            .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        let backups_only = left
+            .iter()
+            .all(|n| n.to_string_lossy().contains(".amplihack-backup-"));
+        assert_eq!(
+            home_dir.is_dir(),
+            existed || !backups_only || !left.is_empty(),
+            "{host}: {dir} existed before: {existed}, left: {left:?}"
+        );
+    }
+}

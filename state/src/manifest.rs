@@ -32,6 +32,11 @@ pub struct Manifest {
     /// Man pages and completion scripts `install` wrote, and the directories it made for them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub docs: Vec<PathBuf>,
+    /// A host's own directory in the home (`~/.claude`, `~/.copilot`) that `install` created:
+    /// `uninstall` removes it again when empty. One that was there before is the host's, kept
+    /// even when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +55,7 @@ impl Manifest {
             && self.created.is_empty()
             && self.hooks_key_added.is_empty()
             && self.hosts.is_empty()
+            && self.created_dirs.is_empty()
     }
 }
 

@@ -145,6 +145,12 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         }
     }
 
+    // The hosts' own directories this install is about to create: uninstall may take those.
+    let created_dirs: Vec<PathBuf> = targets
+        .iter()
+        .filter_map(|t| crate::hosts::home_dir(t.host, &locations))
+        .filter(|dir| !dir.exists())
+        .collect();
     let deployment = deploy::deploy(&bin_dir, dry_run)?;
     // The man pages and completions describe the binaries: written again when they changed,
     // or when one is missing.
@@ -290,6 +296,11 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
                 let host = target.host.name().to_string();
                 if !m.hosts.contains(&host) {
                     m.hosts.push(host);
+                }
+            }
+            for dir in created_dirs.iter().filter(|d| d.is_dir()) {
+                if !m.created_dirs.contains(dir) {
+                    m.created_dirs.push(dir.clone());
                 }
             }
             // Directories made by an earlier install are kept in the record, not re-found.

@@ -1,6 +1,6 @@
 //! `amplihack uninstall`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
@@ -221,8 +221,13 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             if target.host == Host::Opencode {
                 crate::hosts::opencode::remove_leftovers(target);
             } else {
-                remove_sidecars(&target.path, &locations);
+                remove_sidecars(target, &locations, &manifest.created_dirs);
             }
+        }
+        if !manifest.created_dirs.is_empty() {
+            manifest::update(&locations.state(), |m| {
+                m.created_dirs.retain(|d| d.exists())
+            })?;
         }
     }
     if !dry_run {
@@ -251,18 +256,26 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
     Ok(outcome)
 }
 
-/// Removes the lock sidecar amplihack's edits leave beside `path`, then the directories that
-/// left empty (a `.claude/`, `.amplifier/hooks/`, `.amplifier/` amplihack created), never
-/// the home or project directory itself.
-fn remove_sidecars(path: &Path, locations: &Locations) {
+/// Removes the lock sidecar amplihack's edits leave beside the target's file, then the
+/// directories that left empty (a project's `.claude/`, `.amplifier/hooks/`, `.amplifier/`
+/// amplihack created; `~/.copilot/hooks/`), never the home or project directory itself, nor a
+/// host's own directory in the home (`~/.copilot`, `~/.gemini`: the host's, even when empty)
+/// unless install created it (`created_dirs`).
+fn remove_sidecars(target: &Target, locations: &Locations, created_dirs: &[PathBuf]) {
+    let path = &target.path;
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return;
     };
     let sidecar = dir.join(format!(".{}.amplihack.lock", name.to_string_lossy()));
     let _ = std::fs::remove_file(sidecar);
+    let host_home = crate::hosts::home_dir(target.host, locations);
     for empty in dir
         .ancestors()
-        .take_while(|d| *d != locations.home && *d != locations.project)
+        .take_while(|d| {
+            *d != locations.home
+                && *d != locations.project
+                && (Some(*d) != host_home.as_deref() || created_dirs.iter().any(|c| c == d))
+        })
         .take(3)
     {
         match std::fs::remove_dir(empty) {
