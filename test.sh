@@ -6,6 +6,9 @@
 # It installs the two test hosts on first use, into the repository (git-ignored):
 #   tests/claude-code/node_modules   @anthropic-ai/claude-code, pinned in tests/claude-code/package.json
 #   tests/claude-code-2.0.30/node_modules   the oldest supported Claude Code, 2.0.30
+#   tests/hosts/<cli>/node_modules   six other agent CLIs (codex, copilot, qwen, droid, gemini,
+#                                    opencode), each pinned in tests/hosts/<cli>/package.json
+#                                    (tests/support/host_clis.rs drives them)
 #   tests/amplifier/.venv            amplifier-core, pinned in tests/amplifier/requirements.txt,
 #                                    and amplihack's Amplifier module (./amplifier, editable)
 #   tests/amplifier/app-venv         the real Amplifier app, from the offline kit in
@@ -46,6 +49,27 @@ check() {
   if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
 }
 
+# other_host CLI PACKAGE BINARY: installs tests/hosts/CLI when its node_modules lacks the version
+# pinned in its package.json, then prints the binary's own --version. The binary runs with a
+# throwaway HOME (several CLIs write there even for --version); Copilot unpacks itself (235 MB)
+# into tests/hosts/copilot/pkg-cache, where the tests look for it (COPILOT_PKG_CACHE_HOME).
+other_host() {
+  local cli=$1 package=$2 binary=tests/hosts/$1/$3 wanted installed home version
+  wanted=$(sed -n "s|.*\"$package\": *\"\([^\"]*\)\".*|\1|p" "tests/hosts/$cli/package.json")
+  installed=$(sed -n 's/^  "version": *"\([^"]*\)".*/\1/p' "tests/hosts/$cli/node_modules/$package/package.json" 2>/dev/null)
+  if [ "$installed" != "$wanted" ] || [ ! -x "$binary" ]; then
+    npm install --prefix "tests/hosts/$cli" --no-audit --no-fund --no-package-lock --loglevel=error || return 1
+  fi
+  home=$(mktemp -d)
+  version=$(HOME=$home XDG_CONFIG_HOME=$home/.config XDG_DATA_HOME=$home/.local/share \
+    XDG_CACHE_HOME=$home/.cache XDG_STATE_HOME=$home/.local/state CODEX_HOME=$home/.codex \
+    COPILOT_PKG_CACHE_HOME=$PWD/tests/hosts/copilot/pkg-cache COPILOT_AUTO_UPDATE=false \
+    "$binary" --version 2>/dev/null | grep -v '^$' | head -1)
+  rm -rf "$home"
+  echo "$cli: ${version:-(no --version output)}"
+  case $version in *"$wanted"*) ;; *) echo "$cli: expected $wanted"; return 1 ;; esac
+}
+
 test_hosts() {
   local wanted
   wanted=$(sed -n 's/.*"@anthropic-ai\/claude-code": *"\([^"]*\)".*/\1/p' tests/claude-code/package.json)
@@ -59,6 +83,15 @@ test_hosts() {
     npm install --prefix tests/claude-code-2.0.30 --no-audit --no-fund --no-package-lock --loglevel=error || return 1
   fi
   echo "claude (oldest): $(tests/claude-code-2.0.30/node_modules/.bin/claude --version)"
+  # The six other agent CLIs (tests/support/host_clis.rs). @factory/cli itself names a platform
+  # package version that does not exist, so droid is pinned as its platform package; npm blocks
+  # opencode's postinstall, so its binary is run from its platform package too.
+  other_host codex @openai/codex node_modules/.bin/codex || return 1
+  other_host copilot @github/copilot node_modules/.bin/copilot || return 1
+  other_host qwen @qwen-code/qwen-code node_modules/.bin/qwen || return 1
+  other_host droid @factory/cli-linux-x64 node_modules/@factory/cli-linux-x64/bin/droid || return 1
+  other_host gemini @google/gemini-cli node_modules/.bin/gemini || return 1
+  other_host opencode opencode-ai node_modules/opencode-linux-x64/bin/opencode || return 1
   if ! tests/amplifier/.venv/bin/python -c 'import amplifier_core' 2>/dev/null; then
     python3 -m venv tests/amplifier/.venv &&
       tests/amplifier/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/amplifier/requirements.txt || return 1

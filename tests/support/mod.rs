@@ -4,6 +4,8 @@
 
 pub mod amplifier_app;
 pub mod fake_anthropic;
+pub mod fake_models;
+pub mod host_clis;
 pub mod http_stub;
 pub mod releases;
 
