@@ -100,7 +100,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     // What was read, for the registration to reuse (Claude Code files).
     let mut read: Vec<(PathBuf, Option<(String, serde_json::Value)>)> = Vec::new();
     for target in json_files {
-        let current = safe_file::read_json(&target.path)?;
+        let current = target.read_json()?;
         if let Some((_, serde_json::Value::Object(root))) = &current
             && !root.contains_key("hooks")
             && crate::hosts::edits_json_hooks(target.host)

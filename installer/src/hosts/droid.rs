@@ -3,7 +3,13 @@
 
 use std::path::PathBuf;
 
+use amplihack_settings::safe_file::Syntax;
+
 use crate::scopes::{Locations, Scope};
+
+/// Droid's settings are read as JSONC too: a file with comments installs and uninstalls with
+/// every comment kept (harmless if Droid itself never allows them).
+pub const SYNTAX: Syntax = Syntax::Jsonc;
 
 pub fn registration_file(locations: &Locations, scope: Scope) -> Option<PathBuf> {
     match scope {

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use amplihack_protocol::Host;
+use amplihack_settings::safe_file::Syntax;
 
 use crate::scopes::{Locations, Scope};
 
@@ -52,6 +53,17 @@ pub fn home_dir(host: Host, locations: &Locations) -> Option<PathBuf> {
         Host::Droid => Some(locations.home.join(".factory")),
         Host::Gemini => Some(locations.home.join(".gemini")),
         Host::Opencode => Some(opencode::config_dir(locations)),
+    }
+}
+
+/// How the host reads its registration file: JSONC (comments and trailing commas kept by every
+/// edit) for the hosts that allow them, strict JSON for the others (Claude Code's settings).
+pub fn syntax(host: Host) -> Syntax {
+    match host {
+        Host::Qwen => qwen::SYNTAX,
+        Host::Gemini => gemini::SYNTAX,
+        Host::Droid => droid::SYNTAX,
+        _ => Syntax::Json,
     }
 }
 
