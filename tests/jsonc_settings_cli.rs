@@ -1,7 +1,8 @@
 //! Qwen Code's and Gemini CLI's `settings.json` (and Droid's) are read by their hosts as JSONC:
 //! `//` and `/* */` comments and trailing commas. amplihack installs into such a file and
 //! uninstalls from it keeping every byte of the user's, comments included; Claude Code's
-//! settings stay strict JSON (a comment there is refused, naming the file).
+//! settings stay strict JSON (a comment there is refused, naming the file). And Droid's
+//! `hooks.json`, which makes Droid ignore the settings file's hooks, is reported.
 
 mod support;
 
@@ -125,4 +126,31 @@ fn claude_code_settings_stay_strict_json() {
     let said = format!("{}{}", stdout(&output), support::stderr(&output));
     assert!(said.contains("settings.json"), "{said}");
     assert_eq!(env.read(&path), text);
+}
+
+/// Droid reads `~/.factory/hooks.json` instead of the `hooks` key of `settings.json` when both
+/// exist (tests/qwen_droid_gemini_e2e.rs shows it in the real Droid): install warns and doctor
+/// reports it with the fix; without that file both are quiet about it.
+#[test]
+fn a_droid_hooks_json_beside_the_settings_is_reported() {
+    let env = TestEnv::new();
+    let hooks_json = env.home.join(".factory/hooks.json");
+    env.write(&hooks_json, "{\"PreToolUse\": []}\n");
+    let install = env.run_amplihack(&["install", "--host", "droid"]);
+    assert_success(&install);
+    let said = format!("{}{}", stdout(&install), support::stderr(&install));
+    assert!(
+        said.contains("hooks.json") && said.contains("do not run"),
+        "{said}"
+    );
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert_eq!(doctor.status.code(), Some(1), "{}", stdout(&doctor));
+    assert!(
+        stdout(&doctor).contains("Droid reads its hooks from"),
+        "{}",
+        stdout(&doctor)
+    );
+    std::fs::remove_file(&hooks_json).expect("rm");
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert_success(&doctor);
 }

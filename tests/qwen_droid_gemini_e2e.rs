@@ -17,7 +17,9 @@ use std::path::Path;
 
 use serde_json::json;
 use support::fake_models::{FakeModels, Turn};
-use support::host_clis::{Cli, cli_command, turn_args};
+use support::host_clis::{
+    Cli, cli_command, logged_payloads, logging_hook, register_command_hook, run_turn, turn_args,
+};
 use support::{TestEnv, command, one_group, run_with_timeout, stderr, stdout};
 
 const PROJECT_MARK: &str = "PROJECT-MD-MARK-7f3a";
@@ -297,4 +299,33 @@ fn droid_runs_amplihack() {
 #[test]
 fn gemini_runs_amplihack() {
     proof(Cli::Gemini);
+}
+
+/// Why `amplihack doctor` reports a Droid `hooks.json`: with one beside `settings.json`, Droid
+/// runs its hooks and ignores the settings file's `hooks` key, where amplihack's entries are.
+#[test]
+fn droid_ignores_the_settings_hooks_beside_a_hooks_json() {
+    let env = TestEnv::new();
+    let (settings_log, hooks_json_log) = (env.root().join("a.jsonl"), env.root().join("b.jsonl"));
+    let in_settings = logging_hook(&env, "a", &settings_log);
+    let in_hooks_json = logging_hook(&env, "b", &hooks_json_log);
+    register_command_hook(&env, Cli::Droid, "PreToolUse", &in_settings);
+    env.write(
+        &env.home.join(".factory/hooks.json"),
+        &json!({"PreToolUse": [{"matcher": "*", "hooks": [command(&in_hooks_json)]}]}).to_string(),
+    );
+    let models = FakeModels::start(vec![Turn::shell("echo hi")]);
+    let run = run_turn(&env, Cli::Droid, &models, "go");
+    assert!(run.output.status.success(), "{}", run.describe());
+    assert_eq!(
+        logged_payloads(&hooks_json_log).len(),
+        1,
+        "{}",
+        run.describe()
+    );
+    assert_eq!(
+        logged_payloads(&settings_log).len(),
+        0,
+        "Droid now runs both: the doctor check can go"
+    );
 }

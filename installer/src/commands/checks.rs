@@ -152,6 +152,15 @@ fn check_module(target: &Target, path: &Path, hooks_binary: &Path, home: &Path) 
 }
 
 pub(crate) fn check_registration(target: &Target, hooks_binary: &Path) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = crate::hosts::shadowed(target.host, &target.path)
+        .map(|(problem, fix)| Finding::problem(problem, fix))
+        .into_iter()
+        .collect();
+    findings.extend(check_registration_file(target, hooks_binary));
+    findings
+}
+
+fn check_registration_file(target: &Target, hooks_binary: &Path) -> Vec<Finding> {
     let fix = format!(
         "amplihack install --scope {} --host {}",
         target.scope.as_str(),

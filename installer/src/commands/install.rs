@@ -198,6 +198,9 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             }
         };
         for (file, report) in written {
+            if let Some((problem, fix)) = crate::hosts::shadowed(file.host, &file.path) {
+                warnings.push(format!("{problem}; {fix}"));
+            }
             if report.action != Action::Unchanged && git_tracked(&file.path) {
                 warnings.push(format!(
                     "{} is tracked by git and now holds this machine's paths ({}); teammates' machines differ: prefer --scope local, or keep the change out of commits",

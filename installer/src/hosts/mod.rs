@@ -67,6 +67,17 @@ pub fn syntax(host: Host) -> Syntax {
     }
 }
 
+/// When the host reads its hooks from another file than `registration` (so amplihack's entries
+/// there do not run): the problem and its fix. Only Droid has such a file
+/// ([`droid::shadowed_by`]).
+pub fn shadowed(host: Host, registration: &std::path::Path) -> Option<(String, String)> {
+    match host {
+        Host::Droid => droid::shadowed_by(registration)
+            .map(|hooks| droid::shadowed_message(registration, &hooks)),
+        _ => None,
+    }
+}
+
 /// The hosts whose registration is a JSON hooks file edited like Claude Code's settings.
 pub fn edits_json_hooks(host: Host) -> bool {
     !matches!(host, Host::Amplifier | Host::Opencode)
