@@ -52,6 +52,7 @@ pub const HOST_TOOLS: &[(Host, &[(&str, &str)])] = &[
     ),
     (
         Host::Qwen,
+        // Qwen Code 0.24.4's tool names (its `ToolNames`).
         &[
             ("run_shell_command", "Bash"),
             ("write_file", "Write"),
@@ -63,12 +64,24 @@ pub const HOST_TOOLS: &[(Host, &[(&str, &str)])] = &[
             ("web_fetch", "WebFetch"),
             ("web_search", "WebSearch"),
             ("todo_write", "TodoWrite"),
-            ("task", "Task"),
+            ("agent", "Task"),
+            ("notebook_edit", "NotebookEdit"),
         ],
     ),
-    (Host::Droid, &[("Execute", "Bash"), ("Create", "Write")]),
+    // Droid 0.225.2: Claude Code's names but for these (Read, LS, Grep, Glob, Edit, MultiEdit,
+    // Task, TodoWrite, WebSearch are the same).
+    (
+        Host::Droid,
+        &[
+            ("Execute", "Bash"),
+            ("Create", "Write"),
+            ("ApplyPatch", "Edit"),
+            ("FetchUrl", "WebFetch"),
+        ],
+    ),
     (
         Host::Gemini,
+        // Gemini CLI 0.61.0's tool names (its `*_TOOL_NAME` constants).
         &[
             ("run_shell_command", "Bash"),
             ("write_file", "Write"),
@@ -76,12 +89,14 @@ pub const HOST_TOOLS: &[(Host, &[(&str, &str)])] = &[
             ("read_file", "Read"),
             ("read_many_files", "Read"),
             ("glob", "Glob"),
-            ("search_file_content", "Grep"),
             ("grep_search", "Grep"),
+            // Gemini CLI before 0.2x named its grep tool so.
+            ("search_file_content", "Grep"),
             ("list_directory", "LS"),
             ("web_fetch", "WebFetch"),
             ("google_web_search", "WebSearch"),
             ("write_todos", "TodoWrite"),
+            ("invoke_agent", "Task"),
         ],
     ),
     (

@@ -185,7 +185,11 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
         .iter()
         .chain(&amplihack_state::files::take_notes())
     {
-        report(invocation.subcommand.subcommand, "note", problem);
+        if amplihack_protocol::hosts::notes_on_stderr(host) {
+            report(invocation.subcommand.subcommand, "note", problem);
+        } else {
+            log_only(invocation.subcommand.subcommand, "note", problem);
+        }
     }
     Ok(pipeline::render(host, &event, &outcome.reply))
 }
@@ -200,6 +204,12 @@ pub(crate) fn report(subcommand: &str, kind: &str, message: &str) {
     };
     // A closed stderr must not turn a fail-open exit into a panic.
     let _ = writeln!(std::io::stderr(), "{line}{logged}");
+}
+
+/// One line in the failure log only (a host that reads stderr as the reply).
+fn log_only(subcommand: &str, kind: &str, message: &str) {
+    let message = message.replace(['\n', '\r'], " ");
+    let _ = failure_log::append(&format!("amplihack-hooks {subcommand}: {kind}: {message}"));
 }
 
 /// Writes all of stdout at once; a host that stopped reading is not an error of ours.

@@ -8,6 +8,22 @@
 //!
 //! The scanner here assumes text that `serde_json` has already accepted: it locates spans, it does
 //! not validate.
+//!
+//! **JSONC** (Qwen Code's and Gemini CLI's `settings.json`, read by their hosts with `//` and
+//! `/* */` comments and trailing commas allowed): [`blank_jsonc`] overwrites every comment and
+//! trailing comma with spaces (newlines kept), so the text keeps its length and every byte its
+//! offset. `serde_json` parses the blanked text, the scanner finds spans in it, and the splice
+//! copies the user's bytes, comments included, from the original. The splice is surgical rather
+//! than a re-join: kept members and items keep the text around them (the gaps, where comments
+//! live), a removed one takes the gap before it (the one an insertion made) and a new one is put
+//! at the end of an object or the start of an array with a separator in the file's style (without
+//! copying a comment). So install then uninstall gives back every byte.
+//!
+//! Why this rather than a JSONC editor crate (`jsonc-parser` with its CST): the splicer already
+//! owns the loss-free contract for every host (byte order mark, CRLF, indentation, key order,
+//! duplicate keys refused) and its tests; comments are, for it, one more kind of whitespace once
+//! blanked. A second editor would mean two writers with two notions of "the user's bytes", and a
+//! dependency on the hot install path for a few dozen lines.
 
 use serde_json::{Map, Value};
 
@@ -137,6 +153,70 @@ impl Scanner<'_> {
     }
 }
 
+/// `text` with every comment (`// ...` to the end of the line, `/* ... */`) and every trailing
+/// comma (one followed by `}` or `]`) overwritten by spaces, newlines kept: the same length, every
+/// other byte at its offset. Strict JSON comes back unchanged. An unterminated comment is blanked
+/// to the end (the parser then names what is missing).
+pub fn blank_jsonc(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut i = 0;
+    // The last comma outside strings, not yet followed by anything but blanks.
+    let mut pending_comma: Option<usize> = None;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                pending_comma = None;
+                i += 1;
+                while i < bytes.len() {
+                    match bytes[i] {
+                        b'\\' => i += 2,
+                        b'"' => {
+                            i += 1;
+                            break;
+                        }
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    out[i] = b' ';
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let end = text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |e| i + 2 + e + 2);
+                for b in &mut out[i..end] {
+                    if *b != b'\n' {
+                        *b = b' ';
+                    }
+                }
+                i = end;
+            }
+            b',' => {
+                pending_comma = Some(i);
+                i += 1;
+            }
+            b'}' | b']' => {
+                if let Some(comma) = pending_comma.take() {
+                    out[comma] = b' ';
+                }
+                i += 1;
+            }
+            b if b.is_ascii_whitespace() => i += 1,
+            _ => {
+                pending_comma = None;
+                i += 1;
+            }
+        }
+    }
+    // Only ASCII bytes were overwritten, each whole comment or comma with spaces: still UTF-8.
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
+}
+
 /// The indentation unit the file uses: the leading whitespace of its first indented line.
 pub fn detect_indent(text: &str) -> String {
     text.lines()
@@ -262,94 +342,173 @@ pub fn fresh(value: &Value) -> String {
 }
 
 /// New text for `new`, keeping as much of `original` (whose parsed value is `old`) as possible.
+/// `original` may be JSONC (comments, trailing commas): they are kept.
 pub fn splice(original: &str, old: &Value, new: &Value) -> String {
     if old == new {
         return original.to_string();
     }
+    let blanked = blank_jsonc(original);
     let mut scanner = Scanner {
-        bytes: original.as_bytes(),
+        bytes: blanked.as_bytes(),
         pos: 0,
     };
     let root = scanner.value();
+    let text = Text {
+        original,
+        blanked: &blanked,
+    };
     let unit = detect_indent(original);
     let mut out = String::with_capacity(original.len() + 512);
     out.push_str(&original[..root.start]);
-    out.push_str(&splice_node(original, &root, old, new, &unit));
+    out.push_str(&splice_node(&text, &root, old, new, &unit));
     out.push_str(&original[root.end..]);
     out
 }
 
-fn splice_node(text: &str, node: &Node, old: &Value, new: &Value, unit: &str) -> String {
+/// The user's text and its blanked twin ([`blank_jsonc`]): spans are found in the one, bytes
+/// copied from the other.
+struct Text<'a> {
+    original: &'a str,
+    blanked: &'a str,
+}
+
+impl Text<'_> {
+    fn get(&self, range: std::ops::Range<usize>) -> &str {
+        &self.original[range]
+    }
+
+    /// Whether a span holds a comment or a trailing comma (text a separator must not copy).
+    fn has_comment(&self, range: std::ops::Range<usize>) -> bool {
+        self.original[range.clone()] != self.blanked[range]
+    }
+
+    /// A separator in the file's style from the gap `range` (between two members or items, or
+    /// `,` plus the space after the opening bracket): the gap itself when it is plain, else a
+    /// comma and a new line indented like the member at `next` (or one space).
+    fn separator(&self, range: std::ops::Range<usize>, comma: bool, next: usize) -> String {
+        let gap = self.get(range.clone());
+        if !self.has_comment(range) {
+            return if comma {
+                gap.to_string()
+            } else {
+                format!(",{gap}")
+            };
+        }
+        if gap.contains('\n') {
+            format!(",\n{}", line_indent(self.original, next))
+        } else {
+            ", ".to_string()
+        }
+    }
+}
+
+fn splice_node(text: &Text, node: &Node, old: &Value, new: &Value, unit: &str) -> String {
+    let whole = || pretty_at(new, unit, line_indent(text.original, node.start));
     if old == new {
-        return text[node.start..node.end].to_string();
+        return text.get(node.start..node.end).to_string();
     }
     match (&node.kind, old, new) {
         (NodeKind::Object(members), Value::Object(old_map), Value::Object(new_map)) => {
-            splice_object(text, node, members, old_map, new_map, unit)
-                .unwrap_or_else(|| pretty_at(new, unit, line_indent(text, node.start)))
+            splice_object(text, node, members, old_map, new_map, unit).unwrap_or_else(whole)
         }
         (NodeKind::Array(items), Value::Array(old_items), Value::Array(new_items))
             if old_items.len() != new_items.len() =>
         {
-            splice_array(text, node, items, old_items, new_items, unit)
-                .unwrap_or_else(|| pretty_at(new, unit, line_indent(text, node.start)))
+            splice_array(text, node, items, old_items, new_items, unit).unwrap_or_else(whole)
         }
         (NodeKind::Array(items), Value::Array(old_items), Value::Array(new_items)) => {
             let mut out = String::new();
             let mut cursor = node.start;
             for ((item, before), after) in items.iter().zip(old_items).zip(new_items) {
-                out.push_str(&text[cursor..item.start]);
+                out.push_str(text.get(cursor..item.start));
                 out.push_str(&splice_node(text, item, before, after, unit));
                 cursor = item.end;
             }
-            out.push_str(&text[cursor..node.end]);
+            out.push_str(text.get(cursor..node.end));
             out
         }
-        _ => pretty_at(new, unit, line_indent(text, node.start)),
+        _ => whole(),
     }
 }
 
 /// Keeps the text of the items an array keeps when items were inserted or removed: each new item
-/// that equals the next unclaimed old item (in order) reuses that item's text; the others are
-/// serialised in the file's style. `None` when there is no old item to take the style from.
+/// that equals the next unclaimed old item (in order) keeps that item's text and the gaps around
+/// it; a removed item goes with the gap before it (the first with the gap after it); a new item
+/// is serialised in the file's style, put before the first kept item or after the one before it.
+/// `None` when no old item is kept (nothing to take the style from).
 fn splice_array(
-    text: &str,
+    text: &Text,
     node: &Node,
     items: &[Node],
     old: &[Value],
     new: &[Value],
     unit: &str,
 ) -> Option<String> {
-    let (first, last) = (items.first()?, items.last()?);
-    let open_ws = &text[node.start + 1..first.start];
-    let close_ws = &text[last.end..node.end - 1];
-    let separator = if items.len() > 1 {
-        text[items[0].end..items[1].start].to_string()
-    } else {
-        format!(",{open_ws}")
-    };
-    let mut cursor = 0;
-    let mut parts = Vec::with_capacity(new.len());
-    for value in new {
-        match old[cursor..].iter().position(|o| o == value) {
-            Some(offset) => {
-                let index = cursor + offset;
-                parts.push(text[items[index].start..items[index].end].to_string());
-                cursor = index + 1;
-            }
-            None => parts.push(pretty_at(value, unit, line_indent(text, first.start))),
-        }
-    }
-    if parts.is_empty() {
+    if new.is_empty() {
         return Some("[]".into());
     }
-    Some(format!("[{open_ws}{}{close_ws}]", parts.join(&separator)))
+    let first = items.first()?;
+    // Which old item each new one keeps, if any.
+    let mut claimed: Vec<Option<usize>> = Vec::with_capacity(new.len());
+    let mut next_old = 0;
+    for value in new {
+        match old[next_old..].iter().position(|o| o == value) {
+            Some(offset) => {
+                claimed.push(Some(next_old + offset));
+                next_old += offset + 1;
+            }
+            None => claimed.push(None),
+        }
+    }
+    let first_kept = claimed.iter().flatten().next().copied()?;
+    let separator = if items.len() > 1 {
+        text.separator(items[0].end..items[1].start, true, items[1].start)
+    } else {
+        text.separator(node.start + 1..first.start, false, first.start)
+    };
+    let base = line_indent(text.original, first.start);
+    let mut out = text.get(node.start..first.start).to_string();
+    // Items before the first kept one are dropped with the gap after each.
+    let mut cursor = items[first_kept].start;
+    let mut done = first_kept; // old items accounted for
+    let mut emitted = false; // whether an old item has been written
+    for (value, claim) in new.iter().zip(&claimed) {
+        match claim {
+            Some(index) => {
+                // Items between the last accounted one and this: removed with the gap before.
+                if *index > done {
+                    cursor = items[*index - 1].end;
+                }
+                out.push_str(text.get(cursor..items[*index].start));
+                out.push_str(text.get(items[*index].start..items[*index].end));
+                cursor = items[*index].end;
+                done = index + 1;
+                emitted = true;
+            }
+            None if !emitted => {
+                out.push_str(&pretty_at(value, unit, base));
+                out.push_str(&separator);
+            }
+            None => {
+                out.push_str(&separator);
+                out.push_str(&pretty_at(value, unit, base));
+            }
+        }
+    }
+    if done < items.len() {
+        cursor = items[items.len() - 1].end;
+    }
+    out.push_str(text.get(cursor..node.end));
+    Some(out)
 }
 
 /// Keeps an object's text when its new keys are its old keys, in order, minus some, plus some
-/// appended at the end. `None` when the change is anything else (re-serialise it).
+/// appended at the end: a kept member keeps its text and the gaps around it (its value spliced),
+/// a removed one goes with the gap before it (the first with the gap after it), a new one goes
+/// after the last member, before whatever closes the object (a trailing comma, a comment).
+/// `None` when the change is anything else (re-serialise it).
 fn splice_object(
-    text: &str,
+    text: &Text,
     node: &Node,
     members: &[(String, usize, Node)],
     old: &Map<String, Value>,
@@ -369,46 +528,59 @@ fn splice_object(
         // Nothing to take the style from.
         return None;
     }
-    // The user's separators: between members, after `{`, before `}`, and around the colon.
     let first = &members[0];
-    let open_ws = &text[node.start + 1..first.1];
     let last = &members[members.len() - 1];
-    let close_ws = &text[last.2.end..node.end - 1];
+    let open_ws = text.get(node.start + 1..first.1);
+    // The user's separator, from the last gap between two members (the most local style).
     let separator = if members.len() > 1 {
-        text[members[0].2.end..members[1].1].to_string()
+        let before_last = &members[members.len() - 2];
+        text.separator(before_last.2.end..last.1, true, last.1)
     } else {
-        format!(",{open_ws}")
+        text.separator(node.start + 1..first.1, false, first.1)
     };
     let key_end = Scanner {
-        bytes: text.as_bytes(),
+        bytes: text.blanked.as_bytes(),
         pos: first.1,
     }
     .string_end();
-    let colon = &text[key_end..first.2.start];
+    let colon = text.get(key_end..first.2.start);
     // A new member's nested lines line up under its key: the key's own line indentation, or one
     // unit deeper than the object's line when the object is written on one line.
     let member_indent = if open_ws.contains('\n') {
-        line_indent(text, first.1).to_string()
+        line_indent(text.original, first.1).to_string()
     } else {
-        format!("{}{unit}", line_indent(text, node.start))
+        format!("{}{unit}", line_indent(text.original, node.start))
     };
 
-    let mut parts: Vec<String> = Vec::new();
-    for (key, key_start, value_node) in kept {
-        let value = splice_node(text, value_node, &old[key], &new[key], unit);
-        parts.push(format!("{}{value}", &text[*key_start..value_node.start]));
+    let mut out = text.get(node.start..first.1).to_string();
+    let mut cursor = first.1;
+    let mut emitted = false;
+    for (i, (key, key_start, value_node)) in members.iter().enumerate() {
+        if !new.contains_key(key) {
+            cursor = if emitted {
+                value_node.end
+            } else {
+                members.get(i + 1).map_or(value_node.end, |m| m.1)
+            };
+            continue;
+        }
+        out.push_str(text.get(cursor..*key_start));
+        out.push_str(text.get(*key_start..value_node.start));
+        out.push_str(&splice_node(text, value_node, &old[key], &new[key], unit));
+        cursor = value_node.end;
+        emitted = true;
     }
+    cursor = cursor.max(last.2.end);
     for key in appended {
         let key_json = Value::String((*key).clone()).to_string();
-        parts.push(format!(
+        out.push_str(&separator);
+        out.push_str(&format!(
             "{key_json}{colon}{}",
             pretty_at(&new[*key], unit, &member_indent)
         ));
     }
-    if parts.is_empty() {
-        return Some("{}".into());
-    }
-    Some(format!("{{{open_ws}{}{close_ws}}}", parts.join(&separator)))
+    out.push_str(text.get(cursor..node.end));
+    Some(out)
 }
 
 #[cfg(test)]
@@ -501,6 +673,46 @@ mod tests {
             json!({"a": [{"user": 2}]}),
             "{\"a\": [ {\"user\":  2} ]}",
         );
+    }
+
+    #[test]
+    fn comments_and_trailing_commas_are_blanked_in_place() {
+        let cases = [
+            ("{\"a\": 1}", "{\"a\": 1}"),
+            ("{\"a\": 1, // x\n}", "{\"a\": 1      \n}"),
+            ("{\"a\": 1 /* é */}", "{\"a\": 1         }"),
+            ("[1, /* a\nb */ 2,]", "[1,     \n     2 ]"),
+            ("{\"u\": \"http://x/*y*/\"}", "{\"u\": \"http://x/*y*/\"}"),
+            ("{\"a\": [1,],}", "{\"a\": [1 ] }"),
+        ];
+        for (text, want) in cases {
+            let blanked = blank_jsonc(text);
+            assert_eq!(blanked, want, "{text}");
+            assert_eq!(blanked.len(), text.len());
+        }
+    }
+
+    /// Adding amplihack's member and item, then taking them out again, keeps every comment in
+    /// place and gives the text back byte for byte.
+    #[test]
+    fn jsonc_round_trip_keeps_comments() {
+        let original = "{\n  // provider\n  \"model\": {\"name\": \"m\"}, // pinned\n  \"hooks\": {\n    \"Stop\": [\n      {\"u\": 1}, // mine\n      {\"u\": 2}\n    ],\n  },\n}\n";
+        let old: Value = serde_json::from_str(&blank_jsonc(original)).expect("jsonc");
+        let mut new = old.clone();
+        new["hooks"]["Stop"]
+            .as_array_mut()
+            .expect("array")
+            .insert(0, json!({"ours": true}));
+        new["extra"] = json!(1);
+        let installed = splice(original, &old, &new);
+        assert_eq!(
+            serde_json::from_str::<Value>(&blank_jsonc(&installed)).expect("still jsonc"),
+            new
+        );
+        for comment in ["// provider", "// pinned", "// mine"] {
+            assert_eq!(installed.matches(comment).count(), 1, "{installed}");
+        }
+        assert_eq!(splice(&installed, &new, &old), original, "{installed}");
     }
 
     #[test]

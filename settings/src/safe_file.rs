@@ -276,11 +276,25 @@ pub struct EditReport {
     pub backup: Option<PathBuf>,
 }
 
+#[derive(Debug, Clone, Copy)]
 pub struct EditOptions {
     pub dry_run: bool,
     pub lock_timeout: Duration,
     /// Back the old file up first. On for the user's files; off for amplihack's own state files.
     pub backup: bool,
+    /// What the file's reader accepts: strict JSON, or JSONC for a host that reads comments.
+    pub syntax: Syntax,
+}
+
+/// What a settings file's reader accepts. Claude Code's settings are strict JSON (a comment
+/// there would break Claude Code: refused, as before); Qwen Code and Gemini CLI read theirs with
+/// comments and trailing commas allowed, and amplihack then keeps every one of them
+/// ([`json_text::blank_jsonc`]). Which host reads which is the installer's per-host flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Syntax {
+    #[default]
+    Json,
+    Jsonc,
 }
 
 impl EditOptions {
@@ -305,6 +319,7 @@ impl Default for EditOptions {
             dry_run: false,
             lock_timeout,
             backup: true,
+            syntax: Syntax::Json,
         }
     }
 }
@@ -335,8 +350,8 @@ pub fn resolve_target(path: &Path) -> Result<PathBuf, FileError> {
 }
 
 thread_local! {
-    /// The last file `read_json` parsed: its path, its text and its value.
-    static PARSED: std::cell::RefCell<Option<(PathBuf, String, Value)>> =
+    /// The last file `read_json` parsed: its path, its syntax, its text and its value.
+    static PARSED: std::cell::RefCell<Option<(PathBuf, Syntax, String, Value)>> =
         const { std::cell::RefCell::new(None) };
 }
 
@@ -380,6 +395,11 @@ impl Encoding {
 
 /// Reads and parses a settings file without changing anything. `Ok(None)` when it does not exist.
 pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
+    read_json_as(path, Syntax::Json)
+}
+
+/// [`read_json`] for a file whose reader accepts `syntax`.
+pub fn read_json_as(path: &Path, syntax: Syntax) -> Result<Option<(String, Value)>, FileError> {
     let target = resolve_target(path)?;
     let text = match read_regular(path, &target)? {
         Some(bytes) => String::from_utf8(bytes).map_err(|e| FileError::Parse {
@@ -396,12 +416,17 @@ pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
         cache
             .borrow()
             .as_ref()
-            .filter(|(p, t, _)| p == &target && *t == text)
-            .map(|(_, _, v)| v.clone())
+            .filter(|(p, s, t, _)| p == &target && *s == syntax && *t == text)
+            .map(|(_, _, _, v)| v.clone())
     }) {
         return Ok(Some((text, value)));
     }
     let (_, work) = Encoding::decode(&text);
+    // Comments and trailing commas become spaces: positions in errors stay the user's.
+    let work = match syntax {
+        Syntax::Json => work,
+        Syntax::Jsonc => json_text::blank_jsonc(&work),
+    };
     if work.trim().is_empty() {
         // An empty file is a settings file nobody has written yet.
         return Ok(Some((text, Value::Object(Default::default()))));
@@ -429,7 +454,9 @@ pub fn read_json(path: &Path) -> Result<Option<(String, Value)>, FileError> {
             message,
         }
     })?;
-    PARSED.with(|cache| *cache.borrow_mut() = Some((target.clone(), text.clone(), value.clone())));
+    PARSED.with(|cache| {
+        *cache.borrow_mut() = Some((target.clone(), syntax, text.clone(), value.clone()))
+    });
     Ok(Some((text, value)))
 }
 
@@ -512,7 +539,7 @@ fn edit_json_read(
     // A no-op needs no directory, lock or backup: re-runs stay cheap and leave nothing behind.
     let current = match known {
         Some(current) => current,
-        None => read_json(path)?,
+        None => read_json_as(path, options.syntax)?,
     };
     let preview = plan(current, &mut change, options.dry_run)?;
     if options.dry_run || preview.action == Action::Unchanged {
@@ -520,7 +547,7 @@ fn edit_json_read(
     }
 
     commit(path, &target, options, || {
-        plan(read_json(path)?, &mut change, true)
+        plan(read_json_as(path, options.syntax)?, &mut change, true)
     })
 }
 

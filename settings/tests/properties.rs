@@ -130,3 +130,54 @@ proptest! {
         prop_assert_eq!(&removed, &expected);
     }
 }
+
+/// `text` (pretty-printed JSON) with comments added: a `// ...` after some lines that end in a
+/// `,`, `{` or `[`, a `/* ... */` line before some others. `marks` picks which.
+fn commented(text: &str, marks: &[bool]) -> String {
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let mark = marks.get(i % marks.len().max(1)).copied().unwrap_or(false);
+        if i > 0 && mark && i % 3 == 0 {
+            out.push_str(&format!("  /* note {i}: \"hooks\" {{ */\n"));
+        }
+        out.push_str(line);
+        if mark && (line.ends_with(',') || line.ends_with('{') || line.ends_with('[')) {
+            out.push_str(&format!(" // line {i}, é"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A JSONC file (Gemini's, Qwen's): install keeps every comment where it was, and
+    /// uninstall gives the text back byte for byte.
+    #[test]
+    fn jsonc_install_and_uninstall_keep_every_comment(user in settings(), marks in prop::collection::vec(any::<bool>(), 1..8)) {
+        let binary = Path::new("/home/a user/.local/bin/amplihack-hooks");
+        let original_text = commented(&json_text::fresh(&user), &marks);
+        let read = |text: &str| -> Value {
+            serde_json::from_str(&json_text::blank_jsonc(text)).expect("valid JSONC")
+        };
+        prop_assert_eq!(&read(&original_text), &user);
+
+        let mut after = user.clone();
+        registration::install(&mut after, binary, Host::Gemini).expect("installable");
+        let text = json_text::splice(&original_text, &user, &after);
+        prop_assert_eq!(&read(&text), &after);
+        for comment in ["// line", "/* note"] {
+            prop_assert_eq!(text.matches(comment).count(), original_text.matches(comment).count(), "{}", text);
+        }
+
+        // Uninstall: amplihack's entries out, and the `hooks` key if install added it.
+        let mut removed = after.clone();
+        registration::uninstall(&mut removed).expect("uninstall");
+        if user.get("hooks").is_none() {
+            removed.as_object_mut().expect("object").remove("hooks");
+        }
+        prop_assert_eq!(&removed, &user);
+        prop_assert_eq!(&json_text::splice(&text, &after, &removed), &original_text);
+    }
+}

@@ -130,6 +130,16 @@ impl FakeModels {
         FakeModels { url, state }
     }
 
+    /// Starts over with `script`, forgetting every request and call: the next turn of a test
+    /// that keeps one server (and so one URL in the CLI's settings) across several turns.
+    pub fn reset(&self, script: Vec<Turn>) {
+        let mut state = self.state.lock().expect("state");
+        *state = State {
+            script,
+            ..State::default()
+        };
+    }
+
     /// The OpenAI-style base URL: `<url>/v1`.
     pub fn openai_base(&self) -> String {
         format!("{}/v1", self.url)

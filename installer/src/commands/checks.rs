@@ -73,7 +73,8 @@ pub(crate) fn check_target(target: &Target, hooks_binary: &Path, home: &Path) ->
 
 /// A user-level bridge registration an earlier version wrote: no host reads it.
 fn check_unread(target: &Target) -> Vec<Finding> {
-    let ours = safe_file::read_json(&target.path)
+    let ours = target
+        .read_json()
         .ok()
         .flatten()
         .is_some_and(|(_, v)| !registration::find_ours(&v).is_empty());
@@ -162,6 +163,15 @@ fn check_module(target: &Target, path: &Path, hooks_binary: &Path, home: &Path) 
 }
 
 pub(crate) fn check_registration(target: &Target, hooks_binary: &Path) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = crate::hosts::shadowed(target.host, &target.path)
+        .map(|(problem, fix)| Finding::problem(problem, fix))
+        .into_iter()
+        .collect();
+    findings.extend(check_registration_file(target, hooks_binary));
+    findings
+}
+
+fn check_registration_file(target: &Target, hooks_binary: &Path) -> Vec<Finding> {
     let fix = format!(
         "amplihack install --scope {} --host {}",
         target.scope.as_str(),
@@ -173,7 +183,7 @@ pub(crate) fn check_registration(target: &Target, hooks_binary: &Path) -> Vec<Fi
         host_name(target.host),
         target.scope.as_str()
     );
-    let value = match safe_file::read_json(&target.path) {
+    let value = match target.read_json() {
         Err(e) => {
             return vec![Finding::problem(
                 e.to_string(),

@@ -166,7 +166,7 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
                     || t.path.starts_with(&locations.project))
         })
         .filter(|t| {
-            safe_file::read_json(&t.path)
+            t.read_json()
                 .ok()
                 .flatten()
                 .is_some_and(|(_, v)| !registration::find_ours(&v).is_empty())
@@ -174,7 +174,7 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
         .collect();
     let differ = claude_scopes
         .iter()
-        .map(|t| our_commands(&t.path))
+        .map(|t| our_commands(t))
         .collect::<std::collections::BTreeSet<_>>()
         .len()
         > 1;

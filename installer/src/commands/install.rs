@@ -100,7 +100,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     // What was read, for the registration to reuse (Claude Code files).
     let mut read: Vec<(PathBuf, Option<(String, serde_json::Value)>)> = Vec::new();
     for target in json_files {
-        let current = safe_file::read_json(&target.path)?;
+        let current = target.read_json()?;
         if let Some((_, serde_json::Value::Object(root))) = &current
             && !root.contains_key("hooks")
             && crate::hosts::edits_json_hooks(target.host)
@@ -207,6 +207,9 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             }
         };
         for (file, report) in written {
+            if let Some((problem, fix)) = crate::hosts::shadowed(file.host, &file.path) {
+                warnings.push(format!("{problem}; {fix}"));
+            }
             if report.action != Action::Unchanged && git_tracked(&file.path) {
                 warnings.push(format!(
                     "{} is tracked by git and now holds this machine's paths ({}); teammates' machines differ: prefer --scope local, or keep the change out of commits",

@@ -44,6 +44,26 @@ pub struct Target {
     pub path: PathBuf,
 }
 
+impl Target {
+    /// The registration file, read as its host reads it ([`crate::hosts::syntax`]).
+    pub fn read_json(
+        &self,
+    ) -> Result<Option<(String, serde_json::Value)>, amplihack_settings::safe_file::FileError> {
+        amplihack_settings::safe_file::read_json_as(&self.path, crate::hosts::syntax(self.host))
+    }
+
+    /// `options` for an edit of the registration file, in its host's syntax.
+    pub fn edit_options(
+        &self,
+        options: &amplihack_settings::safe_file::EditOptions,
+    ) -> amplihack_settings::safe_file::EditOptions {
+        amplihack_settings::safe_file::EditOptions {
+            syntax: crate::hosts::syntax(self.host),
+            ..*options
+        }
+    }
+}
+
 /// `--yes`: amplihack never prompts; accepted so that scripts written for tools that do work.
 #[derive(clap::Args, Debug, Clone, Copy, Default)]
 pub struct YesArg {

@@ -77,7 +77,8 @@ pub(crate) fn holds_ours(target: &Target) -> bool {
                 || matches!(amplifier_yaml::find(&t), Ok(Some(_)))
         });
     }
-    safe_file::read_json(&target.path)
+    target
+        .read_json()
         .ok()
         .flatten()
         .is_some_and(|(_, v)| !registration::find_ours(&v).is_empty())
@@ -124,6 +125,7 @@ pub(crate) fn register_known(
         }
         Ok(NewContent::Value(value))
     };
+    let options = &target.edit_options(options);
     let report = match known {
         Some(current) => safe_file::edit_json_known(&target.path, options, current, change)?,
         None => safe_file::edit_json(&target.path, options, change)?,
@@ -149,8 +151,9 @@ pub(crate) fn managed_plugin_events(
 }
 
 /// amplihack's commands in a settings file, sorted (empty when it holds none or cannot be read).
-pub(crate) fn our_commands(path: &Path) -> Vec<String> {
-    let mut commands: Vec<String> = safe_file::read_json(path)
+pub(crate) fn our_commands(target: &Target) -> Vec<String> {
+    let mut commands: Vec<String> = target
+        .read_json()
         .ok()
         .flatten()
         .map(|(_, value)| {
@@ -192,8 +195,8 @@ pub(crate) fn diverging_scopes(locations: &Locations, installing: &[Target]) -> 
         })
         .filter(|t| t.path != ours.path)
         .filter(|t| {
-            let theirs = our_commands(&t.path);
-            !theirs.is_empty() && theirs != our_commands(&ours.path)
+            let theirs = our_commands(t);
+            !theirs.is_empty() && theirs != our_commands(ours)
         })
         .collect()
 }
@@ -423,7 +426,7 @@ pub(crate) fn unregister(
     created_by_us: bool,
     hooks_key_added: bool,
 ) -> Result<EditReport, CommandError> {
-    let report = safe_file::edit_json(&target.path, options, |current| {
+    let report = safe_file::edit_json(&target.path, &target.edit_options(options), |current| {
         let Some(current) = current else {
             return Ok(NewContent::Delete);
         };

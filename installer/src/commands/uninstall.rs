@@ -105,7 +105,7 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
         }
     }
     for target in &json_files {
-        if let Some((_, mut value)) = safe_file::read_json(&target.path)? {
+        if let Some((_, mut value)) = target.read_json()? {
             registration::uninstall(&mut value).map_err(|e| {
                 format!(
                     "{}: {}; nothing was changed",

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use amplihack_protocol::Host;
+use amplihack_settings::safe_file::Syntax;
 
 use crate::scopes::{Locations, Scope};
 
@@ -66,6 +67,28 @@ pub fn trust_note(
 ) -> Option<(String, String)> {
     match host {
         Host::Copilot => copilot::trust_note(scope, path, home),
+        _ => None,
+    }
+}
+
+/// How the host reads its registration file: JSONC (comments and trailing commas kept by every
+/// edit) for the hosts that allow them, strict JSON for the others (Claude Code's settings).
+pub fn syntax(host: Host) -> Syntax {
+    match host {
+        Host::Qwen => qwen::SYNTAX,
+        Host::Gemini => gemini::SYNTAX,
+        Host::Droid => droid::SYNTAX,
+        _ => Syntax::Json,
+    }
+}
+
+/// When the host reads its hooks from another file than `registration` (so amplihack's entries
+/// there do not run): the problem and its fix. Only Droid has such a file
+/// ([`droid::shadowed_by`]).
+pub fn shadowed(host: Host, registration: &std::path::Path) -> Option<(String, String)> {
+    match host {
+        Host::Droid => droid::shadowed_by(registration)
+            .map(|hooks| droid::shadowed_message(registration, &hooks)),
         _ => None,
     }
 }

@@ -3,7 +3,12 @@
 
 use std::path::PathBuf;
 
+use amplihack_settings::safe_file::Syntax;
+
 use crate::scopes::{Locations, Scope};
+
+/// Qwen Code reads its settings with comments and trailing commas allowed.
+pub const SYNTAX: Syntax = Syntax::Jsonc;
 
 pub fn registration_file(locations: &Locations, scope: Scope) -> Option<PathBuf> {
     match scope {

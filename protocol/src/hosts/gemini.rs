@@ -28,13 +28,20 @@ pub const DIALECT: Dialect = Dialect {
         EventName::PreToolUse,
         EventName::PostToolUse,
         EventName::Stop,
-        EventName::PreCompact,
+        // Not PreCompact: Gemini fires PreCompress before every model call with a history,
+        // ahead of its own threshold check (0.61.0 `ChatCompressionService.compress`), not when
+        // it compacts; amplihack's transcript copy would run on every call. The name is still
+        // read (a plugin the user registered by hand), it is just not registered.
         EventName::Notification,
     ]),
     timeout_per_second: 1000,
     render,
     adjust: None,
 };
+
+/// Gemini reads stderr as the reply when stdout is empty, and shows it otherwise: amplihack's
+/// notes on a handled event go to its log only ([`super::notes_on_stderr`]).
+pub const NOTES_ON_STDERR: bool = false;
 
 fn can_block(event: &EventName) -> bool {
     matches!(

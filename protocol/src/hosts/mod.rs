@@ -122,6 +122,17 @@ impl Dialect {
     }
 }
 
+/// Whether amplihack's notes on a handled event (a user's plugin that failed, a file it could
+/// not read) go to stderr as well as the log. Not under Gemini CLI
+/// ([`gemini::NOTES_ON_STDERR`]), which reads stderr as the reply when stdout is empty and
+/// shows it to the user otherwise: there they go to the log only.
+pub fn notes_on_stderr(host: Host) -> bool {
+    match host {
+        Host::Gemini => gemini::NOTES_ON_STDERR,
+        _ => true,
+    }
+}
+
 /// Renames the host's event, tool and field names to Claude Code's, in place. Returns whether
 /// anything changed (the bytes handed to plugins are then written anew).
 pub fn normalise(host: Host, map: &mut Map<String, Value>) -> bool {
