@@ -4,7 +4,7 @@
 //! settings stay strict JSON (a comment there is refused, naming the file). And Droid's
 //! `hooks.json`, which makes Droid ignore the settings file's hooks, is reported.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::{TestEnv, stdout};

@@ -4,7 +4,7 @@
 //! empty-prompt continuations left alone, Gemini's AfterAgent block, and nothing on stderr under
 //! Gemini when amplihack has a note (Gemini reads stderr as the reply).
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{TestEnv, command, one_group, stderr, stdout};

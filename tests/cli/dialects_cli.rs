@@ -1,7 +1,7 @@
 //! The other hook dialects of our specifications through the real binary: AMCP's hook files and
 //! the Amplifier CLI hooks proposal's `hooks.yaml`, with the specifications' own examples.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

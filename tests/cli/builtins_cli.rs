@@ -1,7 +1,7 @@
 //! The built-ins through the real `amplihack-hooks` binary, one behaviour per test, in a
 //! temporary home and project.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 

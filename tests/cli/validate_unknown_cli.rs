@@ -1,7 +1,7 @@
 //! `amplihack hooks validate` warns, with the line and the field, about fields no reader of the
 //! file's dialect knows; Claude Code fields any supported version knows are not flagged.
 
-mod support;
+use crate::support;
 
 use support::{TestEnv, stdout};
 

@@ -8,7 +8,7 @@
 //! is not the owner of `~/.claude` (`unshare --user --map-root-user --mount`, as an unprivileged
 //! user gets on most Linux systems). Where `unshare` is refused those cases say so and pass.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::Command;

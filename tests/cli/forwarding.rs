@@ -1,6 +1,6 @@
 //! Forwarding to the user's plugins in `.amplifier/hooks/`, through the real binary.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::harness::{bash_event, changed, home_snapshot, python_payload, ran};
+use super::harness::{bash_event, changed, home_snapshot, python_payload, ran};
 use crate::support::{TestEnv, one_group, stderr, stdout};
 
 /// Plants Python modules in the project that record they ran when imported.
@@ -187,7 +187,7 @@ fn plant_fake_clone(env: &TestEnv, dir: &Path, what: &str) {
         &bin.join("amplihack"),
         &format!(
             "{}\necho \"$@\" >> '{}'",
-            crate::harness::payload(env, &format!("{what}-amplihack")),
+            super::harness::payload(env, &format!("{what}-amplihack")),
             env.root().join("fake-amplihack-args").display()
         ),
     );
@@ -195,7 +195,7 @@ fn plant_fake_clone(env: &TestEnv, dir: &Path, what: &str) {
         &dir.join("packaging/build"),
         &format!(
             "{}\necho '{}'",
-            crate::harness::payload(env, &format!("{what}-build")),
+            super::harness::payload(env, &format!("{what}-build")),
             bin.display()
         ),
     );
@@ -220,7 +220,7 @@ fn install_sh_piped_never_builds_the_current_directory() {
         // A file named like the script in the repository changes nothing either.
         env.script(
             &env.project.join("install.sh"),
-            &crate::harness::payload(&env, "repo-install.sh"),
+            &super::harness::payload(&env, "repo-install.sh"),
         );
         let before = home_snapshot(&env);
         let mut sh = env.command(Path::new("sh"));

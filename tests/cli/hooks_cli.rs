@@ -1,7 +1,7 @@
 //! The `amplihack-hooks` binary's contract, run as the hosts run it: exit codes, what goes to
 //! stdout and stderr, the failure log, the deadline, the stdin cap and the host dialects.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! `amplihack install | uninstall | doctor | status`, run as a user runs them, in a temporary
 //! home whose bin directory has a space in its path.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

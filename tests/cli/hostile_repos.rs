@@ -2,10 +2,9 @@
 //! amplihack meet it as a user would (a hook call, an install, a trust), and checks that
 //! nothing of the repository ran and nothing was written outside it.
 //!
-//! The cases are tables, one file per area (`tests/hostile_repos/*.rs`); each names the
+//! The cases are tables, one file per area (`tests/cli/hostile_repos/*.rs`); each names the
 //! finding of `shared/reference/hostile-repos.md` it proves fixed.
 
-mod support;
 
 #[path = "hostile_repos/harness.rs"]
 mod harness;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{
+use super::harness::{
     bash_event, changed, claude_started, compact_event, fake_claude, home_snapshot, link, payload,
     ran, session_start_event, stop_event, write_event,
 };

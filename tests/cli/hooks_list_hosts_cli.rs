@@ -1,7 +1,7 @@
 //! `amplihack hooks list` says, per plugin, which of its events an installed host never delivers
 //! (from each host's dialect), so a user of Gemini CLI or opencode knows which handlers stay idle.
 
-mod support;
+use crate::support;
 
 use support::TestEnv;
 

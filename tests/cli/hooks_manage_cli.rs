@@ -1,6 +1,6 @@
 //! `amplihack hooks …`: managing the user's plugins.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

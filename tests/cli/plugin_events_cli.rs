@@ -2,7 +2,7 @@
 //! dispatch` on the events the active plugins need beyond its own table, only those the installed
 //! Claude Code knows, follows every plugin change, and uninstall removes them.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{TestEnv, one_group, stderr, stdout};

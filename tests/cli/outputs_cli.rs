@@ -3,7 +3,7 @@
 //! stderr line when it fails open. Paths and times are filtered, nothing else: a change in any
 //! line of these outputs shows in review.
 
-mod support;
+use crate::support;
 
 use support::{TestEnv, stderr, stdout};
 

@@ -1,7 +1,7 @@
 //! `amplihack log` over what the real hook binary recorded: plugins' runs and built-ins'
 //! decisions, with the host that called; `--follow` against a writer.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{bash_event, changed, home_snapshot, link, payload, python_payload, ran};
+use super::harness::{bash_event, changed, home_snapshot, link, payload, python_payload, ran};
 use crate::support::{self, TestEnv, command, one_group, stderr, stdout};
 
 struct Row {
@@ -615,7 +615,7 @@ fn trust_covers_exactly_what_runs() {
         let started = Instant::now();
         for event in [
             bash_event(&env, "ls"),
-            crate::harness::write_event(&env, &env.project.join("x")),
+            super::harness::write_event(&env, &env.project.join("x")),
         ] {
             let name = event["hook_event_name"]
                 .as_str()

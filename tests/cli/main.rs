@@ -1,0 +1,23 @@
+//! Every CLI test, in one test binary: what `amplihack` and `amplihack-hooks` do when run as
+//! programs (no real host needed), one module per area. One binary links once; the end-to-end
+//! suites that drive a real host (`tests/*_e2e.rs`) stay binaries of their own, each timing its
+//! host alone.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod builtins_cli;
+mod dialects_cli;
+mod forwarding;
+mod hooks_cli;
+mod hooks_manage_cli;
+mod installer_cli;
+mod installer_faults;
+mod log_cli;
+mod outputs_cli;
+mod plugin_events_cli;
+mod validate_unknown_cli;
+mod jsonc_settings_cli;
+mod hooks_list_hosts_cli;
+mod qwen_droid_gemini_dialects_cli;
+mod hostile_repos;
