@@ -114,7 +114,7 @@ pub fn sync_hosts(ctx: &Context) -> Result<Vec<String>, CommandError> {
         .filter(|(file, _)| targets.iter().any(|t| &t.path == *file))
         .map(|(file, events)| (file.clone(), events.clone()))
         .collect();
-    let (user, project) = with_places(ctx, |places| shared::active_plugins(places));
+    let (user, project) = with_places(ctx, shared::active_plugins);
     let events_of = |plugins: &[Plugin]| -> Vec<String> {
         plugins.iter().flat_map(shared::events_of).collect()
     };
@@ -136,13 +136,14 @@ pub fn sync_hosts(ctx: &Context) -> Result<Vec<String>, CommandError> {
                 }
                 Some((root, events)) if target.path.starts_with(root) => {
                     project_served.push(host);
-                    let by_user = targets
+                    let user_registered = targets
                         .iter()
-                        .any(|t| t.host == host && t.scope == Scope::User)
-                        .then(|| {
-                            plugin_events::needed_in(host, user_events.iter().map(String::as_str))
-                        })
-                        .unwrap_or_default();
+                        .any(|t| t.host == host && t.scope == Scope::User);
+                    let by_user = if user_registered {
+                        plugin_events::needed_in(host, user_events.iter().map(String::as_str))
+                    } else {
+                        Vec::new()
+                    };
                     plugin_events::needed_in(host, events.iter().map(String::as_str))
                         .into_iter()
                         .filter(|e| !by_user.contains(e))
