@@ -406,6 +406,56 @@ mod tests {
         );
     }
 
+    /// Per host: only events it delivers beyond amplihack's rows there, in its names; its
+    /// command; after the user's entries where it keys trust by position (Codex).
+    #[test]
+    fn other_hosts_get_their_own_plugin_event_entries() {
+        let plugin = [
+            "PreToolUse",
+            "Notification",
+            "PermissionRequest",
+            "PreCompact",
+            "Stop",
+        ];
+        let cases: &[(Host, &[&str])] = &[
+            (Host::Gemini, &["Notification"]),
+            (Host::Codex, &["PermissionRequest"]),
+            (Host::Copilot, &["Notification", "PermissionRequest"]),
+            (Host::Droid, &["Notification"]),
+            (Host::Amplifier, &[]),
+            (Host::Opencode, &[]),
+        ];
+        for (host, wanted) in cases {
+            assert_eq!(needed_in(*host, plugin), *wanted, "{host:?}");
+        }
+        let binary = Path::new("/b/amplihack-hooks");
+        let user = json!({"type": "command", "command": "/bin/true"});
+        let mut codex = json!({"hooks": {"PermissionRequest": [{"hooks": [user.clone()]}]}});
+        let events = vec!["PermissionRequest".to_string()];
+        let (changed, owned) =
+            sync_in(Host::Codex, &mut codex, binary, &[], &events).expect("sync");
+        assert!(changed);
+        assert_eq!(owned, events);
+        let groups = &codex["hooks"]["PermissionRequest"];
+        assert_eq!(groups[0]["hooks"][0], user, "{codex:#}");
+        assert_eq!(
+            groups[1]["hooks"][0]["command"],
+            "exec /b/amplihack-hooks dispatch --host codex"
+        );
+        assert!(groups[1]["hooks"][0]["timeout"].is_u64(), "{codex:#}");
+        assert_eq!(registered_in(Host::Codex, &codex), events);
+        // An event the host does not deliver is never written.
+        let mut gemini = json!({});
+        let (changed, _) = sync_in(Host::Gemini, &mut gemini, binary, &[], &events).expect("sync");
+        assert!(!changed && gemini == json!({}), "{gemini:#}");
+        // Gone again: the user's entry as it was.
+        sync_in(Host::Codex, &mut codex, binary, &owned, &[]).expect("sync");
+        assert_eq!(
+            codex,
+            json!({"hooks": {"PermissionRequest": [{"hooks": [user]}]}})
+        );
+    }
+
     #[test]
     fn sync_adds_and_removes_only_amplihacks_plugin_event_entries() {
         let binary = Path::new("/b in/amplihack-hooks");
