@@ -110,3 +110,70 @@ fn qwen_runs_a_user_plugins_handler_on_an_event_amplihack_does_not_register_itse
     ok(&env.run_amplihack(&["uninstall", "--host", "qwen", "--keep-binaries"]));
     assert_eq!(env.read(&settings), SETTINGS);
 }
+
+/// Codex runs no hook nobody trusted: the `dispatch` entry amplihack adds for a plugin's
+/// SubagentStop, after a user's own entry on that event, is trusted through the real Codex
+/// (`codex app-server` lists it trusted), and the user's entry keeps its key and its trust.
+#[test]
+fn codex_trusts_the_plugin_event_entry_and_keeps_the_users_trust() {
+    use support::host_clis::{CodexAppServer, codex_home};
+    let env = TestEnv::new();
+    let hooks_json = codex_home(&env).join("hooks.json");
+    let users = "{\n  \"hooks\": {\n    \"SubagentStop\": [\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"/bin/true\"}]}\n    ]\n  }\n}\n";
+    env.write(&hooks_json, users);
+    let mut server = CodexAppServer::start(&env);
+    let listed = server.hooks(&env.project);
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    server.trust(&listed);
+    let user_key = listed[0].key.clone();
+    drop(server);
+    let mark = env.mark("events", "SubagentStop");
+    env.plugin(
+        &env.user_hooks_dir(),
+        "subagents",
+        &support::one_group("SubagentStop", None, vec![command(&mark)]),
+    );
+    let amplihack = |args: &[&str]| {
+        let mut command = env.amplihack(args);
+        command
+            .env(Cli::Codex.bin_var(), Cli::Codex.bin())
+            .env("CODEX_HOME", codex_home(&env));
+        let (output, _) = run_with_timeout(command, b"", std::time::Duration::from_secs(120));
+        output
+    };
+    ok(&amplihack(&["install", "--host", "codex"]));
+    let listed = CodexAppServer::start(&env).hooks(&env.project);
+    // Codex's trust keys are `<file>:<event>:<group>:<handler>`: the user's first, ours after.
+    let subagent: Vec<_> = listed
+        .iter()
+        .filter(|h| h.key.contains(":subagent_stop:"))
+        .collect();
+    assert_eq!(subagent.len(), 2, "{listed:#?}");
+    assert!(
+        subagent
+            .iter()
+            .any(|h| h.entry.to_string().contains("dispatch --host codex")),
+        "{subagent:#?}"
+    );
+    let untrusted: Vec<_> = listed
+        .iter()
+        .filter(|h| h.trust_status != "trusted")
+        .collect();
+    assert!(untrusted.is_empty(), "{untrusted:#?}");
+    assert!(user_key.ends_with(":subagent_stop:0:0"), "{user_key}");
+    assert!(
+        subagent[1].key.ends_with(":subagent_stop:1:0")
+            && subagent[1]
+                .entry
+                .to_string()
+                .contains("dispatch --host codex"),
+        "{subagent:#?}"
+    );
+    ok(&amplihack(&[
+        "uninstall",
+        "--host",
+        "codex",
+        "--keep-binaries",
+    ]));
+    assert_eq!(env.read(&hooks_json), users);
+}
