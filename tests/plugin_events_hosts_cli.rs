@@ -236,3 +236,32 @@ fn no_entry_for_an_event_the_host_lacks_or_amplihack_already_registers() {
         "{value:#}"
     );
 }
+
+/// An entry taken out by hand is put back by `doctor --fix`, in every host's file.
+#[test]
+fn doctor_fix_puts_a_missing_plugin_event_entry_back() {
+    for case in CASES {
+        let env = TestEnv::new();
+        let host = case.host;
+        let file = env.home.join(case.file);
+        env.plugin(
+            &env.user_hooks_dir(),
+            "notes",
+            &one_group(case.event, None, vec![command("true")]),
+        );
+        ok(&env.run_amplihack(&["install", "--host", host]));
+        let mut edited = parse(&env.read(&file));
+        if let Some(hooks) = edited["hooks"].as_object_mut() {
+            hooks.remove(case.label);
+        }
+        env.write(&file, &serde_json::to_string_pretty(&edited).expect("json"));
+        let fixed = stdout(&env.run_amplihack(&["doctor", "--fix"]));
+        let repaired = parse(&env.read(&file));
+        assert_eq!(
+            dispatch_entries(&repaired, case.label).len(),
+            1,
+            "{host}: {fixed}\n{repaired:#}"
+        );
+        assert!(fixed.contains("repaired"), "{host}: {fixed}");
+    }
+}

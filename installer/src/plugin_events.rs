@@ -439,6 +439,12 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
             Ok(lines) => notes.extend(lines.into_iter().map(|l| format!("repaired: {l}"))),
             Err(e) => notes.push(format!("plugin events could not be registered: {e}")),
         }
+        match sync_hosts(ctx) {
+            Ok(lines) => notes.extend(lines.into_iter().map(|l| format!("repaired: {l}"))),
+            Err(e) => notes.push(format!(
+                "plugin events could not be registered with the other hosts: {e}"
+            )),
+        }
     }
     let (version, registered, claude_registered) = delivery(ctx);
     let hosts = Hosts {
