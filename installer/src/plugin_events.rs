@@ -4,6 +4,13 @@
 //! `amplihack-hooks dispatch` entry ([`amplihack_runtime::builtins::plugin_events`], the same code
 //! the hook binary repairs them with at session start). Only events the installed Claude Code
 //! knows are registered (`claude --version`; `AMPLIHACK_CLAUDE_BIN` names the program).
+//!
+//! The other hosts amplihack is registered with through a JSON hooks file (Codex, Copilot, Qwen,
+//! Droid, Gemini: the manifest's registrations) get the same entries, in their names, for the
+//! events they deliver beyond amplihack's rows for them ([`sync_hosts`], one code path
+//! parameterised by host). A user-scope file serves the user's plugins; a project's file (its
+//! `project`/`local` scope) the trusted project's, less what the host's user file brings. The
+//! hook binary's session-start repair stays Claude Code's.
 
 use amplihack_engine::discovery::Plugin;
 use amplihack_runtime::builtins::plugin_events::{self as shared, Places};
@@ -50,6 +57,170 @@ pub fn sync(ctx: &Context) -> Result<Vec<String>, CommandError> {
             })
             .map_err(CommandError::Refused)
     })
+}
+
+/// What amplihack added to the other hosts' hooks files for the plugins: per file, the events
+/// whose `dispatch` entries are its own (nothing in the file tells them apart from a `dispatch`
+/// entry the user wrote by hand), under its state.
+pub const HOSTS_RECORD: &str = "host-plugin-events.json";
+
+type HostsRecord = std::collections::BTreeMap<std::path::PathBuf, Vec<String>>;
+
+fn hosts_record(state: &amplihack_state::StateDir) -> HostsRecord {
+    amplihack_state::files::read_json(&state.file(HOSTS_RECORD))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+fn write_hosts_record(
+    state: &amplihack_state::StateDir,
+    record: &HostsRecord,
+) -> Result<(), CommandError> {
+    let file = state.file(HOSTS_RECORD);
+    if record.is_empty() {
+        return match std::fs::remove_file(&file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(CommandError::Refused(format!("{}: {e}", file.display())))
+            }
+            _ => Ok(()),
+        };
+    }
+    amplihack_state::files::write_json(&file, record)
+        .map_err(|e| CommandError::Refused(e.to_string()))
+}
+
+/// Brings the plugin-event entries of every other host's registered hooks file in line with the
+/// active plugins: each event they need that the host delivers and amplihack's rows there do not
+/// cover gets one `dispatch --host <host>` entry, with the same loss-free edit as the
+/// registration (the host's JSONC kept; Codex's entries trusted after the write). Returns one
+/// line per file changed, for the user.
+pub fn sync_hosts(ctx: &Context) -> Result<Vec<String>, CommandError> {
+    use crate::commands::Target;
+    use crate::registration::Host;
+    use crate::scopes::Scope;
+    use amplihack_settings::registration::ShapeError;
+
+    let state = ctx.state();
+    let manifest = amplihack_state::manifest::load(&state).unwrap_or_default();
+    let targets: Vec<Target> = crate::commands::shared::manifest_targets(&manifest)
+        .into_iter()
+        .filter(|t| t.host != Host::ClaudeCode && crate::hosts::edits_json_hooks(t.host))
+        .collect();
+    let recorded = hosts_record(&state);
+    // Files no longer registered (uninstalled) are forgotten.
+    let mut record: HostsRecord = recorded
+        .iter()
+        .filter(|(file, _)| targets.iter().any(|t| &t.path == *file))
+        .map(|(file, events)| (file.clone(), events.clone()))
+        .collect();
+    let (user, project) = with_places(ctx, shared::active_plugins);
+    let events_of = |plugins: &[Plugin]| -> Vec<String> {
+        plugins.iter().flat_map(shared::events_of).collect()
+    };
+    let user_events = events_of(&user);
+    let project = project.map(|(root, plugins)| (root, events_of(&plugins)));
+    let mut lines = Vec::new();
+    // Each host's plugin events go in one file of this project, the first registered.
+    let mut project_served: Vec<Host> = Vec::new();
+    for target in &targets {
+        let host = target.host;
+        let wanted = match target.scope {
+            Scope::User => plugin_events::needed_in(host, user_events.iter().map(String::as_str)),
+            Scope::Project | Scope::Local => match &project {
+                // A second file of this project's for the host: none there.
+                Some((root, _))
+                    if target.path.starts_with(root) && project_served.contains(&host) =>
+                {
+                    Vec::new()
+                }
+                Some((root, events)) if target.path.starts_with(root) => {
+                    project_served.push(host);
+                    let user_registered = targets
+                        .iter()
+                        .any(|t| t.host == host && t.scope == Scope::User);
+                    let by_user = if user_registered {
+                        plugin_events::needed_in(host, user_events.iter().map(String::as_str))
+                    } else {
+                        Vec::new()
+                    };
+                    plugin_events::needed_in(host, events.iter().map(String::as_str))
+                        .into_iter()
+                        .filter(|e| !by_user.contains(e))
+                        .collect()
+                }
+                // Another project's file: left as it is.
+                _ => continue,
+            },
+            Scope::Managed => continue,
+        };
+        let owned = record.get(&target.path).cloned().unwrap_or_default();
+        if wanted.is_empty() && owned.is_empty() {
+            continue;
+        }
+        let Ok(Some((_, current))) = target.read_json() else {
+            continue; // gone, or unreadable: `doctor` says why
+        };
+        let Some(binary) = shared::our_binary_in(host, &current) else {
+            continue; // amplihack is no longer registered there
+        };
+        let apply = |value: &mut serde_json::Value| -> Result<(bool, Vec<String>), ShapeError> {
+            plugin_events::sync_in(host, value, &binary, &owned, &wanted)
+        };
+        let mut probe = current.clone();
+        let Ok((changed, now_owned)) = apply(&mut probe) else {
+            continue; // not editable: `doctor` says why
+        };
+        if changed {
+            let options = target.edit_options(&EditOptions::default());
+            safe_file::edit_json(&target.path, &options, |current| {
+                let mut value = current.cloned().unwrap_or_else(|| serde_json::json!({}));
+                apply(&mut value)?;
+                Ok(safe_file::NewContent::Value(value))
+            })
+            .map_err(|e| CommandError::Refused(e.to_string()))?;
+            if host == Host::Codex {
+                crate::hosts::codex::trust_after_write(&target.path, target.scope, false);
+            }
+            lines.push(format!(
+                "{}: {}: plugin events registered: {}",
+                crate::commands::shared::host_name(host),
+                target.path.display(),
+                if wanted.is_empty() {
+                    "none".to_string()
+                } else {
+                    wanted.join(", ")
+                }
+            ));
+        }
+        if now_owned.is_empty() {
+            record.remove(&target.path);
+        } else {
+            record.insert(target.path.clone(), now_owned);
+        }
+    }
+    lines.extend(crate::hosts::codex::take_notes());
+    if record != recorded {
+        write_hosts_record(&state, &record)?;
+    }
+    Ok(lines)
+}
+
+/// After uninstall: the record of the other hosts' plugin-event entries forgets the files no
+/// longer registered (the entries went with amplihack's others).
+pub fn forget_unregistered(locations: &crate::scopes::Locations) -> Result<(), CommandError> {
+    let state = locations.state();
+    let recorded = hosts_record(&state);
+    if recorded.is_empty() {
+        return Ok(());
+    }
+    let manifest = amplihack_state::manifest::load(&state).unwrap_or_default();
+    let mut record = recorded.clone();
+    record.retain(|file, _| manifest.registrations.iter().any(|r| &r.path == file));
+    if record != recorded {
+        write_hosts_record(&state, &record)?;
+    }
+    Ok(())
 }
 
 /// Before uninstall: the plugin handler groups amplihack copied into Claude Code's settings go too
@@ -268,6 +439,12 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
             Ok(lines) => notes.extend(lines.into_iter().map(|l| format!("repaired: {l}"))),
             Err(e) => notes.push(format!("plugin events could not be registered: {e}")),
         }
+        match sync_hosts(ctx) {
+            Ok(lines) => notes.extend(lines.into_iter().map(|l| format!("repaired: {l}"))),
+            Err(e) => notes.push(format!(
+                "plugin events could not be registered with the other hosts: {e}"
+            )),
+        }
     }
     let (version, registered, claude_registered) = delivery(ctx);
     let hosts = Hosts {
@@ -292,16 +469,32 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
     notes
 }
 
-/// After a change to the plugins: Claude Code's registrations follow the events they need.
-pub fn with_sync(mut outcome: Outcome, ctx: &Context) -> Outcome {
-    let lines = match sync(ctx) {
-        Ok(lines) => lines,
-        Err(message) => {
-            vec![format!(
-                "plugin events could not be registered with Claude Code: {message}"
-            )]
+/// After a change to the plugins: Claude Code's registrations, and every other host's hooks
+/// file, follow the events they need.
+pub fn with_sync(outcome: Outcome, ctx: &Context) -> Outcome {
+    with_sync_for(outcome, ctx, true)
+}
+
+/// [`with_sync`], Claude Code's settings only when `claude` (`install --host` without it).
+pub fn with_sync_for(mut outcome: Outcome, ctx: &Context, claude: bool) -> Outcome {
+    let mut lines = if claude {
+        match sync(ctx) {
+            Ok(lines) => lines,
+            Err(message) => {
+                vec![format!(
+                    "plugin events could not be registered with Claude Code: {message}"
+                )]
+            }
         }
+    } else {
+        Vec::new()
     };
+    match sync_hosts(ctx) {
+        Ok(more) => lines.extend(more),
+        Err(message) => lines.push(format!(
+            "plugin events could not be registered with the other hosts: {message}"
+        )),
+    }
     for line in &lines {
         outcome.text.push_str(line);
         outcome.text.push('\n');

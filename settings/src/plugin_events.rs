@@ -6,12 +6,19 @@
 //!
 //! These entries are amplihack's (recognised, removed by uninstall); [`sync`] adds the missing
 //! ones and removes those no plugin needs any more, keeping every byte of the user's.
+//!
+//! The other hosts with a JSON hooks file (Codex, Copilot, Qwen, Droid, Gemini) get the same
+//! entries for the events they deliver beyond amplihack's rows for them, in their names and with
+//! their command ([`registration::plugin_event_spec`]): the `_in` functions, parameterised by
+//! host; the plain ones are Claude Code's.
 
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
 use crate::registration::{self, Host, ShapeError, kind_of, recognise};
+
+use amplihack_protocol::hosts;
 
 use amplihack_protocol::EventName;
 use amplihack_protocol::claude_version::display;
@@ -49,10 +56,51 @@ pub fn delivers(event: &str, version: Option<Version>) -> Result<(), String> {
 
 /// The events amplihack's own table registers under Claude Code.
 pub fn registered_by_table() -> Vec<&'static str> {
-    registration::canonical(Host::ClaudeCode)
+    registered_by_table_in(Host::ClaudeCode)
+}
+
+/// The events amplihack's own table registers under `host`, in the host's names.
+pub fn registered_by_table_in(host: Host) -> Vec<&'static str> {
+    registration::canonical(host)
         .iter()
         .map(|spec| spec.event)
         .collect()
+}
+
+/// Whether amplihack keeps plugin-event entries in `host`'s hooks file (every host with one but
+/// Amplifier's bridge, whose module delivers every kernel event itself).
+fn has_plugin_events(host: Host) -> bool {
+    !matches!(host, Host::Amplifier | Host::Opencode)
+}
+
+/// The Claude Code event a host's event name stands for (`BeforeTool` is PreToolUse).
+fn claude_event(host: Host, label: &str) -> EventName {
+    let claude = hosts::dialect(host)
+        .events
+        .iter()
+        .find(|(theirs, _)| *theirs == label)
+        .map_or(label, |(_, claude)| claude);
+    EventName::parse(claude)
+}
+
+/// Of the (Claude Code) events plugins handle, those that need an entry of their own in `host`
+/// (not Claude Code: [`needed`] weighs its version): delivered by the host, and not one of
+/// amplihack's rows there. In the host's names, sorted, each once.
+pub fn needed_in<'a>(host: Host, plugin_events: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    if !has_plugin_events(host) {
+        return Vec::new();
+    }
+    let table = registered_by_table_in(host);
+    let dialect = hosts::dialect(host);
+    let mut events: Vec<String> = plugin_events
+        .into_iter()
+        .filter_map(|event| dialect.event_label(&EventName::parse(event)))
+        .filter(|label| !table.contains(label))
+        .map(str::to_string)
+        .collect();
+    events.sort();
+    events.dedup();
+    events
 }
 
 /// Of the events plugins handle, those that need an entry of their own here: not registered by
@@ -75,7 +123,13 @@ pub fn needed<'a>(
 /// Whether a handler is a plugin-event entry of amplihack's: `amplihack-hooks dispatch` on an
 /// event the table does not register.
 pub fn is_plugin_event_entry(event: &str, handler: &Value) -> bool {
-    !registered_by_table().contains(&event)
+    is_plugin_event_entry_in(Host::ClaudeCode, event, handler)
+}
+
+/// [`is_plugin_event_entry`] in `host`'s file (`event` in the host's name).
+pub fn is_plugin_event_entry_in(host: Host, event: &str, handler: &Value) -> bool {
+    has_plugin_events(host)
+        && !registered_by_table_in(host).contains(&event)
         && handler
             .get("command")
             .and_then(Value::as_str)
@@ -85,6 +139,11 @@ pub fn is_plugin_event_entry(event: &str, handler: &Value) -> bool {
 
 /// The events that hold a plugin-event entry of amplihack's, in file order.
 pub fn registered(settings: &Value) -> Vec<String> {
+    registered_in(Host::ClaudeCode, settings)
+}
+
+/// [`registered`] in `host`'s file, in the host's names.
+pub fn registered_in(host: Host, settings: &Value) -> Vec<String> {
     let mut found = Vec::new();
     for (event, groups) in settings
         .get("hooks")
@@ -98,7 +157,7 @@ pub fn registered(settings: &Value) -> Vec<String> {
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .any(|h| is_plugin_event_entry(event, h))
+                .any(|h| is_plugin_event_entry_in(host, event, h))
         });
         if ours {
             found.push(event.clone());
@@ -155,11 +214,50 @@ pub fn sync(
     owned: &[String],
     events: &[String],
 ) -> Result<(bool, Vec<String>), ShapeError> {
+    sync_in(Host::ClaudeCode, settings, binary, owned, events)
+}
+
+/// [`sync`] in `host`'s file: `events` in the host's names, each entry the host's command for
+/// `dispatch` ([`registration::command_for`]: `--host`, Copilot's guard against a missing binary)
+/// with its timeout. Where the host keys its trust in a hook by position (Codex), a new entry goes
+/// after the user's on its event, so that theirs keep their keys.
+pub fn sync_in(
+    host: Host,
+    settings: &mut Value,
+    binary: &Path,
+    owned: &[String],
+    events: &[String],
+) -> Result<(bool, Vec<String>), ShapeError> {
+    // Only events the host delivers (Claude Code's are weighed against its version by [`needed`]).
+    let events: Vec<String> = events
+        .iter()
+        .filter(|e| {
+            host == Host::ClaudeCode
+                || registration::plugin_event_spec(host, &claude_event(host, e)).is_some()
+        })
+        .cloned()
+        .collect();
+    let events = &events[..];
     let nothing_to_do = events.is_empty() && owned.is_empty();
     let Some(hooks) = hooks_to_edit(settings, nothing_to_do, events.iter())? else {
         return Ok((false, Vec::new()));
     };
-    let command = registration::claude_command(binary, DISPATCH);
+    let spec_of = |event: &str| registration::plugin_event_spec(host, &claude_event(host, event));
+    let entry_of = |event: &str| -> Value {
+        let spec = spec_of(event);
+        let mut handler = Map::new();
+        handler.insert("type".into(), json!("command"));
+        let command = spec.as_ref().map_or_else(
+            || registration::claude_command(binary, DISPATCH),
+            |spec| registration::command_for(binary, spec, host),
+        );
+        handler.insert("command".into(), json!(command));
+        if let Some(timeout) = spec.and_then(|s| s.timeout) {
+            handler.insert("timeout".into(), json!(timeout));
+        }
+        Value::Object(handler)
+    };
+    let at_end = hosts::dialect(host).trust_by_position();
     let mut changed = false;
     let mut now_owned = Vec::new();
     let mut served: Vec<String> = Vec::new();
@@ -177,7 +275,7 @@ pub fn sync(
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
-                    .any(|h| is_plugin_event_entry(event, h))
+                    .any(|h| is_plugin_event_entry_in(host, event, h))
             });
         if users {
             if wanted {
@@ -187,18 +285,20 @@ pub fn sync(
         }
         let mut kept_one = false;
         let before = groups.len();
+        let entry = entry_of(event);
         groups.retain_mut(|group| {
             let Some(Value::Array(handlers)) = group.get_mut("hooks") else {
                 return true;
             };
             let count = handlers.len();
             handlers.retain(|h| {
-                if !is_plugin_event_entry(event, h) {
+                if !is_plugin_event_entry_in(host, event, h) {
                     return true;
                 }
                 let keep = wanted
                     && !kept_one
-                    && h.get("command").and_then(Value::as_str) == Some(command.as_str());
+                    && h.get("command") == entry.get("command")
+                    && h.get("timeout") == entry.get("timeout");
                 kept_one |= keep;
                 keep
             });
@@ -213,7 +313,8 @@ pub fn sync(
         }
         if wanted {
             if !kept_one {
-                groups.insert(0, wrapper(event, &command));
+                let at = if at_end { groups.len() } else { 0 };
+                groups.insert(at, wrapper(event, entry));
                 changed = true;
             }
             served.push(event.clone());
@@ -231,7 +332,10 @@ pub fn sync(
     }
     for event in events {
         if !served.contains(event) {
-            hooks.insert(event.clone(), Value::Array(vec![wrapper(event, &command)]));
+            hooks.insert(
+                event.clone(),
+                Value::Array(vec![wrapper(event, entry_of(event))]),
+            );
             now_owned.push(event.clone());
             changed = true;
         }
@@ -240,7 +344,7 @@ pub fn sync(
     Ok((changed, now_owned))
 }
 
-fn wrapper(event: &str, command: &str) -> Value {
+fn wrapper(event: &str, handler: Value) -> Value {
     let tool_event = matches!(
         event,
         "PostToolUseFailure" | "PermissionRequest" | "PermissionDenied"
@@ -249,10 +353,7 @@ fn wrapper(event: &str, command: &str) -> Value {
     if tool_event {
         group.insert("matcher".into(), json!("*"));
     }
-    group.insert(
-        "hooks".into(),
-        json!([{"type": "command", "command": command}]),
-    );
+    group.insert("hooks".into(), Value::Array(vec![handler]));
     Value::Object(group)
 }
 
@@ -302,6 +403,56 @@ mod tests {
                 Some((2, 0, 30))
             ),
             ["SubagentStop"]
+        );
+    }
+
+    /// Per host: only events it delivers beyond amplihack's rows there, in its names; its
+    /// command; after the user's entries where it keys trust by position (Codex).
+    #[test]
+    fn other_hosts_get_their_own_plugin_event_entries() {
+        let plugin = [
+            "PreToolUse",
+            "Notification",
+            "PermissionRequest",
+            "PreCompact",
+            "Stop",
+        ];
+        let cases: &[(Host, &[&str])] = &[
+            (Host::Gemini, &["Notification"]),
+            (Host::Codex, &["PermissionRequest"]),
+            (Host::Copilot, &["Notification", "PermissionRequest"]),
+            (Host::Droid, &["Notification"]),
+            (Host::Amplifier, &[]),
+            (Host::Opencode, &[]),
+        ];
+        for (host, wanted) in cases {
+            assert_eq!(needed_in(*host, plugin), *wanted, "{host:?}");
+        }
+        let binary = Path::new("/b/amplihack-hooks");
+        let user = json!({"type": "command", "command": "/bin/true"});
+        let mut codex = json!({"hooks": {"PermissionRequest": [{"hooks": [user.clone()]}]}});
+        let events = vec!["PermissionRequest".to_string()];
+        let (changed, owned) =
+            sync_in(Host::Codex, &mut codex, binary, &[], &events).expect("sync");
+        assert!(changed);
+        assert_eq!(owned, events);
+        let groups = &codex["hooks"]["PermissionRequest"];
+        assert_eq!(groups[0]["hooks"][0], user, "{codex:#}");
+        assert_eq!(
+            groups[1]["hooks"][0]["command"],
+            "exec /b/amplihack-hooks dispatch --host codex"
+        );
+        assert!(groups[1]["hooks"][0]["timeout"].is_u64(), "{codex:#}");
+        assert_eq!(registered_in(Host::Codex, &codex), events);
+        // An event the host does not deliver is never written.
+        let mut gemini = json!({});
+        let (changed, _) = sync_in(Host::Gemini, &mut gemini, binary, &[], &events).expect("sync");
+        assert!(!changed && gemini == json!({}), "{gemini:#}");
+        // Gone again: the user's entry as it was.
+        sync_in(Host::Codex, &mut codex, binary, &owned, &[]).expect("sync");
+        assert_eq!(
+            codex,
+            json!({"hooks": {"PermissionRequest": [{"hooks": [user]}]}})
         );
     }
 

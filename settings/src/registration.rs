@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use amplihack_protocol::{hosts, table};
+use amplihack_protocol::{EventName, hosts, table};
 use serde_json::{Map, Value, json};
 
 /// One hook amplihack registers: a registered row of the hook table
@@ -40,17 +40,45 @@ pub fn canonical(host: Host) -> Vec<HookSpec> {
                 event: dialect.event_label(hook.event.as_ref()?)?,
                 subcommand: hook.subcommand,
                 matcher: registration.matcher,
-                timeout: registration
-                    .timeout_secs
-                    .or(dialect.unset_timeout_secs())
-                    .map(|s| {
-                        let event = hook.event.as_ref();
-                        let cap = event.and_then(|e| dialect.timeout_cap_secs(e));
-                        dialect.timeout(cap.map_or(s, |cap| s.min(cap)))
-                    }),
+                timeout: timeout_in(dialect, hook.event.as_ref(), registration.timeout_secs),
             })
         })
         .collect()
+}
+
+/// A registered timeout in the host's unit: `secs` (or, unset, the host's own safety net, see
+/// [`hosts::Dialect::unset_timeout_secs`]), capped where the host caps the event.
+fn timeout_in(
+    dialect: &hosts::Dialect,
+    event: Option<&EventName>,
+    secs: Option<u64>,
+) -> Option<u64> {
+    secs.or(dialect.unset_timeout_secs()).map(|s| {
+        let cap = event.and_then(|e| dialect.timeout_cap_secs(e));
+        dialect.timeout(cap.map_or(s, |cap| s.min(cap)))
+    })
+}
+
+/// The entry amplihack registers in `host` for an event only the user's plugins need (see
+/// [`crate::plugin_events`]): `dispatch` (the `dispatch` row has no timeout of its own, so the
+/// host's default, or its safety net), on the event as the host names it; `None` when the host
+/// does not deliver it.
+pub fn plugin_event_spec(host: Host, event: &EventName) -> Option<HookSpec> {
+    if matches!(host, Host::Amplifier | Host::Opencode) {
+        return None;
+    }
+    let dialect = hosts::dialect(host);
+    let dispatch = table::find(crate::plugin_events::DISPATCH)?;
+    Some(HookSpec {
+        event: dialect.event_label(event)?,
+        subcommand: dispatch.subcommand,
+        matcher: None,
+        timeout: timeout_in(
+            dialect,
+            Some(event),
+            dispatch.registered.and_then(|r| r.timeout_secs),
+        ),
+    })
 }
 
 pub use amplihack_protocol::Host;
@@ -270,7 +298,7 @@ pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), Sh
     // Events we no longer register (legacy SessionEnd, ...) go when only ours were in them. The
     // entries for events only the user's plugins need are [`crate::plugin_events`]' to keep.
     let plugin_event = |event: &str, handler: &Value| {
-        host == Host::ClaudeCode && crate::plugin_events::is_plugin_event_entry(event, handler)
+        crate::plugin_events::is_plugin_event_entry_in(host, event, handler)
     };
     let by_position = hosts::dialect(host).trust_by_position();
     // Where our first wrapper is on each event (its position survives the strip below: every

@@ -44,8 +44,8 @@ pub struct InstallArgs {
 pub fn install(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandError> {
     let outcome = install_own(args, project)?;
     Ok(match crate::user_hooks::Context::new(project) {
-        Ok(ctx) if !args.change.dry_run && args.host.claude() => {
-            crate::plugin_events::with_sync(outcome, &ctx)
+        Ok(ctx) if !args.change.dry_run => {
+            crate::plugin_events::with_sync_for(outcome, &ctx, args.host.claude())
         }
         _ => outcome,
     })

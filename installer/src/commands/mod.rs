@@ -17,7 +17,7 @@ mod doctor;
 mod install;
 mod render;
 mod reregister;
-mod shared;
+pub(crate) mod shared;
 mod status;
 mod uninstall;
 

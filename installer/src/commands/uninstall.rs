@@ -47,6 +47,9 @@ pub fn uninstall(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
         Vec::new()
     };
     let mut outcome = uninstall_own(args, project)?;
+    if !args.change.dry_run {
+        crate::plugin_events::forget_unregistered(&Locations::from_env(project)?)?;
+    }
     for line in copied {
         outcome.text.push_str(&line);
         outcome.text.push('\n');

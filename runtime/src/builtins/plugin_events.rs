@@ -40,7 +40,7 @@ pub fn events_of(plugin: &Plugin) -> Vec<String> {
 }
 
 /// The active plugins, user level and (trusted) project level with the project's root.
-fn active_plugins(places: &Places<'_>) -> (Vec<Plugin>, Option<(PathBuf, Vec<Plugin>)>) {
+pub fn active_plugins(places: &Places<'_>) -> (Vec<Plugin>, Option<(PathBuf, Vec<Plugin>)>) {
     let disabled = plugins::disabled(places.state);
     let active = |plugin: &Plugin| {
         plugin.config.as_ref().is_ok_and(|c| c.enabled) && !disabled.contains(&plugin.root)
@@ -155,7 +155,12 @@ pub fn beyond_table(places: &Places<'_>) -> bool {
 
 /// The binary amplihack's own entries in `value` run (a canonical row's, absolute).
 pub fn our_binary(value: &Value) -> Option<PathBuf> {
-    let table = plugin_events::registered_by_table();
+    our_binary_in(registration::Host::ClaudeCode, value)
+}
+
+/// [`our_binary`] in `host`'s hooks file.
+pub fn our_binary_in(host: registration::Host, value: &Value) -> Option<PathBuf> {
+    let table = plugin_events::registered_by_table_in(host);
     registration::find_ours(value)
         .into_iter()
         .filter(|(event, _, _)| table.contains(&event.as_str()))
