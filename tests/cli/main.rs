@@ -16,6 +16,7 @@ mod installer_faults;
 mod log_cli;
 mod outputs_cli;
 mod plugin_events_cli;
+mod plugin_events_hosts_cli;
 mod validate_unknown_cli;
 mod jsonc_settings_cli;
 mod hooks_list_hosts_cli;

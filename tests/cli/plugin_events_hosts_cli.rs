@@ -4,7 +4,7 @@
 //! the host names it, which runs the plugin; it goes when no plugin needs it, and uninstall gives
 //! the file back byte for byte.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{TestEnv, command, one_group, stderr, stdout};
