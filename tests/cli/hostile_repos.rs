@@ -5,7 +5,6 @@
 //! The cases are tables, one file per area (`tests/cli/hostile_repos/*.rs`); each names the
 //! finding of `shared/reference/hostile-repos.md` it proves fixed.
 
-
 #[path = "hostile_repos/harness.rs"]
 mod harness;
 
