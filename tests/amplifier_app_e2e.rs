@@ -670,7 +670,7 @@ fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
     let kit = match kit() {
         Ok(kit) => kit,
         Err(reason) => {
-            figure(&format!("SKIPPED {reason}"));
+            support::figure(&format!("SKIPPED {reason}"));
             return;
         }
     };
@@ -762,9 +762,9 @@ fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
         ours_ms.push((first - answered[i]) * 1000.0);
         theirs_ms.push((tool - first) * 1000.0);
     }
-    let (ours, theirs) = (median(&mut ours_ms), median(&mut theirs_ms));
+    let (ours, theirs) = (support::median(&mut ours_ms), support::median(&mut theirs_ms));
     let ratio = ours / theirs;
-    figure(&format!(
+    support::figure(&format!(
         "in the app, 4 plugins sleeping 50 ms on tool:pre: amplihack {ours:.1} ms (with the orchestrator's own work), the bridge {theirs:.1} ms (medians of {CALLS}); ratio {ratio:.2} (goal 1.00, fails over 2.00)"
     ));
     // The goal is 1.00; like every benchmark (tests/bench/gate.rs), it fails only over twice it.
@@ -772,27 +772,6 @@ fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
         ratio <= 2.0,
         "amplihack {ours_ms:?} vs the bridge {theirs_ms:?}"
     );
-}
-
-/// A speed figure: printed, and appended to `$AMPLIHACK_FIGURES` when set, so that `./test.sh`
-/// shows it beside the kernel benchmark's (cargo shows a passing test's output to no one).
-fn figure(line: &str) {
-    println!("{line}");
-    if let Some(path) = std::env::var_os("AMPLIHACK_FIGURES") {
-        use std::io::Write;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path);
-        if let Ok(mut file) = file {
-            let _ = writeln!(file, "{line}");
-        }
-    }
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 /// The first `seconds.nanoseconds` epoch time in a text.

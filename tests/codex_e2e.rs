@@ -385,35 +385,15 @@ fn codex_turns_with_amplihack_cost_about_what_true_entries_do() {
             a.push(turn(&ours).as_secs_f64() * 1000.0);
             t.push(turn(&with_true).as_secs_f64() * 1000.0);
         }
-        let (a, t) = (median(&mut a), median(&mut t));
+        let (a, t) = (support::median(&mut a), support::median(&mut t));
         let ratio = a / t;
         let line = format!(
             "in the real Codex, a turn (SessionStart, 2 UserPromptSubmit, PreToolUse, PostToolUse, Stop): amplihack {a:.0} ms, `true` entries {t:.0} ms (medians of {TURNS}); ratio {ratio:.2} (goal 1.10, fails over 2.20)"
         );
-        figure(&line);
+        support::figure(&line);
         Some((ratio, format!("{a:.0} ms vs {t:.0} ms")))
     });
     assert!(passed, "amplihack's entries cost over twice the goal");
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// A speed figure: printed, and appended to `$AMPLIHACK_FIGURES` when set.
-fn figure(line: &str) {
-    println!("{line}");
-    if let Some(path) = std::env::var_os("AMPLIHACK_FIGURES") {
-        use std::io::Write;
-        if let Ok(mut file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
-            let _ = writeln!(file, "{line}");
-        }
-    }
 }
 
 /// Lock mode under Codex: Stop's `decision: "block"` keeps the agent working (the lock's message

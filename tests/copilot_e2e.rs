@@ -376,26 +376,6 @@ fn chrono_ms(timestamp: &str) -> Option<f64> {
     Some(((h * 60.0 + m) * 60.0 + s) * 1000.0)
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// A speed figure: printed, and appended to `$AMPLIHACK_FIGURES` when set.
-fn figure(line: &str) {
-    println!("{line}");
-    if let Some(path) = std::env::var_os("AMPLIHACK_FIGURES") {
-        use std::io::Write;
-        if let Ok(mut file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
-            let _ = writeln!(file, "{line}");
-        }
-    }
-}
-
 /// What amplihack's entries cost in Copilot against the same entries running `true`, as Copilot
 /// times its hooks: turns each way, interleaved (a session start, a prompt, [`CALLS`] shell calls,
 /// a stop, a session end).
@@ -466,7 +446,7 @@ fn amplihacks_entries_cost_about_what_true_entries_cost() {
                     turns[side].push(times);
                 }
             }
-            let (a, t) = (median(&mut tool[0]), median(&mut tool[1]));
+            let (a, t) = (support::median(&mut tool[0]), support::median(&mut tool[1]));
             let ratio = a / t.max(1.0);
             let detail = format!(
                 "{CALLS} calls' PreToolUse+PostToolUse a turn: amplihack {a:.0} ms, true {t:.0} ms (medians of {TURNS} turns)"
@@ -478,7 +458,7 @@ fn amplihacks_entries_cost_about_what_true_entries_cost() {
         },
     );
     let (ratio, detail) = best.unwrap_or((f64::INFINITY, "nothing measured".into()));
-    figure(&format!(
+    support::figure(&format!(
         "copilot: tool-call hooks as Copilot times them, amplihack's entries ({binary}) vs the same entries running `true`: {detail}; ratio {ratio:.2} (goal {SPEED_GOAL:.2}, fails over {:.2})",
         SPEED_GOAL * gate::FAIL_FACTOR
     ));
@@ -492,7 +472,7 @@ fn amplihacks_entries_cost_about_what_true_entries_cost() {
         .map(|kind| {
             let side = |n: usize| {
                 let mut v: Vec<f64> = turns[n].iter().map(|t| sum(t, &[kind])).collect();
-                median(&mut v)
+                support::median(&mut v)
             };
             format!("{kind} {:.0}/{:.0}", side(0), side(1))
         })
@@ -501,8 +481,8 @@ fn amplihacks_entries_cost_about_what_true_entries_cost() {
         turns[0].iter().map(|t| sum(t, &[])).collect(),
         turns[1].iter().map(|t| sum(t, &[])).collect(),
     ];
-    let (a, t) = (median(&mut whole[0]), median(&mut whole[1]));
-    figure(&format!(
+    let (a, t) = (support::median(&mut whole[0]), support::median(&mut whole[1]));
+    support::figure(&format!(
         "copilot: a whole turn's hooks, amplihack's entries vs `true` (not gated): amplihack {a:.0} ms, true {t:.0} ms, ratio {:.2} (goal {SPEED_GOAL:.2}); ms per event, amplihack/true: {}",
         a / t.max(1.0),
         per_event.join(", ")

@@ -266,40 +266,20 @@ fn a_turn_with_amplihack_costs_about_what_a_true_hook_does() {
             t.push(turn(&theirs, n));
             a.push(turn(&ours, n));
         }
-        let (a, t) = (median(&mut a), median(&mut t));
+        let (a, t) = (support::median(&mut a), support::median(&mut t));
         let detail = format!("amplihack {a:.2} s, true {t:.2} s (medians of 3)");
         if a / t < best.0 {
             best = (a / t, detail.clone());
         }
         Some((a / t, detail))
     });
-    figure_file(&format!(
+    support::figure(&format!(
         "opencode turn, bridge calling amplihack vs `true`: {} | {:.2} (goal {GOAL}, fails over {:.2})",
         best.1,
         best.0,
         GOAL * gate::FAIL_FACTOR
     ));
     assert!(passed, "over twice the goal");
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// Appends a figure line to `$AMPLIHACK_FIGURES` when set.
-fn figure_file(line: &str) {
-    println!("{line}");
-    if let Some(path) = std::env::var_os("AMPLIHACK_FIGURES") {
-        use std::io::Write;
-        if let Ok(mut file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(Path::new(&path))
-        {
-            let _ = writeln!(file, "{line}");
-        }
-    }
 }
 
 /// Lock mode in opencode: at `session.idle` amplihack's Stop says "keep working", and the bridge

@@ -126,21 +126,6 @@ fn timed_turn(env: &TestEnv, cli: Cli, models: &FakeModels) -> f64 {
     elapsed.as_secs_f64()
 }
 
-/// A speed figure: printed, and appended to `$AMPLIHACK_FIGURES` when set.
-fn figure(line: &str) {
-    println!("{line}");
-    if let Some(path) = std::env::var_os("AMPLIHACK_FIGURES") {
-        use std::io::Write;
-        if let Ok(mut file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
-            let _ = writeln!(file, "{line}");
-        }
-    }
-}
-
 /// The speed figure: a turn of two shell calls with amplihack's entries against the same turn
 /// with `true` in their place, interleaved, medians of three each. Goal: no slower than `true`
 /// within the turn's noise (1.10); fails over twice that.
@@ -168,7 +153,7 @@ fn speed(env: &TestEnv, cli: Cli, models: &FakeModels, settings: &Path) {
         }
         Some((a / b, detail))
     });
-    figure(&format!(
+    support::figure(&format!(
         "{}: a turn of two shell calls, amplihack's entries vs the same entries running `true`: {} (medians of 3); ratio {:.2} (goal {GOAL:.2}, fails over {:.2})",
         cli.name(),
         best.1,

@@ -508,3 +508,26 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The median of some timings (sorted in place).
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// A speed figure measured inside an end-to-end test: printed, and appended to
+/// `$AMPLIHACK_FIGURES` when set, so that `./test.sh` shows it beside the benchmarks' (cargo shows
+/// a passing test's output to no one).
+pub fn figure(line: &str) {
+    println!("{line}");
+    if let Some(path) = std::env::var_os("AMPLIHACK_FIGURES") {
+        use std::io::Write;
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(file, "{line}");
+        }
+    }
+}
