@@ -44,34 +44,74 @@ impl Scope {
     }
 }
 
-/// `--host`: one host, or `all` (Claude Code, Amplifier and every other host found installed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// `--host`: one host (by [`Host::name`], the list [`Host::ALL`]), or `all` (Claude Code,
+/// Amplifier and every other host found installed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostChoice {
-    Claude,
-    Amplifier,
-    Codex,
-    Copilot,
-    Qwen,
-    Droid,
-    Gemini,
-    Opencode,
+    One(Host),
     All,
+}
+
+/// Every `--host` value: each host, then `all`.
+const HOST_CHOICES: [HostChoice; Host::ALL.len() + 1] = {
+    let mut choices = [HostChoice::All; Host::ALL.len() + 1];
+    let mut i = 0;
+    while i < Host::ALL.len() {
+        choices[i] = HostChoice::One(Host::ALL[i]);
+        i += 1;
+    }
+    choices
+};
+
+impl ValueEnum for HostChoice {
+    fn value_variants<'a>() -> &'a [Self] {
+        &HOST_CHOICES
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(match self {
+            HostChoice::One(host) => host.name(),
+            HostChoice::All => "all",
+        }))
+    }
+}
+
+/// `--host` where one host is meant (`amplihack hooks test`): any host, by [`Host::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostArg(pub Host);
+
+impl ValueEnum for HostArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ARGS: [HostArg; Host::ALL.len()] = {
+            let mut args = [HostArg(Host::ClaudeCode); Host::ALL.len()];
+            let mut i = 0;
+            while i < Host::ALL.len() {
+                args[i] = HostArg(Host::ALL[i]);
+                i += 1;
+            }
+            args
+        };
+        &ARGS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()))
+    }
+}
+
+impl From<HostArg> for Host {
+    fn from(host: HostArg) -> Self {
+        host.0
+    }
 }
 
 impl HostChoice {
     /// The one host chosen (`None` for `all`).
     pub fn host(self) -> Option<Host> {
-        Some(match self {
-            HostChoice::Claude => Host::ClaudeCode,
-            HostChoice::Amplifier => Host::Amplifier,
-            HostChoice::Codex => Host::Codex,
-            HostChoice::Copilot => Host::Copilot,
-            HostChoice::Qwen => Host::Qwen,
-            HostChoice::Droid => Host::Droid,
-            HostChoice::Gemini => Host::Gemini,
-            HostChoice::Opencode => Host::Opencode,
-            HostChoice::All => return None,
-        })
+        match self {
+            HostChoice::One(host) => Some(host),
+            HostChoice::All => None,
+        }
     }
 
     /// Whether `host` is one the choice names (`all` names every host).

@@ -305,7 +305,7 @@ fn hidden_app_bundle(locations: &Locations) -> Option<Finding> {
     let files: Vec<(Scope, PathBuf)> = Scope::ALL
         .into_iter()
         .filter_map(|scope| {
-            targets(locations, scope, HostChoice::Amplifier)
+            targets(locations, scope, HostChoice::One(Host::Amplifier))
                 .first()
                 .and_then(amplifier_settings)
                 .map(|path| (scope, path))

@@ -55,14 +55,14 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     let dry_run = args.change.dry_run;
     let locations = Locations::from_env(project)?;
     let managed = args.scope == Scope::Managed;
-    if managed && args.host == HostChoice::Amplifier {
+    if managed && args.host == HostChoice::One(Host::Amplifier) {
         return Err(CommandError::usage(
             "Amplifier has no managed settings: --scope managed is for Claude Code (--host claude)",
         ));
     }
     // The managed scope: Claude Code only, run by every user, so from a directory all can read.
     let host = if managed {
-        HostChoice::Claude
+        HostChoice::One(Host::ClaudeCode)
     } else {
         args.host
     };

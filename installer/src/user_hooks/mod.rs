@@ -28,33 +28,7 @@ use crate::commands::{CommandError, Outcome};
 use crate::scopes::Locations;
 
 /// The host whose dialect a reply is shown in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum HostArg {
-    Claude,
-    Amplifier,
-    Codex,
-    Copilot,
-    Qwen,
-    Droid,
-    Gemini,
-    Opencode,
-}
-
-impl From<HostArg> for amplihack_protocol::Host {
-    fn from(host: HostArg) -> Self {
-        use amplihack_protocol::Host;
-        match host {
-            HostArg::Claude => Host::ClaudeCode,
-            HostArg::Amplifier => Host::Amplifier,
-            HostArg::Codex => Host::Codex,
-            HostArg::Copilot => Host::Copilot,
-            HostArg::Qwen => Host::Qwen,
-            HostArg::Droid => Host::Droid,
-            HostArg::Gemini => Host::Gemini,
-            HostArg::Opencode => Host::Opencode,
-        }
-    }
-}
+pub use crate::scopes::HostArg;
 
 /// Which hooks directory: `~/.amplifier/hooks/` (user) or the project's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
