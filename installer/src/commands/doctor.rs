@@ -216,12 +216,7 @@ pub fn doctor(args: &DoctorArgs, project: &Path) -> Result<Outcome, CommandError
 fn doctor_own(args: &DoctorArgs, project: &Path) -> Result<Outcome, CommandError> {
     let locations = Locations::from_env(project)?;
     let manifest = read_manifest(&locations);
-    let bin_dir = args
-        .bin
-        .bin_dir
-        .clone()
-        .or_else(|| manifest.bin_dir.clone())
-        .unwrap_or_else(|| deploy::bin_dir(None, &locations.home));
+    let bin_dir = args.bin.resolve(&manifest, &locations.home);
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
     let mut diagnosis = diagnose(&locations, &manifest, &bin_dir);
 

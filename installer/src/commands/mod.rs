@@ -103,6 +103,21 @@ pub struct BinDirArg {
     pub bin_dir: Option<PathBuf>,
 }
 
+impl BinDirArg {
+    /// The binaries' directory: `--bin-dir`, else where install deployed them (the manifest's
+    /// record), else the default (`$AMPLIHACK_BIN_DIR` or `~/.local/bin`).
+    pub fn resolve(
+        &self,
+        manifest: &amplihack_state::manifest::Manifest,
+        home: &std::path::Path,
+    ) -> PathBuf {
+        self.bin_dir
+            .clone()
+            .or_else(|| manifest.bin_dir.clone())
+            .unwrap_or_else(|| crate::deploy::bin_dir(None, home))
+    }
+}
+
 /// Whether a dry run shows each file's full JSON Patch and diff (`--verbose`) or one summary
 /// line per file (the default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -20,13 +20,9 @@ pub struct StatusArgs {
 }
 
 pub fn status(args: &StatusArgs, project: &Path) -> Result<Outcome, CommandError> {
-    let bin_dir = args.bin.bin_dir.as_deref();
     let locations = Locations::from_env(project)?;
     let manifest = read_manifest(&locations);
-    let bin_dir = bin_dir
-        .map(Path::to_path_buf)
-        .or_else(|| manifest.bin_dir.clone())
-        .unwrap_or_else(|| deploy::bin_dir(None, &locations.home));
+    let bin_dir = args.bin.resolve(&manifest, &locations.home);
     let mut text = format!(
         "amplihack {VERSION}\n  bin dir    {}{}\n",
         bin_dir.display(),

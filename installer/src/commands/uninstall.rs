@@ -164,12 +164,7 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             reports.push(module);
         }
     }
-    let bin_dir = args
-        .bin
-        .bin_dir
-        .clone()
-        .or_else(|| manifest.bin_dir.clone())
-        .unwrap_or_else(|| deploy::bin_dir(None, &locations.home));
+    let bin_dir = args.bin.resolve(&manifest, &locations.home);
     let mut removed = Vec::new();
     if !args.keep_binaries && args.host.amplifier() {
         let module = deploy::module_dir(&locations.home);
