@@ -762,7 +762,10 @@ fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
         ours_ms.push((first - answered[i]) * 1000.0);
         theirs_ms.push((tool - first) * 1000.0);
     }
-    let (ours, theirs) = (support::median(&mut ours_ms), support::median(&mut theirs_ms));
+    let (ours, theirs) = (
+        support::median(&mut ours_ms),
+        support::median(&mut theirs_ms),
+    );
     let ratio = ours / theirs;
     support::figure(&format!(
         "in the app, 4 plugins sleeping 50 ms on tool:pre: amplihack {ours:.1} ms (with the orchestrator's own work), the bridge {theirs:.1} ms (medians of {CALLS}); ratio {ratio:.2} (goal 1.00, fails over 2.00)"

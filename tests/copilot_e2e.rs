@@ -481,7 +481,10 @@ fn amplihacks_entries_cost_about_what_true_entries_cost() {
         turns[0].iter().map(|t| sum(t, &[])).collect(),
         turns[1].iter().map(|t| sum(t, &[])).collect(),
     ];
-    let (a, t) = (support::median(&mut whole[0]), support::median(&mut whole[1]));
+    let (a, t) = (
+        support::median(&mut whole[0]),
+        support::median(&mut whole[1]),
+    );
     support::figure(&format!(
         "copilot: a whole turn's hooks, amplihack's entries vs `true` (not gated): amplihack {a:.0} ms, true {t:.0} ms, ratio {:.2} (goal {SPEED_GOAL:.2}); ms per event, amplihack/true: {}",
         a / t.max(1.0),

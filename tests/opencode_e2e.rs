@@ -9,7 +9,7 @@ mod support;
 #[path = "bench/gate.rs"]
 mod gate;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use support::TestEnv;
