@@ -13,6 +13,7 @@
 //! hook binary's session-start repair stays Claude Code's.
 
 use amplihack_engine::discovery::Plugin;
+use amplihack_protocol::Host;
 use amplihack_runtime::builtins::plugin_events::{self as shared, Places};
 use amplihack_settings::claude_paths;
 use amplihack_settings::plugin_events::{self, Version};
@@ -254,8 +255,8 @@ pub const AMPLIFIER_DELIVERS: &[&str] = &[
     "StopFailure",
 ];
 
-/// Which hosts amplihack is installed for, as [`hosts_delivery`] weighs them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which hosts amplihack is installed for, as [`undelivered_anywhere`] weighs them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hosts {
     /// amplihack's entries are in some Claude Code settings file.
     pub claude: bool,
@@ -264,6 +265,29 @@ pub struct Hosts {
     /// The machine's managed settings allow only their own hooks (`allowManagedHooksOnly`):
     /// only their `dispatch` entries deliver.
     pub managed_only: bool,
+    /// The other hosts amplihack is installed for (Codex, Gemini, ...: the manifest's hosts):
+    /// each delivers the events its dialect says ([`amplihack_protocol::hosts::Dialect::delivers`]).
+    pub others: Vec<Host>,
+}
+
+impl Hosts {
+    /// What this user's install serves: Claude Code when `claude_registered`, and the hosts the
+    /// install manifest records.
+    pub fn of(ctx: &Context, claude_registered: bool) -> Hosts {
+        let recorded = amplihack_state::manifest::load(&ctx.state())
+            .unwrap_or_default()
+            .hosts;
+        Hosts {
+            claude: claude_registered,
+            amplifier: recorded.iter().any(|h| h == Host::Amplifier.name()),
+            managed_only: managed_only(),
+            others: Host::ALL
+                .into_iter()
+                .filter(|h| !matches!(h, Host::ClaudeCode | Host::Amplifier))
+                .filter(|h| recorded.iter().any(|n| n == h.name()))
+                .collect(),
+        }
+    }
 }
 
 /// Whether the machine's managed settings allow only their own hooks.
@@ -283,17 +307,26 @@ pub fn amplifier_installed(ctx: &Context) -> bool {
 /// when amplihack is installed for no host.
 pub fn undelivered_anywhere(
     plugin: &Plugin,
-    hosts: Hosts,
+    hosts: &Hosts,
     version: Option<Version>,
     registered: &[String],
 ) -> Vec<(String, String)> {
-    if !hosts.claude && !hosts.amplifier {
+    if !hosts.claude && !hosts.amplifier && hosts.others.is_empty() {
         return Vec::new();
     }
     let by_claude = undelivered(plugin, version, registered, hosts.managed_only);
     shared::events_of(plugin)
         .into_iter()
         .filter_map(|event| {
+            // Another installed host delivers it: amplihack registers it there for the plugin.
+            let name = amplihack_protocol::EventName::parse(&event);
+            if hosts
+                .others
+                .iter()
+                .any(|h| amplihack_protocol::hosts::dialect(*h).delivers(&name))
+            {
+                return None;
+            }
             let claude = if hosts.claude {
                 let why = by_claude.iter().find(|(e, _)| *e == event)?;
                 Some(why.1.clone())
@@ -308,12 +341,33 @@ pub fn undelivered_anywhere(
             } else {
                 None
             };
-            let why = match (claude, amplifier) {
-                (Some(c), Some(a)) => format!("Claude Code: {c}; {a}"),
-                (Some(c), None) => c,
-                (None, Some(a)) => a,
-                (None, None) => return None,
-            };
+            let others = (!hosts.others.is_empty()).then(|| {
+                let titles: Vec<&str> = hosts.others.iter().map(|h| h.title()).collect();
+                let verb = if titles.len() == 1 {
+                    "delivers"
+                } else {
+                    "deliver"
+                };
+                format!("{} never {verb} it", titles.join(", "))
+            });
+            let why = [
+                claude.map(|c| {
+                    if hosts.amplifier || others.is_some() {
+                        format!("Claude Code: {c}")
+                    } else {
+                        c
+                    }
+                }),
+                amplifier,
+                others,
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; ");
+            if why.is_empty() {
+                return None;
+            }
             Some((event, why))
         })
         .collect()
@@ -447,13 +501,9 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
         }
     }
     let (version, registered, claude_registered) = delivery(ctx);
-    let hosts = Hosts {
-        claude: claude_registered,
-        amplifier: amplifier_installed(ctx),
-        managed_only: managed_only(),
-    };
+    let hosts = Hosts::of(ctx, claude_registered);
     for plugin in ctx.plugins() {
-        for (event, why) in undelivered_anywhere(&plugin, hosts, version, &registered) {
+        for (event, why) in undelivered_anywhere(&plugin, &hosts, version, &registered) {
             notes.push(format!(
                 "plugin {}: {event} never reaches it: {why}",
                 plugin.name

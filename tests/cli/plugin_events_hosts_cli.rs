@@ -265,3 +265,30 @@ fn doctor_fix_puts_a_missing_plugin_event_entry_back() {
         assert!(fixed.contains("repaired"), "{host}: {fixed}");
     }
 }
+
+/// `doctor` counts the other hosts: a plugin's event Gemini delivers is not said to never reach
+/// it (amplihack registers it there), one Gemini has no such event for is, naming Gemini.
+#[test]
+fn doctor_weighs_every_installed_host() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.project.join(".git")).expect("git");
+    env.write(&env.home.join(".gemini/settings.json"), "{}\n");
+    env.write(
+        &env.user_hooks_dir().join("notes/hooks.json"),
+        &json!({"hooks": {
+            "Notification": [{"hooks": [{"type": "command", "command": "true"}]}],
+            "PermissionRequest": [{"hooks": [{"type": "command", "command": "true"}]}]
+        }})
+        .to_string(),
+    );
+    ok(&env.run_amplihack(&["install", "--host", "gemini"]));
+    let doctor = stdout(&env.run_amplihack(&["doctor"]));
+    assert!(
+        !doctor.contains("Notification never reaches it"),
+        "Gemini delivers Notification:\n{doctor}"
+    );
+    assert!(
+        doctor.contains("PermissionRequest never reaches it: Gemini CLI never delivers it"),
+        "Gemini has no PermissionRequest:\n{doctor}"
+    );
+}

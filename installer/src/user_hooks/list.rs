@@ -14,14 +14,10 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
     let disabled = plugins::disabled(&ctx.state());
     let trusted = ctx.project_trusted();
     let (version, registered, claude_registered) = crate::plugin_events::delivery(ctx);
-    let hosts = crate::plugin_events::Hosts {
-        claude: claude_registered,
-        amplifier: crate::plugin_events::amplifier_installed(ctx),
-        managed_only: crate::plugin_events::managed_only(),
-    };
+    let hosts = crate::plugin_events::Hosts::of(ctx, claude_registered);
     // Events a session-start repair registered after that session had read its hooks.
     let next_session = amplihack_runtime::builtins::plugin_events::next_session(&ctx.state());
-    let other_hosts = other_hosts(ctx);
+    let other_hosts = hosts.others.clone();
     let mut text = String::new();
     let mut items = Vec::new();
     for (level, dir) in ctx.levels() {
@@ -44,7 +40,7 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
             // What does not reach the plugin: events no installed host delivers, and handler
             // kinds amplihack does not run.
             let undelivered =
-                crate::plugin_events::undelivered_anywhere(&plugin, hosts, version, &registered);
+                crate::plugin_events::undelivered_anywhere(&plugin, &hosts, version, &registered);
             let not_run = crate::plugin_events::not_run(&plugin, version, claude_registered);
             let state = match (&plugin.config, level, trusted, is_disabled) {
                 (Err(_), ..) => "invalid",
@@ -83,7 +79,11 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
                 text.push_str(&format!("    not run: {note}\n"));
             }
             let per_host = not_delivered_by(&plugin, &other_hosts);
-            for (event, hosts) in &per_host {
+            // An event no host delivers is said once, above.
+            for (event, hosts) in per_host
+                .iter()
+                .filter(|(event, _)| !undelivered.iter().any(|(e, _)| e == event))
+            {
                 text.push_str(&format!(
                     "    {event}: not delivered by {}\n",
                     hosts.join(", ")
@@ -111,17 +111,6 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
 
 /// The hosts beyond Claude Code and Amplifier (whose delivery is judged above, from the
 /// installed Claude Code and Amplifier) that amplihack is installed for, from the install record.
-fn other_hosts(ctx: &Context) -> Vec<Host> {
-    let recorded = amplihack_state::manifest::load(&ctx.state())
-        .unwrap_or_default()
-        .hosts;
-    Host::ALL
-        .into_iter()
-        .filter(|h| !matches!(h, Host::ClaudeCode | Host::Amplifier))
-        .filter(|h| recorded.iter().any(|n| n == h.name()))
-        .collect()
-}
-
 /// Per event of the plugin, the installed hosts that never deliver it (by their titles), for
 /// the events some host leaves out.
 fn not_delivered_by(plugin: &Plugin, hosts: &[Host]) -> Vec<(String, Vec<&'static str>)> {
