@@ -9,7 +9,9 @@
 //! * **Every file under the project's `.amplifier/hooks/`** (each plugin, the level's own
 //!   `hooks.json` and whatever it runs from there, `__pycache__` included; `.git` aside) **and
 //!   `.amcp/`**, at most [`MAX_FILES_PER_PLUGIN`] files for each plugin directory.
-//! * **Every file a handler's command names** inside the project: relative to the project root or
+//! * **Every file a handler's command names** inside the project, the command read as the shell
+//!   splits it (the Bash guard's lexer: after `;` or `&&`, a redirection's target, inside `$(…)`,
+//!   a here-document's body): relative to the project root or
 //!   to a `cd DIR` before it (in a `sh -c '…'` script as well), or under `${CLAUDE_PLUGIN_ROOT}`, `${AMPLIFIER_HOOKS_DIR}`,
 //!   `$CLAUDE_PROJECT_DIR`, `$AMPLIFIER_PROJECT_DIR` or `$AMCP_PROJECT_DIR` (`..` resolved); for a
 //!   `.py` file also the Python files beside it (Python imports from the script's directory).
@@ -29,6 +31,7 @@
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
+use amplihack_protocol::shell::{self, SimpleCommand, Word};
 use amplihack_state::{StateDir, trust};
 
 use crate::dialects::amcp;
@@ -205,17 +208,119 @@ fn substitute(word: &str, var: &str, value: &str) -> String {
     out
 }
 
-/// A word that ends one simple command (`&&`, `;`, …): the next word is a program again.
-fn separator(word: &str) -> Option<&str> {
-    for sep in ["&&", "||", ";", "|", "&"] {
-        if word == sep {
-            return Some("");
+/// A command trust cannot read all of.
+fn too_long(plugin: &Plugin) -> Refusal {
+    refuse(
+        &plugin.file,
+        format!(
+            "has a command of more than {MAX_WORDS} words, or nested more than 4 deep (`sh -c`, here-documents) or {} deep (`$(…)`)",
+            shell::MAX_NESTING
+        ),
+        "move it into a script in the plugin's directory",
+    )
+}
+
+/// One command line being read for [`Tree::command`]: where its relative words resolve from
+/// (a `cd` in it moves that for the commands after it) and the first refusal, which stops it.
+struct Line<'t, 'a> {
+    tree: &'t mut Tree<'a>,
+    plugin: &'t Plugin,
+    /// The variables a word may name a project path by, with their values.
+    vars: [(&'static str, String); 5],
+    base: Base,
+    depth: usize,
+    /// Words read so far, against [`MAX_WORDS`].
+    words: usize,
+    failed: Option<Refusal>,
+}
+
+impl Line<'_, '_> {
+    /// `word` with the variables replaced, and whether any was.
+    fn resolve(&self, word: &str) -> (String, bool) {
+        let mut resolved = word.to_string();
+        for (var, value) in &self.vars {
+            resolved = substitute(&resolved, var, value);
         }
-        if let Some(head) = word.strip_suffix(sep) {
-            return Some(head);
+        let derived = resolved != word;
+        (resolved, derived)
+    }
+
+    /// One simple command's words: its program (`cd DIR` moves the base), a file it names, the
+    /// script of `-c`, the module of `-m`.
+    fn simple(&mut self, words: &[Word]) -> Result<(), Refusal> {
+        self.words += words.len();
+        if self.words > MAX_WORDS {
+            return Err(too_long(self.plugin));
+        }
+        let mut cd_next = false;
+        let mut script_next = false;
+        let mut module_next = false;
+        for (i, word) in words.iter().map(|w| w.text.as_str()).enumerate() {
+            if word.is_empty() {
+                continue;
+            }
+            let (resolved, derived) = self.resolve(word);
+            if script_next {
+                // `sh -c 'cd tools && sh lint.sh'`: the script runs where this word would.
+                self.tree
+                    .command(self.plugin, word, self.base.clone(), self.depth + 1)?;
+            } else if module_next {
+                // `python3 -m tools.lint`: from the working directory, on `sys.path`.
+                if let Base::Project(from) = &self.base {
+                    self.tree.python_module(&from.clone(), &resolved)?;
+                }
+            } else if cd_next {
+                self.base = self.tree.cd(&self.base, &resolved, derived);
+                cd_next = false;
+            } else if i == 0 && matches!(word, "cd" | "pushd") {
+                cd_next = true;
+            } else {
+                self.tree.named_word(&self.base, &resolved, derived)?;
+            }
+            script_next = word == "-c";
+            module_next = word == "-m";
+        }
+        Ok(())
+    }
+
+    /// `result`'s refusal kept, and whether to read on.
+    fn keep(&mut self, result: Result<(), Refusal>) -> bool {
+        match result {
+            Ok(()) => self.failed.is_none(),
+            Err(refusal) => {
+                self.failed.get_or_insert(refusal);
+                false
+            }
         }
     }
-    None
+}
+
+impl shell::Sink for Line<'_, '_> {
+    fn substitution(&mut self, commands: &[SimpleCommand], _depth: usize) -> bool {
+        commands.iter().all(|command| {
+            let result = self.simple(&command.words);
+            self.keep(result)
+        })
+    }
+
+    fn command(&mut self, command: &SimpleCommand) -> bool {
+        let result = self.simple(&command.words);
+        self.keep(result)
+    }
+
+    fn redirection(&mut self, target: &Word) {
+        let (resolved, derived) = self.resolve(&target.text);
+        let result = self.tree.named_word(&self.base, &resolved, derived);
+        self.keep(result);
+    }
+
+    fn heredoc(&mut self, body: &str) {
+        // `sh <<EOF`: the body may be a script; what it names is covered as a command's would be.
+        let result = self
+            .tree
+            .command(self.plugin, body, self.base.clone(), self.depth + 1);
+        self.keep(result);
+    }
 }
 
 impl<'a> Tree<'a> {
@@ -346,79 +451,48 @@ impl<'a> Tree<'a> {
         self.command(plugin, command, base, 0)
     }
 
-    /// One command line's words, from `base`; the script of a `sh -c '…'` in it as well.
+    /// One command line, from `base`, read with the Bash guard's lexer as the shell splits it
+    /// ([`shell::parse_into_as_written`]): each simple command's words in the order the shell
+    /// runs them, a substitution's, a redirection's target, and a here-document's body or a
+    /// `sh -c '…'` script read as a command line of its own.
     fn command(
         &mut self,
         plugin: &Plugin,
         command: &str,
-        mut base: Base,
+        base: Base,
         depth: usize,
     ) -> Result<(), Refusal> {
-        let words = amplihack_protocol::command::leading_words(command, MAX_WORDS + 1);
-        if words.len() > MAX_WORDS || depth > 4 {
-            return Err(refuse(
-                &plugin.file,
-                format!(
-                    "has a command of more than {MAX_WORDS} words, or `sh -c` nested more than 4 deep"
-                ),
-                "move it into a script in the plugin's directory",
-            ));
+        if depth > 4 {
+            return Err(too_long(plugin));
         }
         let root_text = self.root.to_string_lossy().into_owned();
-        let vars = [
-            (
-                amplihack_env::CLAUDE_PLUGIN_ROOT,
-                plugin.root.to_string_lossy().into_owned(),
-            ),
-            (
-                amplihack_env::AMPLIFIER_HOOKS_DIR,
-                plugin.hooks_dir.to_string_lossy().into_owned(),
-            ),
-            (amplihack_env::CLAUDE_PROJECT_DIR, root_text.clone()),
-            (amplihack_env::AMPLIFIER_PROJECT_DIR, root_text.clone()),
-            (amplihack_env::AMCP_PROJECT_DIR, root_text),
-        ];
-        let mut program_next = true;
-        let mut cd_next = false;
-        let mut script_next = false;
-        let mut module_next = false;
-        for word in words {
-            let (word, ends) = match separator(&word) {
-                Some(head) => (head.to_string(), true),
-                None => (word, false),
-            };
-            if !word.is_empty() {
-                let mut resolved = word.clone();
-                for (var, value) in &vars {
-                    resolved = substitute(&resolved, var, value);
-                }
-                let derived = resolved != word;
-                if script_next {
-                    // `sh -c 'cd tools && sh lint.sh'`: the script runs where this word would.
-                    self.command(plugin, &word, base.clone(), depth + 1)?;
-                } else if module_next {
-                    // `python3 -m tools.lint`: from the working directory, on `sys.path`.
-                    if let Base::Project(from) = &base {
-                        self.python_module(&from.clone(), &resolved)?;
-                    }
-                } else if cd_next {
-                    base = self.cd(&base, &resolved, derived);
-                    cd_next = false;
-                } else if program_next && matches!(word.as_str(), "cd" | "pushd") {
-                    cd_next = true;
-                } else {
-                    self.named_word(&base, &resolved, derived)?;
-                }
-                script_next = word == "-c";
-                module_next = word == "-m";
-                program_next = false;
-            }
-            if ends {
-                program_next = true;
-                cd_next = false;
-                script_next = false;
-                module_next = false;
-            }
+        let mut line = Line {
+            vars: [
+                (
+                    amplihack_env::CLAUDE_PLUGIN_ROOT,
+                    plugin.root.to_string_lossy().into_owned(),
+                ),
+                (
+                    amplihack_env::AMPLIFIER_HOOKS_DIR,
+                    plugin.hooks_dir.to_string_lossy().into_owned(),
+                ),
+                (amplihack_env::CLAUDE_PROJECT_DIR, root_text.clone()),
+                (amplihack_env::AMPLIFIER_PROJECT_DIR, root_text.clone()),
+                (amplihack_env::AMCP_PROJECT_DIR, root_text),
+            ],
+            tree: self,
+            plugin,
+            base,
+            depth,
+            words: 0,
+            failed: None,
+        };
+        let parsed = shell::parse_into_as_written(command, &mut line, 0);
+        if let Some(refusal) = line.failed {
+            return Err(refusal);
+        }
+        if parsed.too_deep {
+            return Err(too_long(plugin));
         }
         Ok(())
     }
@@ -679,6 +753,34 @@ mod tests {
             assert!(files.contains(&want.to_string()), "{want}: {files:?}");
         }
         assert!(!files.contains(&"run.sh".to_string()), "{files:?}");
+    }
+
+    /// Commands are split where the shell splits them (the Bash guard's lexer), so a file named
+    /// right after `;` or `&&`, by a redirection, in a substitution or a here-document a shell
+    /// reads is covered: each of these ran unhashed when words were split at blanks only.
+    #[test]
+    fn files_named_wherever_the_shell_reads_them_are_covered() {
+        let cases: &[(&str, &str)] = &[
+            ("sh tools/a.sh;sh tools/b.sh", "tools/a.sh"),
+            ("sh tools/a.sh;sh tools/b.sh", "tools/b.sh"),
+            ("true&&cd tools/x&&sh run.sh", "tools/x/run.sh"),
+            ("sh<tools/in.sh", "tools/in.sh"),
+            (
+                "sh 2>/dev/null <\"${CLAUDE_PROJECT_DIR}/tools/in.sh\"",
+                "tools/in.sh",
+            ),
+            ("x=$(sh tools/sub.sh) true", "tools/sub.sh"),
+            ("echo `sh tools/tick.sh`", "tools/tick.sh"),
+            ("bash <<'EOF'\ncd tools && sh here.sh\nEOF", "tools/here.sh"),
+            ("sh -c \"sh tools/c.sh|cat\"", "tools/c.sh"),
+        ];
+        for (command, named) in cases {
+            let p = Project::new();
+            p.hooks("lint", &[command]);
+            p.write(named, "true");
+            let files = p.files().expect("trusted");
+            assert!(files.contains(&named.to_string()), "{command}: {files:?}");
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ fn var(name: &str) -> Option<String> {
 fuzz_target!(|data: &[u8]| {
     let command = String::from_utf8_lossy(data);
     let _ = shell::parse(&command, &var);
+    let _ = shell::parse_as_written(&command);
     let ctx = GuardContext {
         cwd: "/home/u/work/proj".into(),
         project_root: "/home/u/work/proj".into(),

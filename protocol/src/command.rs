@@ -1,45 +1,28 @@
-//! Hook command strings, both ways: enough `sh` word splitting to see the program and its
-//! subcommand (recognising amplihack's own `amplihack-hooks` calls, which the forwarder never runs
+//! Hook command strings, both ways: the program and its subcommand, read with the Bash guard's
+//! lexer (recognising amplihack's own `amplihack-hooks` calls, which the forwarder never runs
 //! and the installer owns), and quoting a path so `sh` reads it back unchanged.
 
 use crate::shell;
 use crate::table::HOOKS_BINARY;
 
-/// The first `count` words of a command, with `sh` quoting removed.
+/// The first `count` words of a command's first simple command, as the Bash guard's lexer reads
+/// them ([`shell::parse_as_written`]): quotes and escapes removed, `$VAR`, `~` and substitutions
+/// kept as written, and the words ending where the shell ends the command (`;`, `&&`, `|`, a
+/// redirection's target is not a word).
 pub fn leading_words(command: &str, count: usize) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut chars = command.trim_start().chars().peekable();
-    while words.len() < count {
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek().is_none() {
-            break;
-        }
-        let mut word = String::new();
-        while let Some(&c) = chars.peek() {
-            if c.is_whitespace() {
-                break;
-            }
-            chars.next();
-            match c {
-                '\'' => word.extend(chars.by_ref().take_while(|&q| q != '\'')),
-                '"' => {
-                    while let Some(q) = chars.next() {
-                        match q {
-                            '"' => break,
-                            '\\' => word.extend(chars.next()),
-                            other => word.push(other),
-                        }
-                    }
-                }
-                '\\' => word.extend(chars.next()),
-                other => word.push(other),
-            }
-        }
-        words.push(word);
-    }
-    words
+    shell::parse_as_written(command)
+        .commands
+        .into_iter()
+        .next()
+        .map(|first| {
+            first
+                .words
+                .into_iter()
+                .take(count)
+                .map(|w| w.text)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The words of a command from its program on: environment assignments (`FOO=1`) and the

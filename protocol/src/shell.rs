@@ -7,6 +7,11 @@
 //! and must not fire on a mere mention (`git commit -m "--no-verify"`, `echo rm -rf /`). It does
 //! no I/O and runs nothing.
 //!
+//! It is the one shell lexer of the house: the Bash guard reads tool calls with it, and, in a
+//! parse [as written](parse_as_written) that expands nothing, command recognition (which entries
+//! are amplihack's), trust (which project files a plugin's command names) and the command
+//! handler (whether a command is only words and can run without `sh`) read hook commands with it.
+//!
 //! It reads the command once, left to right: a substitution's body is parsed where it stands,
 //! never copied out and parsed again, so the work is linear in the command's size. Nesting
 //! (`$(`, `${`, backticks) recurses, and is bounded: deeper than [`MAX_NESTING`] the parse stops
@@ -50,6 +55,50 @@ pub struct SimpleCommand {
     pub words: Vec<Word>,
 }
 
+/// Shell syntax a line used beyond words, quotes and expansions: what decides whether a command
+/// can run without a shell (where none of it may appear) and what the guard may ignore.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Syntax(u8);
+
+impl Syntax {
+    /// `;`, `&`, `|`, `(`, `)` or a newline between commands.
+    pub const OPERATOR: Syntax = Syntax(1);
+    /// `<`, `>`, `>>`, `2>&1`, `&>` or a here-document.
+    pub const REDIRECTION: Syntax = Syntax(1 << 1);
+    /// A `#` comment.
+    pub const COMMENT: Syntax = Syntax(1 << 2);
+    /// A backslash outside single quotes (an escape or a line continuation).
+    pub const ESCAPE: Syntax = Syntax(1 << 3);
+    /// A quote the line never closes.
+    pub const UNTERMINATED: Syntax = Syntax(1 << 4);
+    /// An unquoted `{`: bash's brace expansion, which `sh` (dash) does not do.
+    pub const BRACE: Syntax = Syntax(1 << 5);
+    /// `$'…'` or `$"…"`: bash's quoting, which `sh` (dash) reads otherwise.
+    pub const DOLLAR_QUOTE: Syntax = Syntax(1 << 6);
+
+    /// Whether the line used none of it.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether the line used `other`.
+    pub fn contains(self, other: Syntax) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    fn insert(&mut self, other: Syntax) {
+        self.0 |= other.0;
+    }
+}
+
+impl std::ops::BitOr for Syntax {
+    type Output = Syntax;
+
+    fn bitor(self, other: Syntax) -> Syntax {
+        Syntax(self.0 | other.0)
+    }
+}
+
 /// Everything a command line runs: its simple commands in order, plus the commands of every
 /// command substitution (`$(…)`, backticks, `$((…))`), at any depth, each body as its own list,
 /// innermost first.
@@ -62,6 +111,8 @@ pub struct Parsed {
     /// Nesting went deeper than [`MAX_NESTING`]: the parse stopped there, and what it returns is
     /// incomplete.
     pub too_deep: bool,
+    /// The syntax beyond words the line (its substitutions included) used.
+    pub syntax: Syntax,
 }
 
 /// What a command substitution prints, for the forms that print a path without side effects:
@@ -220,11 +271,25 @@ pub trait Sink {
     fn command(&mut self, command: &SimpleCommand) -> bool;
     /// `NAME=value` as the line assigns it (`A=1`, `export A=1`, `${A:=1}`).
     fn assignment(&mut self, _assignment: &str) {}
+    /// The target of a redirection (`< tools/input`, `> out.log`): a file the command reads or
+    /// writes, not one of its words. Only in a parse [`as written`](parse_into_as_written).
+    fn redirection(&mut self, _target: &Word) {}
+    /// A here-document's body, as written: text a command reads (`sh <<EOF` runs it), handed
+    /// after the command it feeds. Only in a parse [`as written`](parse_into_as_written).
+    fn heredoc(&mut self, _body: &str) {}
 }
 
 /// Parses a whole line into [`Parsed`].
 pub fn parse(src: &str, vars: &dyn Vars) -> Parsed {
-    parse_inner(src, vars, None, 0)
+    parse_inner(src, vars, None, 0, false)
+}
+
+/// Parses a line without expanding anything: `$VAR`, `${…}`, `$(…)`, backticks, `~` and braces
+/// stay in the words as written (quotes and escapes are still removed, and a substitution's
+/// commands are still read). For reading a command rather than running it: recognising a
+/// program (`"$HOME/bin/amplihack-hooks" session-start`) and the files a hook names.
+pub fn parse_as_written(src: &str) -> Parsed {
+    parse_inner(src, &|_: &str| None, None, 0, true)
 }
 
 /// Parses a line, handing what it runs to `sink` as it goes; the returned [`Parsed`] then has
@@ -232,7 +297,13 @@ pub fn parse(src: &str, vars: &dyn Vars) -> Parsed {
 /// this line is already nested (a `bash -c` script inside `$(…)`): [`MAX_NESTING`] bounds the
 /// total, so shells inside substitutions inside shells cannot stack up past it.
 pub fn parse_into(src: &str, vars: &dyn Vars, sink: &mut dyn Sink, depth: usize) -> Parsed {
-    parse_inner(src, vars, Some(sink), depth)
+    parse_inner(src, vars, Some(sink), depth, false)
+}
+
+/// [`parse_into`] [`as written`](parse_as_written), with each redirection's target and each
+/// here-document's body handed to the sink as well.
+pub fn parse_into_as_written(src: &str, sink: &mut dyn Sink, depth: usize) -> Parsed {
+    parse_inner(src, &|_: &str| None, Some(sink), depth, true)
 }
 
 fn parse_inner<'a>(
@@ -240,6 +311,7 @@ fn parse_inner<'a>(
     vars: &'a dyn Vars,
     sink: Option<&'a mut dyn Sink>,
     depth: usize,
+    as_written: bool,
 ) -> Parsed {
     // ASCII (nearly every command) is read as it is; other text as characters, four bytes each.
     let decoded: Vec<char>;
@@ -265,6 +337,7 @@ fn parse_inner<'a>(
         brace_budget: BRACE_BYTES,
         brace_lists: (Vec::new(), BraceScratch::default(), String::new()),
         expansion_budget: 4 * src.len() + (1 << 20),
+        as_written,
     };
     let mut lexer = Lexer {
         chars,
@@ -324,6 +397,8 @@ struct State<'a> {
     /// Characters expansions may still add: `X=<100 KB>; echo $X $X …` must not grow the work
     /// past linear. A value beyond it is unknown.
     expansion_budget: usize,
+    /// Nothing is expanded: see [`parse_as_written`].
+    as_written: bool,
 }
 
 impl State<'_> {
@@ -833,17 +908,24 @@ impl Lexer<'_> {
             while matches!(self.peek(), Some(' ' | '\t' | '\r'))
                 || (self.peek() == Some('\\') && self.peek_at(1) == Some('\n'))
             {
-                self.pos += if self.peek() == Some('\\') { 2 } else { 1 };
+                if self.peek() == Some('\\') {
+                    state.parsed.syntax.insert(Syntax::ESCAPE);
+                    self.pos += 2;
+                } else {
+                    self.pos += 1;
+                }
             }
             let Some(c) = self.peek() else { break };
             match c {
                 '#' => {
+                    state.parsed.syntax.insert(Syntax::COMMENT);
                     while !matches!(self.peek(), None | Some('\n')) {
                         self.pos += 1;
                     }
                 }
                 '\n' => {
                     self.pos += 1;
+                    state.parsed.syntax.insert(Syntax::OPERATOR);
                     finish(&mut words, &mut out, state, top);
                     skip_next_word = false;
                     for (delimiter, expand, strip_tabs) in std::mem::take(&mut heredocs) {
@@ -856,8 +938,10 @@ impl Lexer<'_> {
                     if c == '&' && self.peek() == Some('>') {
                         self.pos += 1;
                         skip_next_word = true;
+                        state.parsed.syntax.insert(Syntax::REDIRECTION);
                         continue;
                     }
+                    state.parsed.syntax.insert(Syntax::OPERATOR);
                     finish(&mut words, &mut out, state, top);
                     skip_next_word = false;
                     if c == '(' {
@@ -874,6 +958,7 @@ impl Lexer<'_> {
                 }
                 '<' if self.peek_at(1) == Some('<') && self.peek_at(2) != Some('<') => {
                     self.pos += 2;
+                    state.parsed.syntax.insert(Syntax::REDIRECTION);
                     let strip_tabs = self.peek() == Some('-');
                     if strip_tabs {
                         self.pos += 1;
@@ -894,6 +979,7 @@ impl Lexer<'_> {
                     heredocs.push((delimiter, expand, strip_tabs));
                 }
                 '<' | '>' => {
+                    state.parsed.syntax.insert(Syntax::REDIRECTION);
                     while matches!(self.peek(), Some('<' | '>' | '&' | '|')) {
                         self.pos += 1;
                     }
@@ -920,6 +1006,11 @@ impl Lexer<'_> {
                     }
                     if skip_next_word {
                         skip_next_word = false;
+                        if state.as_written
+                            && let Some(sink) = state.sink.as_mut()
+                        {
+                            scratch.iter().for_each(|target| sink.redirection(target));
+                        }
                         scratch.clear();
                     } else {
                         words.append(&mut scratch);
@@ -938,6 +1029,22 @@ impl Lexer<'_> {
     /// A here-document's body, up to its delimiter line; when the delimiter was unquoted its
     /// substitutions run, so they are read (the text itself is data).
     fn heredoc(&mut self, state: &mut State<'_>, delimiter: &str, expand: bool, strip_tabs: bool) {
+        let mut body = (state.as_written && state.sink.is_some()).then(String::new);
+        self.heredoc_lines(state, delimiter, expand, strip_tabs, body.as_mut());
+        if let (Some(body), Some(sink)) = (body, state.sink.as_mut()) {
+            sink.heredoc(&body);
+        }
+    }
+
+    /// The lines of [`Self::heredoc`], each copied to `body` when given.
+    fn heredoc_lines(
+        &mut self,
+        state: &mut State<'_>,
+        delimiter: &str,
+        expand: bool,
+        strip_tabs: bool,
+        mut body: Option<&mut String>,
+    ) {
         while self.pos < self.end {
             let start = self.pos;
             let mut stop = start;
@@ -955,6 +1062,10 @@ impl Lexer<'_> {
             if is_delimiter {
                 self.pos = (stop + 1).min(self.end);
                 return;
+            }
+            if let Some(body) = body.as_mut() {
+                body.extend(self.chars.range(first, stop));
+                body.push('\n');
             }
             if expand {
                 let mut line = Lexer {
@@ -1001,6 +1112,7 @@ impl Lexer<'_> {
                 '\\' => {
                     self.pos += 1;
                     b.quoted = true;
+                    state.parsed.syntax.insert(Syntax::ESCAPE);
                     match self.peek() {
                         Some('\n') => self.pos += 1,
                         Some(next) => {
@@ -1013,12 +1125,17 @@ impl Lexer<'_> {
                 '\'' => {
                     self.pos += 1;
                     b.quoted = true;
+                    let mut closed = false;
                     while let Some(q) = self.peek() {
                         self.pos += 1;
                         if q == '\'' {
+                            closed = true;
                             break;
                         }
                         b.push(q);
+                    }
+                    if !closed {
+                        state.parsed.syntax.insert(Syntax::UNTERMINATED);
                     }
                 }
                 '"' => {
@@ -1026,10 +1143,13 @@ impl Lexer<'_> {
                     b.quoted = true;
                     self.double_quoted(state, b);
                 }
+                '$' if state.as_written => self.as_written(state, b, false, Self::dollar),
+                '`' if state.as_written => self.as_written(state, b, false, Self::backtick),
                 '$' => self.dollar(state, b, false),
                 '`' => self.backtick(state, b, false),
                 // After an unquoted `{` or `,` too: brace expansion comes first (`{/tmp,~}`).
                 '~' if plain
+                    && !state.as_written
                     && (self.pos == start
                         || (!b.no_split
                             && b.braces
@@ -1051,12 +1171,17 @@ impl Lexer<'_> {
                     b.braces.clear();
                     b.push('=');
                     self.pos += 1;
-                    if self.peek() == Some('~') {
+                    if self.peek() == Some('~') && !state.as_written {
                         self.tilde(state, b);
                     }
                 }
                 '{' | ',' | '}' if plain && !b.no_split => {
-                    b.braces.push(b.current.text.len());
+                    if c == '{' {
+                        state.parsed.syntax.insert(Syntax::BRACE);
+                    }
+                    if !state.as_written {
+                        b.braces.push(b.current.text.len());
+                    }
                     b.push(c);
                     self.pos += 1;
                 }
@@ -1124,6 +1249,7 @@ impl Lexer<'_> {
                 }
                 '\\' => {
                     self.pos += 1;
+                    state.parsed.syntax.insert(Syntax::ESCAPE);
                     match self.peek() {
                         Some(next @ ('"' | '\\' | '$' | '`')) => {
                             b.push(next);
@@ -1133,6 +1259,8 @@ impl Lexer<'_> {
                         _ => b.push('\\'),
                     }
                 }
+                '$' if state.as_written => self.as_written(state, b, true, Self::dollar),
+                '`' if state.as_written => self.as_written(state, b, true, Self::backtick),
                 '$' => self.dollar(state, b, true),
                 '`' => self.backtick(state, b, true),
                 _ => {
@@ -1141,6 +1269,24 @@ impl Lexer<'_> {
                 }
             }
         }
+        state.parsed.syntax.insert(Syntax::UNTERMINATED);
+    }
+
+    /// An expansion (`read`: [`Self::dollar`] or [`Self::backtick`]) read to its end, its
+    /// commands found as always, but its text kept as written: a parse [`as written`](parse_as_written).
+    fn as_written(
+        &mut self,
+        state: &mut State<'_>,
+        b: &mut Builder,
+        quoted: bool,
+        read: fn(&mut Self, &mut State<'_>, &mut Builder, bool),
+    ) {
+        let start = self.pos;
+        let mut discarded = Builder::default();
+        read(self, state, &mut discarded, quoted);
+        b.current
+            .text
+            .extend(self.chars.range(start, self.pos.min(self.end)));
     }
 
     fn dollar(&mut self, state: &mut State<'_>, b: &mut Builder, quoted: bool) {
@@ -1169,6 +1315,7 @@ impl Lexer<'_> {
             Some('\'') if !quoted => {
                 // ANSI-C quoting: common escapes only.
                 self.pos += 1;
+                state.parsed.syntax.insert(Syntax::DOLLAR_QUOTE);
                 b.quoted = true;
                 while let Some(c) = self.peek() {
                     self.pos += 1;
@@ -1190,6 +1337,7 @@ impl Lexer<'_> {
             Some('"') if !quoted => {
                 // `$"…"`: a translatable string, otherwise double-quoted.
                 self.pos += 1;
+                state.parsed.syntax.insert(Syntax::DOLLAR_QUOTE);
                 b.quoted = true;
                 self.double_quoted(state, b);
             }
@@ -1687,5 +1835,110 @@ mod tests {
         let words = &parsed.commands[0].words;
         assert!(words[2].glob);
         assert!(!words[3].glob);
+    }
+
+    /// As written: quotes and escapes removed, nothing expanded, the words of every simple
+    /// command split where the shell splits them.
+    #[test]
+    fn as_written_keeps_expansions_as_they_are_written() {
+        let cases: &[(&str, &[&[&str]])] = &[
+            (
+                "exec \"$HOME/bin/amplihack-hooks\" stop",
+                &[&["exec", "$HOME/bin/amplihack-hooks", "stop"]],
+            ),
+            ("~/x ${A:-b c} {a,b}", &[&["~/x", "${A:-b c}", "{a,b}"]]),
+            (
+                "echo $(cd x && pwd)/y `id`",
+                &[&["echo", "$(cd x && pwd)/y", "`id`"]],
+            ),
+            ("\"/x/\\$weird\\`\" a'b c'", &[&["/x/$weird`", "ab c"]]),
+            (
+                "true&&cd tools;sh a.sh|sh b.sh",
+                &[
+                    &["true"],
+                    &["cd", "tools"],
+                    &["sh", "a.sh"],
+                    &["sh", "b.sh"],
+                ],
+            ),
+            ("sh <tools/x.sh 2>&1 >out", &[&["sh"]]),
+        ];
+        for (src, expected) in cases {
+            let got: Vec<Vec<String>> = parse_as_written(src)
+                .commands
+                .into_iter()
+                .map(|c| c.words.into_iter().map(|w| w.text).collect())
+                .collect();
+            assert_eq!(got, *expected, "{src}");
+        }
+    }
+
+    /// What the line used besides words, for deciding whether it needs a shell.
+    #[test]
+    fn syntax_beyond_words_is_reported() {
+        let none = Syntax::default();
+        let cases: &[(&str, Syntax)] = &[
+            ("node 'a b' \"c\" --x=1", none),
+            ("a; b", Syntax::OPERATOR),
+            ("a &", Syntax::OPERATOR),
+            ("a\nb", Syntax::OPERATOR),
+            ("cat > /dev/null", Syntax::REDIRECTION),
+            ("cat <<EOF\nx\nEOF", Syntax::REDIRECTION | Syntax::OPERATOR),
+            ("node a.js # note", Syntax::COMMENT),
+            ("node \\x", Syntax::ESCAPE),
+            ("node \"a\\\"b\"", Syntax::ESCAPE),
+            ("node 'open", Syntax::UNTERMINATED),
+            ("node \"open", Syntax::UNTERMINATED),
+            ("node {a,b}.js", Syntax::BRACE),
+            ("node \"{a,b}\" x,y}", none),
+            ("node $'a\\n' $\"b\"", Syntax::DOLLAR_QUOTE),
+        ];
+        for (src, expected) in cases {
+            assert_eq!(parse(src, &vars).syntax, *expected, "{src}");
+            assert_eq!(parse_as_written(src).syntax, *expected, "{src}");
+        }
+    }
+
+    /// A parse as written hands redirection targets and here-document bodies to the sink.
+    #[test]
+    fn redirections_and_heredocs_reach_the_sink() {
+        #[derive(Default)]
+        struct Seen(Vec<String>);
+        impl Sink for Seen {
+            fn substitution(&mut self, _: &[SimpleCommand], _: usize) -> bool {
+                true
+            }
+            fn command(&mut self, command: &SimpleCommand) -> bool {
+                let words: Vec<&str> = command.words.iter().map(|w| w.text.as_str()).collect();
+                self.0.push(format!("command {}", words.join(" ")));
+                true
+            }
+            fn redirection(&mut self, target: &Word) {
+                self.0.push(format!("redirection {}", target.text));
+            }
+            fn heredoc(&mut self, body: &str) {
+                self.0.push(format!("heredoc {body:?}"));
+            }
+        }
+        let mut seen = Seen::default();
+        parse_into_as_written(
+            "sh <tools/x.sh >\"$OUT\"; bash <<'EOF'\n./t.sh a\nEOF\n",
+            &mut seen,
+            0,
+        );
+        assert_eq!(
+            seen.0,
+            [
+                "redirection tools/x.sh",
+                "redirection $OUT",
+                "command sh",
+                "command bash",
+                "heredoc \"./t.sh a\\n\"",
+            ]
+        );
+        // An expanding parse hands neither.
+        let mut seen = Seen::default();
+        parse_into("sh <x <<EOF\ny\nEOF\n", &vars, &mut seen, 0);
+        assert_eq!(seen.0, ["command sh"]);
     }
 }

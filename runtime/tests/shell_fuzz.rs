@@ -1,4 +1,5 @@
-//! Fuzzing the Bash guard's shell parser: generated commands (nested substitutions, quotes,
+//! Fuzzing the Bash guard's shell parser (expanding, and as written for reading hook commands):
+//! generated commands (nested substitutions, quotes,
 //! here-documents, arithmetic, brace groups, keywords, parameter forms) must never panic, never
 //! overflow the stack and always be judged quickly; a dangerous command wrapped in any of the
 //! forms that run it must be denied. The corpus in `tests/fuzz-corpus/` (inputs that once
@@ -38,6 +39,7 @@ fn verdict(command: &str) -> Option<String> {
 fn judged(command: &str) -> Option<String> {
     let started = Instant::now();
     let _ = shell::parse(command, &var);
+    let _ = shell::parse_as_written(command);
     let verdict = verdict(command);
     let took = started.elapsed();
     assert!(

@@ -12,7 +12,10 @@
 //! (where Claude Code breaks a plugin, it is not copied). A command that is only words runs
 //! without a shell, the values in its argv ([`simple_words`]).
 
+use std::cell::Cell;
+
 use amplihack_protocol::command::is_plain;
+use amplihack_protocol::shell;
 use serde_json::{Map, Value};
 
 use super::{Context, FieldError, HandlerKind, optional_string, placeholders, required_string};
@@ -112,7 +115,9 @@ const SHELL_ONLY: &[&str] = &[
     "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
 ];
 
-/// Where a scan of `sh` text stands: outside quotes, inside single or inside double quotes.
+/// Where a scan of `sh` text stands: outside quotes, inside single or inside double quotes. The
+/// two rewriters below follow quoting to edit the text in place (a lexer, which removes quotes,
+/// cannot give the text back); splitting words is the shared lexer's ([`simple_words`]).
 #[derive(Clone, Copy, PartialEq)]
 enum Quote {
     None,
@@ -156,55 +161,46 @@ fn placeholder_at<'r, 'v>(
     })
 }
 
-/// A command that is only words (`python3 "${CLAUDE_PLUGIN_ROOT}/hooks/check.py" --strict`): plain
-/// characters, quotes without anything a shell would expand inside, placeholders, and nothing
-/// else (no redirection, pipe, variable, glob, comment, assignment, builtin). It runs as the shell
-/// would run it, without the shell: one process less per handler. Anything else, or a program
-/// file a shell would have to read itself (no `#!`, not a binary), `None`: `sh -c` runs it.
+/// A command that is only words (`python3 "${CLAUDE_PLUGIN_ROOT}/hooks/check.py" --strict`): read
+/// with the Bash guard's lexer ([`shell::parse`]), it is one simple command of plain words, quotes
+/// and placeholders, and uses nothing else a shell does (no redirection, pipe, separator, other
+/// variable, `~`, glob, brace, escape, comment, substitution, assignment, builtin). It runs as the
+/// shell would run it, without the shell: one process less per handler. Anything else, or a
+/// program file a shell would have to read itself (no `#!`, not a binary), `None`: `sh -c` runs
+/// it.
 pub fn simple_words(command: &str, placeholders: &[(&str, &str)]) -> Option<Vec<String>> {
-    let mut words: Vec<String> = Vec::new();
-    let mut word: Option<String> = None;
-    let mut quote = Quote::None;
-    let mut rest = command;
-    while let Some(c) = rest.chars().next() {
-        if quote != Quote::Single
-            && let Some((value, after)) = placeholder_at(rest, placeholders)
-        {
-            word.get_or_insert_with(String::new).push_str(value);
-            rest = after;
-            continue;
-        }
-        match (quote, c) {
-            (Quote::None, ' ' | '\t') => words.extend(word.take()),
-            (Quote::None, '\'') => {
-                word.get_or_insert_with(String::new);
-                quote = Quote::Single;
-            }
-            (Quote::None, '"') => {
-                word.get_or_insert_with(String::new);
-                quote = Quote::Double;
-            }
-            (Quote::None, c) if is_plain(c) => {
-                word.get_or_insert_with(String::new).push(c);
-            }
-            (Quote::Single, '\'') | (Quote::Double, '"') => quote = Quote::None,
-            (Quote::Double, '$' | '`' | '\\') => return None,
-            (Quote::Single | Quote::Double, c) => word.get_or_insert_with(String::new).push(c),
-            _ => return None,
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    if quote != Quote::None {
+    // The lexer reads a carriage return as a blank, as the guard must; `sh` keeps it in the word.
+    if command.contains('\r') {
         return None;
     }
-    words.extend(word);
+    // Placeholders are filled in as `sh` fills in their exported variables: quoted as
+    // `sh -c` runs them ([`quote_references`]), so a value is one word.
+    let names: Vec<&str> = placeholders.iter().map(|(p, _)| *p).collect();
+    let quoted = quote_references(command, &names);
+    let other_variable = Cell::new(false);
+    let vars = |name: &str| {
+        let value = placeholders
+            .iter()
+            .find(|(p, _)| p.strip_prefix("${").and_then(|p| p.strip_suffix('}')) == Some(name))
+            .map(|(_, value)| value.to_string());
+        other_variable.set(other_variable.get() || value.is_none());
+        value
+    };
+    let parsed = shell::parse(&quoted, &vars);
+    let [simple] = parsed.commands.as_slice() else {
+        return None;
+    };
+    if other_variable.get()
+        || !parsed.syntax.is_empty()
+        || !parsed.substitutions.is_empty()
+        || parsed.too_deep
+        || simple.words.iter().any(|w| w.glob || w.opaque)
+    {
+        return None;
+    }
+    let words: Vec<String> = simple.words.iter().map(|w| w.text.clone()).collect();
     let program = words.first()?;
-    let first_unquoted_equals = command
-        .trim_start()
-        .split([' ', '\t', '\'', '"'])
-        .next()
-        .is_some_and(|w| w.contains('='));
-    if program.is_empty() || SHELL_ONLY.contains(&program.as_str()) || first_unquoted_equals {
+    if program.is_empty() || program.contains('=') || SHELL_ONLY.contains(&program.as_str()) {
         return None;
     }
     // A relative path is the handler's directory's, not ours: left to the shell.
@@ -346,6 +342,41 @@ mod tests {
         std::fs::write(&without, "true\n").expect("write");
         assert!(simple_words(&format!("{} a", with.display()), &[]).is_some());
         assert!(simple_words(&format!("{} a", without.display()), &[]).is_none());
+    }
+
+    /// Whatever runs without the shell gets exactly the words `sh` would have passed: each
+    /// command is run both ways, through a program that prints its arguments.
+    #[test]
+    fn words_run_without_a_shell_are_the_words_sh_passes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let args = dir.path().join("args");
+        std::fs::write(&args, "#!/bin/sh\nprintf '%s\\0' \"$@\"\n").expect("write");
+        std::fs::set_permissions(&args, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        let root = "/plug in/it's \"x\"/$y";
+        let tails = [
+            "a 'b c' \"d e\" --f=g",
+            "\"${CLAUDE_PLUGIN_ROOT}/h.py\" ${CLAUDE_PLUGIN_ROOT}/i '${CLAUDE_PLUGIN_ROOT}'",
+            "a$ '!x' } x,y \"#\" a#b é",
+            "'' \"\" a''b \"c\"'d'",
+            "--x=${CLAUDE_PLUGIN_ROOT} \"pre${CLAUDE_PLUGIN_ROOT}post\"",
+        ];
+        for tail in tails {
+            let command = format!("{} {tail}", args.display());
+            let words = simple_words(&command, &[("${CLAUDE_PLUGIN_ROOT}", root)])
+                .unwrap_or_else(|| panic!("runs without a shell: {command}"));
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(quote_references(&command, &["${CLAUDE_PLUGIN_ROOT}"]))
+                .env(amplihack_env::CLAUDE_PLUGIN_ROOT, root)
+                .output()
+                .expect("sh");
+            let printed: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .split_terminator('\0')
+                .map(str::to_string)
+                .collect();
+            assert_eq!(words[1..], printed[..], "{command}");
+        }
     }
 
     /// Run by `sh` with `CLAUDE_PLUGIN_ROOT` exported too: every quoting form prints the path, and
