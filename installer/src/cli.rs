@@ -225,7 +225,7 @@ pub fn main() -> i32 {
         Commands::Status(args) => commands::status(&args, &project),
         Commands::Hooks(command) => run_hooks_command(command, &project),
         Commands::Lock { message, status } => Locations::from_env(&project)
-            .map_err(CommandError::Refused)
+            .map_err(CommandError::from)
             .and_then(|l| {
                 if status {
                     crate::lock::status(&l)
@@ -236,7 +236,7 @@ pub fn main() -> i32 {
         Commands::Update(args) => crate::update::update(&args, &project),
         Commands::Reregister { bin_dir } => commands::reregister(&project, &bin_dir),
         Commands::Unlock => Locations::from_env(&project)
-            .map_err(CommandError::Refused)
+            .map_err(CommandError::from)
             .and_then(|l| crate::lock::unlock(&l)),
         Commands::Log(mut args) => {
             args.json = cli.json;
@@ -250,7 +250,7 @@ pub fn main() -> i32 {
             };
         }
         Commands::Memory(command) => Locations::from_env(&project)
-            .map_err(CommandError::Refused)
+            .map_err(CommandError::from)
             .and_then(|l| match command {
                 MemoryCommand::List { agent, kind } => {
                     crate::memory::list(&l, agent.as_deref(), kind.as_deref())

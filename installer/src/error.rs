@@ -188,17 +188,10 @@ impl From<crate::log::filter::SinceError> for CommandError {
     }
 }
 
-/// The helpers that still report a sentence (`Result<_, String>`: [`crate::scopes::Locations`],
-/// the plugin model): refusals, as before, until each has its own type.
-impl From<String> for CommandError {
-    fn from(message: String) -> Self {
-        CommandError::Refused(message)
-    }
-}
-
-impl From<&str> for CommandError {
-    fn from(message: &str) -> Self {
-        CommandError::Refused(message.to_string())
+/// No home directory: the user's to fix (set `HOME`).
+impl From<crate::scopes::NoHome> for CommandError {
+    fn from(error: crate::scopes::NoHome) -> Self {
+        CommandError::Refused(error.to_string())
     }
 }
 
@@ -222,6 +215,7 @@ mod tests {
         let cases: Vec<(CommandError, i32)> = vec![
             (CommandError::usage("--since: not a time"), exit::USAGE),
             (CommandError::refused("--message is empty"), exit::PROBLEM),
+            (crate::scopes::NoHome.into(), exit::PROBLEM),
             (PluginEventsError::NotManaged.into(), exit::USAGE),
             (
                 crate::log::filter::SinceError("yesterday".into()).into(),
@@ -231,7 +225,6 @@ mod tests {
                 CommandError::refused("no hook plugin named `x`"),
                 exit::PROBLEM,
             ),
-            (String::from("HOME is not set").into(), exit::PROBLEM),
             (
                 FileError::Parse {
                     path: path.clone(),

@@ -60,7 +60,9 @@ fn find(locations: &Locations, id: &str) -> Result<Entry, CommandError> {
         .filter(|e| e.id.starts_with(id))
         .collect();
     match matches.len() {
-        1 => Ok(matches.into_iter().next().ok_or("no entry")?),
+        1 => matches.into_iter().next().ok_or_else(|| {
+            CommandError::Internal("one memory entry matched, none was read".into())
+        }),
         0 => Err(CommandError::refused(format!(
             "no memory entry `{id}` in this project (see `amplihack memory list`)"
         ))),

@@ -140,6 +140,20 @@ impl HostChoice {
     }
 }
 
+/// `HOME` is not set, or empty: amplihack cannot find the settings it edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoHome;
+
+impl std::fmt::Display for NoHome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "HOME is not set: amplihack needs it to find ~/.claude/settings.json; set HOME and run again",
+        )
+    }
+}
+
+impl std::error::Error for NoHome {}
+
 #[derive(Debug, Clone)]
 pub struct Locations {
     pub home: PathBuf,
@@ -150,11 +164,11 @@ pub struct Locations {
 impl Locations {
     /// From the environment: `HOME`, `CLAUDE_CONFIG_DIR`, and the project (the git work tree
     /// holding `start`, else `start` itself).
-    pub fn from_env(start: &Path) -> Result<Locations, String> {
+    pub fn from_env(start: &Path) -> Result<Locations, NoHome> {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
-            .ok_or("HOME is not set: amplihack needs it to find ~/.claude/settings.json; set HOME and run again")?;
+            .ok_or(NoHome)?;
         let claude_config_dir = claude_paths::config_dir(&home, &|name| std::env::var(name).ok());
         Ok(Locations {
             home,

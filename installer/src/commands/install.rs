@@ -119,11 +119,11 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
                 }
             })
             .map_err(|e| {
-                format!(
+                CommandError::refused(format!(
                     "{}: {}; nothing was changed",
                     target.path.display(),
                     e.message()
-                )
+                ))
             })?;
         if crate::hosts::edits_json_hooks(target.host) {
             read.push((target.path.clone(), current));
@@ -135,13 +135,15 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     }
     for target in &targets {
         if let Some(path) = amplifier_settings(target)
-            && let Some(text) = safe_file::read_text(&path).map_err(|e| e.to_string())?
+            && let Some(text) = safe_file::read_text(&path)?
         {
             amplifier_yaml::install_app(
                 Some(&text),
                 "file:///probe/amplihack/amplifier-bundle.yaml",
             )
-            .map_err(|e| format!("{}: {e}; nothing was changed", path.display()))?;
+            .map_err(|e| {
+                CommandError::refused(format!("{}: {e}; nothing was changed", path.display()))
+            })?;
         }
     }
 
@@ -164,9 +166,16 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     let docs = if dry_run || docs_current {
         Vec::new()
     } else {
-        crate::docs::user_files(&bin_dir, &deploy::data_home(&locations.home))
+        let data_home = deploy::data_home(&locations.home);
+        crate::docs::user_files(&bin_dir, &data_home)
             .and_then(|files| crate::docs::install_files(&files))
-            .map_err(|e| format!("cannot write the man pages and shell completions: {e}"))?
+            .map_err(|e| {
+                CommandError::io(
+                    "write the man pages and shell completions under",
+                    data_home,
+                    e,
+                )
+            })?
     };
     let bundle = if host.amplifier() {
         let module = deploy::deploy_module(&locations.home, dry_run)?;

@@ -103,18 +103,19 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
         if let Some(path) = amplifier_settings(target)
             && let Ok(Some(text)) = safe_file::read_text(&path)
         {
-            amplifier_yaml::uninstall_app(&text)
-                .map_err(|e| format!("{}: {e}; nothing was changed", path.display()))?;
+            amplifier_yaml::uninstall_app(&text).map_err(|e| {
+                CommandError::refused(format!("{}: {e}; nothing was changed", path.display()))
+            })?;
         }
     }
     for target in &json_files {
         if let Some((_, mut value)) = target.read_json()? {
             registration::uninstall(&mut value).map_err(|e| {
-                format!(
+                CommandError::refused(format!(
                     "{}: {}; nothing was changed",
                     target.path.display(),
                     e.message()
-                )
+                ))
             })?;
         }
         if target.host == Host::Codex {
@@ -171,7 +172,7 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
         if module.is_dir() {
             if !dry_run {
                 std::fs::remove_dir_all(&module)
-                    .map_err(|e| format!("{}: cannot remove: {e}", module.display()))?;
+                    .map_err(|e| CommandError::io("remove", &module, e))?;
             }
             removed.push(module);
         }
@@ -179,7 +180,7 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
         if bundle.is_file() {
             if !dry_run {
                 std::fs::remove_file(&bundle)
-                    .map_err(|e| format!("{}: cannot remove: {e}", bundle.display()))?;
+                    .map_err(|e| CommandError::io("remove", &bundle, e))?;
             }
             removed.push(bundle);
         }
@@ -197,7 +198,7 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             if path.is_file() {
                 if !dry_run {
                     std::fs::remove_file(&path)
-                        .map_err(|e| format!("{}: cannot remove: {e}", path.display()))?;
+                        .map_err(|e| CommandError::io("remove", &path, e))?;
                 }
                 removed.push(path);
             }

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codex_trust::{self, AppServer, Listed};
 use crate::commands::checks::Finding;
+use crate::error::CommandError;
 use crate::registration;
 
 /// What install and the other writers have to tell about trust, gathered while they write
@@ -116,7 +117,7 @@ pub fn trust_after_write(file: &Path, scope: Scope, dry_run: bool) {
 }
 
 fn trust(codex: &Path, file: &Path, scope: Scope, cwd: &Path) -> Result<(), String> {
-    let locations = Locations::from_env(cwd)?;
+    let locations = Locations::from_env(cwd).map_err(|e| e.to_string())?;
     let config = home(&locations).join("config.toml");
     let mut server = AppServer::start(codex, cwd)?;
     let listed = server.hooks(cwd)?;
@@ -133,7 +134,8 @@ fn trust(codex: &Path, file: &Path, scope: Scope, cwd: &Path) -> Result<(), Stri
         return Ok(());
     }
     let record_path = record_file(&locations);
-    remember_config(&record_path, &config, ours.iter().map(|h| h.key.clone()))?;
+    remember_config(&record_path, &config, ours.iter().map(|h| h.key.clone()))
+        .map_err(|e| e.to_string())?;
     let untrusted: Vec<&Listed> = ours.into_iter().filter(|h| !h.trusted()).collect();
     server.trust(&untrusted)
 }
@@ -255,16 +257,16 @@ fn load_record(path: &Path) -> Record {
         .unwrap_or_default()
 }
 
-fn save_record(path: &Path, record: &Record) -> Result<(), String> {
+fn save_record(path: &Path, record: &Record) -> Result<(), CommandError> {
     if record.configs.is_empty() {
         return match std::fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(format!("{}: {e}", path.display()))
+                Err(CommandError::io("remove", path, e))
             }
             _ => Ok(()),
         };
     }
-    amplihack_state::files::write_json(path, record).map_err(|e| e.to_string())
+    Ok(amplihack_state::files::write_json(path, record)?)
 }
 
 /// Records, before Codex first writes trust into `config`, what was there; and the keys.
@@ -272,17 +274,19 @@ fn remember_config(
     record_path: &Path,
     config: &Path,
     keys: impl Iterator<Item = String>,
-) -> Result<(), String> {
+) -> Result<(), CommandError> {
     let mut record = load_record(record_path);
     let at = match record.configs.iter().position(|c| c.config == config) {
         Some(at) => at,
         None => {
-            let text = crate::safe_file::read_text(config).map_err(|e| e.to_string())?;
+            let text = crate::safe_file::read_text(config)?;
             let doc = text
                 .as_deref()
                 .map(str::parse::<toml_edit::DocumentMut>)
                 .transpose()
-                .map_err(|e| format!("{}: not TOML: {e}", config.display()))?;
+                .map_err(|e| {
+                    CommandError::refused(format!("{}: not TOML: {e}", config.display()))
+                })?;
             let hooks = doc.as_ref().and_then(|d| d.get("hooks"));
             record.configs.push(ConfigRecord {
                 config: config.to_path_buf(),
@@ -305,14 +309,14 @@ fn remember_config(
 
 /// Refuses (before uninstall touches anything) when a `config.toml` amplihack's trust is recorded
 /// in cannot be edited: not TOML any more.
-pub fn can_forget_trust(locations: &Locations) -> Result<(), String> {
+pub fn can_forget_trust(locations: &Locations) -> Result<(), CommandError> {
     for entry in load_record(&record_file(locations)).configs {
-        if let Some(text) = crate::safe_file::read_text(&entry.config).map_err(|e| e.to_string())? {
+        if let Some(text) = crate::safe_file::read_text(&entry.config)? {
             text.parse::<toml_edit::DocumentMut>().map_err(|e| {
-                format!(
+                CommandError::refused(format!(
                     "{}: not TOML ({e}); fix it so amplihack can take its hook trust out, or take amplihack's [hooks.state] entries out by hand; nothing was changed",
                     entry.config.display()
-                )
+                ))
             })?;
         }
     }
@@ -326,7 +330,7 @@ pub fn forget_trust(
     file: &Path,
     locations: &Locations,
     dry_run: bool,
-) -> Result<Option<PathBuf>, String> {
+) -> Result<Option<PathBuf>, CommandError> {
     let record_path = record_file(locations);
     let mut record = load_record(&record_path);
     let prefix = format!("{}:", file.display());
@@ -354,8 +358,7 @@ pub fn forget_trust(
             untrust_text(text, &gone, last.then_some(&*entry)).map_err(|e| {
                 format!("not TOML: {e}; take amplihack's [hooks.state] entries out by hand")
             })
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
         if report.action != crate::safe_file::Action::Unchanged {
             changed = Some(entry.config.clone());
         }

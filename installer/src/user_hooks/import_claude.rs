@@ -79,7 +79,7 @@ pub fn import_claude(
     let target = level_dir(ctx, project).join("claude-import/hooks.json");
     let before = before(ctx);
     config::parse(&target, &plugin.to_string())
-        .map_err(|e| format!("the imported hooks are not valid: {e}"))?;
+        .map_err(|e| CommandError::refused(format!("the imported hooks are not valid: {e}")))?;
     safe_file::edit_json(&target, &EditOptions::default(), |current| {
         let mut value = current
             .cloned()

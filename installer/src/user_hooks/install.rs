@@ -84,7 +84,8 @@ pub struct InstallArgs {
 /// Copies a plugin (a directory, or a git repository cloned shallowly) into a hooks level, after
 /// validating it.
 pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandError> {
-    let clone_dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
+    let clone_dir = tempfile::tempdir()
+        .map_err(|e| CommandError::io("create a directory in", std::env::temp_dir(), e))?;
     let local = Path::new(&args.source);
     let source = if local.is_dir() {
         local.to_path_buf()
@@ -113,7 +114,7 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
     };
     let root = source
         .canonicalize()
-        .map_err(|e| format!("{}: {e}", source.display()))?;
+        .map_err(|e| CommandError::io("resolve", &source, e))?;
     // Every layout the engine runs (discovery): hooks.json, hooks/hooks.json, or the manifest's
     // `hooks` (inline, or the path of its hooks file).
     let hooks_file = [
@@ -130,8 +131,9 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             discovery::MANIFEST
         ))
     })?;
-    let text = discovery::read_small(&hooks_file)
-        .map_err(|e| format!("{}: cannot be read: {e}", hooks_file.display()))?;
+    let text = discovery::read_small(&hooks_file).map_err(|e| {
+        CommandError::refused(format!("{}: cannot be read: {e}", hooks_file.display()))
+    })?;
     let mut read = vec![hooks_file.clone()];
     if hooks_file.ends_with(discovery::MANIFEST)
         && let Ok(serde_json::Value::Object(manifest)) = serde_json::from_str(&text)
@@ -150,7 +152,8 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
             )));
         }
     }
-    let config = discovery::parse_file(&hooks_file, &text).map_err(|e| e.to_string())?;
+    let config = discovery::parse_file(&hooks_file, &text)
+        .map_err(|e| CommandError::refused(e.to_string()))?;
     if hooks_file.ends_with(discovery::MANIFEST) && config.groups.is_empty() {
         return Err(CommandError::refused(format!(
             "{} declares no hooks; nothing to install",
@@ -195,19 +198,20 @@ pub fn install(ctx: &Context, args: &InstallArgs) -> Result<Outcome, CommandErro
         )));
     }
     // Copied next to its destination, then renamed into place: never half a plugin.
-    private(&level).map_err(|e| e.to_string())?;
+    private(&level).map_err(|e| CommandError::io("create", &level, e))?;
     let staging = tempfile::Builder::new()
         .prefix(".amplihack-install-")
         .tempdir_in(&level)
-        .map_err(|e| format!("{}: {e}", level.display()))?;
+        .map_err(|e| CommandError::io("create a directory in", &level, e))?;
     let mut skipped = Vec::new();
     copy_plugin(&root, &root, &staging.path().join("plugin"), &mut skipped)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| CommandError::io("copy the plugin into", staging.path(), e))?;
     if target.symlink_metadata().is_ok() {
         let old = staging.path().join("old");
-        fs_err::rename(&target, &old).map_err(|e| e.to_string())?;
+        std::fs::rename(&target, &old).map_err(|e| CommandError::io("move aside", &target, e))?;
     }
-    fs_err::rename(staging.path().join("plugin"), &target).map_err(|e| e.to_string())?;
+    std::fs::rename(staging.path().join("plugin"), &target)
+        .map_err(|e| CommandError::io("move the plugin into", &target, e))?;
     let mut text = format!("installed {name} into {}\n", target.display());
     for link in &skipped {
         text.push_str(&format!(

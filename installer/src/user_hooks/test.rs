@@ -42,17 +42,18 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
     }
     let payload: Value = match &args.payload {
         Some(file) => {
-            let text =
-                std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-            serde_json::from_str(&text)
-                .map_err(|e| format!("{}: not valid JSON: {e}", file.display()))?
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| CommandError::refused(format!("{}: {e}", file.display())))?;
+            serde_json::from_str(&text).map_err(|e| {
+                CommandError::refused(format!("{}: not valid JSON: {e}", file.display()))
+            })?
         }
         None => sample_event(&name, ctx, args)?,
     };
     let raw = serde_json::to_vec(&payload).unwrap_or_default();
     let host = Host::from(args.host);
     let (event, raw) = pipeline::parse(host, raw, Some(name.clone()))
-        .map_err(|e| format!("the sample event is invalid: {e}"))?;
+        .map_err(|e| CommandError::refused(format!("the sample event is invalid: {e}")))?;
     let overrides = HashMap::from([
         (
             amplihack_env::CLAUDE_PROJECT_DIR.to_string(),
@@ -66,7 +67,8 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
     let runtime_ctx = RuntimeContext::with_overrides(host, overrides, &ctx.locations.project);
     // The event's registered built-ins and its plugins, exactly as the binary runs them (the
     // same pipeline, normalisation first).
-    let hook = table::find("dispatch").ok_or("the hook table has no `dispatch` row")?;
+    let hook = table::find("dispatch")
+        .ok_or_else(|| CommandError::Internal("the hook table has no `dispatch` row".into()))?;
     let pipeline::Processed { event, outcome } = pipeline::process(
         hook,
         event,
@@ -152,9 +154,8 @@ pub fn test(ctx: &Context, args: &TestArgs) -> Result<Outcome, CommandError> {
 fn sample_event(name: &EventName, ctx: &Context, args: &TestArgs) -> Result<Value, CommandError> {
     let mut event = json!({"hook_event_name": name.as_str(), "session_id": "amplihack-hooks-test", "cwd": ctx.locations.project});
     let tool_input: Value = match &args.input {
-        Some(text) => {
-            serde_json::from_str(text).map_err(|e| format!("--input is not valid JSON: {e}"))?
-        }
+        Some(text) => serde_json::from_str(text)
+            .map_err(|e| CommandError::usage(format!("--input is not valid JSON: {e}")))?,
         None => json!({"command": "true"}),
     };
     match name {
