@@ -8,16 +8,16 @@
 //! not exist, the test prints `SKIPPED <reason>` and passes. Each app run spends ~9 s on GitHub
 //! retries the app always makes, so the runs are few and each checks much.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::amplifier_app::{app_turn, app_venv, bash, kit, tool_results};
-use support::fake_anthropic::{FakeAnthropic, Turn};
-use support::{TestEnv, command, one_group, repo_root, run_with_timeout, stderr, stdout};
+
+use crate::support;
+use crate::support::amplifier_app::{app_turn, app_venv, bash, kit, tool_results};
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::{TestEnv, command, one_group, repo_root, run_with_timeout, stderr, stdout};
 
 /// One app test at a time: they share the app's virtualenv (which the app installs modules into)
 /// and the speed comparison wants the machine to itself.

@@ -2,10 +2,10 @@
 //! the real hook-shell bridge (vendored in `tests/amplifier/hook-shell/`), mounted with its own
 //! `mount` by `tests/amplifier/bridge_harness.py`, which records the hook commands it runs.
 
-mod support;
-
 use serde_json::Value;
-use support::{TestEnv, context_has, run_kernel_harness, stderr, stdout};
+
+use crate::support;
+use crate::support::{TestEnv, context_has, run_kernel_harness, stderr, stdout};
 
 /// The bridge harness on the test's project.
 fn bridge(env: &TestEnv, extra: &[(&str, &str)]) -> Vec<Value> {

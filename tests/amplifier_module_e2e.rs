@@ -3,10 +3,12 @@
 //! `tests/amplifier/module_harness.py`: full payloads reach the same binary, and its answers
 //! become every kind of Amplifier hook result.
 
-mod support;
-
 use serde_json::{Value, json};
-use support::{TestEnv, command, context_has, one_group, run_kernel_harness, stderr, stdout};
+
+use crate::support;
+use crate::support::{
+    TestEnv, command, context_has, one_group, run_kernel_harness, stderr, stdout,
+};
 
 fn run_harness(env: &TestEnv, spec: &Value) -> Vec<Value> {
     let spec_file = env.root().join("spec.json");

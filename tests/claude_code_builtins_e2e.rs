@@ -2,11 +2,11 @@
 //! Claude Code (offline, against the loopback fake of the Messages API): what each one answers is
 //! what the host does and what the model sees.
 
-mod support;
-
 use serde_json::Value;
-use support::fake_anthropic::{FakeAnthropic, Turn};
-use support::{ClaudeRun, TestEnv, stderr};
+
+use crate::support;
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::{ClaudeRun, TestEnv, stderr};
 
 fn installed() -> TestEnv {
     let env = TestEnv::new();

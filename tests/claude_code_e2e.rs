@@ -1,11 +1,11 @@
 //! The real Claude Code, offline against a loopback fake of the Messages API, with settings that
 //! point at the built `amplihack-hooks`: what we answer is honoured by the real host.
 
-mod support;
-
 use serde_json::{Value, json};
-use support::fake_anthropic::{FakeAnthropic, Turn};
-use support::{TestEnv, hooks_bin};
+
+use crate::support;
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::{TestEnv, hooks_bin};
 
 /// Every subcommand registered on its event, as a user's settings would have it, plus `dispatch`
 /// on the events that have no subcommand of their own.

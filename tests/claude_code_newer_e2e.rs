@@ -15,15 +15,15 @@
 //! - an MCP server's elicitation (`tests/fixtures/mcp/elicitation_server.py`) that the plugin's
 //!   Elicitation `decision: "block"` declines (with no hook, a headless run cancels it).
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::fake_anthropic::{FakeAnthropic, Turn};
-use support::{ClaudeRun, TestEnv, stderr};
+
+use crate::support;
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::{ClaudeRun, TestEnv, stderr};
 
 const PLUGIN: &str = "newer-events";
 

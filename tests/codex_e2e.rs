@@ -3,19 +3,17 @@
 //! CODEX_HOME: never `--dangerously-bypass-hook-trust`, so every hook that runs was trusted the
 //! way the installer trusts them, through `codex app-server`.
 
-mod support;
-
-#[path = "bench/gate.rs"]
-mod gate;
-
 use std::path::PathBuf;
 use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::fake_models::{FakeModels, Turn};
-use support::host_clis::{Cli, CodexAppServer, codex_home, run_turn};
-use support::{TestEnv, stderr, stdout};
+
+use crate::gate;
+use crate::support;
+use crate::support::fake_models::{FakeModels, Turn};
+use crate::support::host_clis::{Cli, CodexAppServer, codex_home, run_turn};
+use crate::support::{TestEnv, stderr, stdout};
 
 /// The user's own Codex files before amplihack arrives: a hook of theirs (trusted by them) and a
 /// config with comments, which uninstall must give back byte for byte.

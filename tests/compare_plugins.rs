@@ -27,16 +27,16 @@
 //! - `AMPLIHACK_COMPARE_PROMPT_ANSWER=<json>`: what the fake answers `prompt` handlers (default
 //!   `{"ok": true, ...}`); `AMPLIHACK_COMPARE_RAW=1`: report paths and ids as they were.
 
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::TestEnv;
-use support::fake_anthropic::{FakeAnthropic, Turn};
+
+use crate::support;
+use crate::support::TestEnv;
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 
 /// What the fake answers a `prompt` handler's question with (recognised by Claude Code's
 /// evaluator system text).

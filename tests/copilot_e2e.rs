@@ -9,19 +9,17 @@
 //! `doctor` is clean; `uninstall` gives the user's files back byte for byte and the next turn
 //! calls amplihack no more. And what amplihack's entries cost a turn beside `true` entries.
 
-mod support;
-
-#[path = "bench/gate.rs"]
-mod gate;
-
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use support::fake_models::{FakeModels, Turn};
-use support::host_clis::{
+
+use crate::gate;
+use crate::support;
+use crate::support::fake_models::{FakeModels, Turn};
+use crate::support::host_clis::{
     Cli, TURN_LIMIT, cli_command, configure_provider, logged_payloads, turn_args,
 };
-use support::{TestEnv, run_with_timeout, stderr, stdout};
+use crate::support::{TestEnv, run_with_timeout, stderr, stdout};
 
 const PROJECT_MARKER: &str = "PROJECT-MARKER-C0P1L07";
 const REMINDER_MARKER: &str = "REMINDER-MARKER-C0P1L07";

@@ -4,14 +4,14 @@
 //! example denies a write to `.env`), behind `amplihack install --host amplifier`. Where the kit
 //! does not exist, the test prints `SKIPPED <reason>` and passes.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use support::amplifier_app::{app_turn, app_venv, kit, tool_results};
-use support::fake_anthropic::{FakeAnthropic, Turn};
-use support::{TestEnv, repo_root, stderr, stdout};
+
+use crate::support;
+use crate::support::amplifier_app::{app_turn, app_venv, kit, tool_results};
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::{TestEnv, repo_root, stderr, stdout};
 
 fn fixture(path: &str) -> PathBuf {
     repo_root().join("tests/fixtures/dialects").join(path)

@@ -3,11 +3,11 @@
 //! fail-closed hook that times out denies) and AMCP's example hooks in a trusted project, with
 //! `feedback` and `updatedResponse` reaching the model.
 
-mod support;
-
 use serde_json::{Value, json};
-use support::TestEnv;
-use support::fake_anthropic::{FakeAnthropic, Turn};
+
+use crate::support;
+use crate::support::TestEnv;
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 
 fn fixture(path: &str) -> std::path::PathBuf {
     support::repo_root()

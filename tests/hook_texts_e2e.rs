@@ -21,13 +21,13 @@
 //! Claude Code adds for any JSON Stop block (a plugin's natively, amplihack's always, since it
 //! answers in JSON); it names the command Claude Code ran, which is amplihack's.
 
-mod support;
-
 use std::path::Path;
 
 use serde_json::{Value, json};
-use support::TestEnv;
-use support::fake_anthropic::{FakeAnthropic, Turn};
+
+use crate::support;
+use crate::support::TestEnv;
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 
 const NAME: &str = "texts-probe";
 

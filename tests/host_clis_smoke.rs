@@ -1,11 +1,10 @@
 //! Each of the six other agent CLIs runs a turn offline against the fake model server and fires a
 //! command hook registered by hand: the infrastructure the per-host end-to-end tests build on.
 
-mod support;
-
-use support::TestEnv;
-use support::fake_models::{FakeModels, Turn};
-use support::host_clis::{
+use crate::support;
+use crate::support::TestEnv;
+use crate::support::fake_models::{FakeModels, Turn};
+use crate::support::host_clis::{
     Cli, codex_trust_all, logged_payloads, logging_hook, register_command_hook, run_turn,
     run_turn_with,
 };

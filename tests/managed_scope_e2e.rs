@@ -8,14 +8,13 @@
 //! Skipped (prints `SKIPPED <why>` and passes) unless run as root where `unshare -m` and an
 //! overlay mount work.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use support::fake_anthropic::{FakeAnthropic, Turn};
-use support::{TestEnv, stderr, stdout};
+use crate::support;
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::{TestEnv, stderr, stdout};
 
 /// Mounts the overlay on `/etc` in a new private mount namespace, then runs the command:
 /// `sh -c SCRIPT <upper> <work> <program> <args>...`.

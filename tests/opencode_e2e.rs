@@ -4,17 +4,16 @@
 //! `amplihack-hooks dispatch --host opencode` on each event. What the model was sent and what is
 //! on disk are the proof.
 
-mod support;
-
-#[path = "bench/gate.rs"]
-mod gate;
-
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use support::TestEnv;
-use support::fake_models::{FakeModels, Turn};
-use support::host_clis::{Cli, cli_command, configure_provider, opencode_config_dir, run_turn};
+use crate::gate;
+use crate::support;
+use crate::support::TestEnv;
+use crate::support::fake_models::{FakeModels, Turn};
+use crate::support::host_clis::{
+    Cli, cli_command, configure_provider, opencode_config_dir, run_turn,
+};
 
 const PROJECT_NOTE: &str = "PROJECT-NOTE-7731: this project ships on Fridays.";
 const TEAM_NOTE: &str = "TEAM-NOTE-4410: the staging DB is read-only today.";

@@ -7,14 +7,14 @@
 //! SubagentStop). And with the oldest supported Claude Code (2.0.30), whose settings file must stay
 //! loadable: only the events it knows are registered.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::json;
-use support::fake_anthropic::{FakeAnthropic, Turn};
-use support::{TestEnv, stderr};
+
+use crate::support;
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::{TestEnv, stderr};
 
 fn script() -> Vec<Turn> {
     vec![

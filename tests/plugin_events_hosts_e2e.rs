@@ -5,12 +5,12 @@
 //! through amplihack; disabling the plugin takes the entries out and the handler no longer runs;
 //! uninstall gives the settings file back byte for byte.
 
-mod support;
-
 use serde_json::json;
-use support::fake_models::{FakeModels, Turn};
-use support::host_clis::{Cli, cli_command, turn_args};
-use support::{TestEnv, command, run_with_timeout, stderr, stdout};
+
+use crate::support;
+use crate::support::fake_models::{FakeModels, Turn};
+use crate::support::host_clis::{Cli, cli_command, turn_args};
+use crate::support::{TestEnv, command, run_with_timeout, stderr, stdout};
 
 fn ok(output: &std::process::Output) -> String {
     assert!(
@@ -116,7 +116,7 @@ fn qwen_runs_a_user_plugins_handler_on_an_event_amplihack_does_not_register_itse
 /// (`codex app-server` lists it trusted), and the user's entry keeps its key and its trust.
 #[test]
 fn codex_trusts_the_plugin_event_entry_and_keeps_the_users_trust() {
-    use support::host_clis::{CodexAppServer, codex_home};
+    use crate::support::host_clis::{CodexAppServer, codex_home};
     let env = TestEnv::new();
     let hooks_json = codex_home(&env).join("hooks.json");
     let users = "{\n  \"hooks\": {\n    \"SubagentStop\": [\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"/bin/true\"}]}\n    ]\n  }\n}\n";

@@ -8,13 +8,13 @@
 //! `{"async": true}`); see `tests/fixtures/plugins/`. Both runs must give the model the same
 //! plugin texts in the same requests, the same permission denials, and the same files.
 
-mod support;
-
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use support::TestEnv;
-use support::fake_anthropic::{FakeAnthropic, Turn};
+
+use crate::support;
+use crate::support::TestEnv;
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 
 const PLUGINS: [&str; 4] = ["style-notes", "rule-guard", "node-notes", "later-review"];
 /// Every text the plugins give the model starts with one of these.

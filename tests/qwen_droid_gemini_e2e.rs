@@ -8,19 +8,17 @@
 //! without amplihack. Each test also times turns with amplihack's entries against the same
 //! entries running `true` (tests/bench/gate.rs: figure beside goal, fail over twice the goal).
 
-mod support;
-
-#[path = "bench/gate.rs"]
-mod gate;
-
 use std::path::Path;
 
 use serde_json::json;
-use support::fake_models::{FakeModels, Turn};
-use support::host_clis::{
+
+use crate::gate;
+use crate::support;
+use crate::support::fake_models::{FakeModels, Turn};
+use crate::support::host_clis::{
     Cli, cli_command, logged_payloads, logging_hook, register_command_hook, run_turn, turn_args,
 };
-use support::{TestEnv, command, one_group, run_with_timeout, stderr, stdout};
+use crate::support::{TestEnv, command, one_group, run_with_timeout, stderr, stdout};
 
 const PROJECT_MARK: &str = "PROJECT-MD-MARK-7f3a";
 const PLUGIN_MARK: &str = "USER-PLUGIN-CONTEXT-5c1e";

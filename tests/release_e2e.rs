@@ -4,15 +4,14 @@
 //! a missing checksum tool is refused with nothing written, `amplihack update` moves to the newer
 //! version and `--rollback` back, and a corrupted newer release leaves the installed one working.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::releases::Releases;
-use support::{TestEnv, repo_root, run_with_timeout, stderr, stdout};
+
+use crate::support::releases::Releases;
+use crate::support::{TestEnv, repo_root, run_with_timeout, stderr, stdout};
 
 /// PATH without cargo or rustc: what a user of the release has.
 const USER_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
