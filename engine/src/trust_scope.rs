@@ -226,7 +226,7 @@ struct Line<'t, 'a> {
     tree: &'t mut Tree<'a>,
     plugin: &'t Plugin,
     /// The variables a word may name a project path by, with their values.
-    vars: [(&'static str, String); 5],
+    vars: Vec<(&'static str, String)>,
     base: Base,
     depth: usize,
     /// Words read so far, against [`MAX_WORDS`].
@@ -476,10 +476,15 @@ impl<'a> Tree<'a> {
                     amplihack_env::AMPLIFIER_HOOKS_DIR,
                     plugin.hooks_dir.to_string_lossy().into_owned(),
                 ),
-                (amplihack_env::CLAUDE_PROJECT_DIR, root_text.clone()),
-                (amplihack_env::AMPLIFIER_PROJECT_DIR, root_text.clone()),
-                (amplihack_env::AMCP_PROJECT_DIR, root_text),
-            ],
+            ]
+            .into_iter()
+            .chain(
+                amplihack_env::PROJECT_ROOT
+                    .into_iter()
+                    .chain([amplihack_env::AMCP_PROJECT_DIR])
+                    .map(|name| (name, root_text.clone())),
+            )
+            .collect(),
             tree: self,
             plugin,
             base,

@@ -54,10 +54,7 @@ pub fn render(event: &EventName, reply: &Reply) -> Rendered {
     );
 
     if restrictive && can_block(event) {
-        let reason = reply
-            .reason
-            .clone()
-            .unwrap_or_else(|| "Blocked by amplihack".into());
+        let reason = reply.block_reason();
         let reason = if matches!(reply.decision, Some(Decision::Ask | Decision::Defer)) {
             format!("confirmation required (Amplifier cannot ask): {reason}")
         } else {

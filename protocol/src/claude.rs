@@ -192,15 +192,7 @@ pub fn render_labelled(event: &EventName, labels: &Labels, reply: &Reply) -> Ren
         }
         (event, Some(Decision::Deny)) if takes_top_level_block(event) => {
             out.insert("decision".into(), json!("block"));
-            out.insert(
-                "reason".into(),
-                json!(
-                    reply
-                        .reason
-                        .clone()
-                        .unwrap_or_else(|| "Blocked by amplihack".into())
-                ),
-            );
+            out.insert("reason".into(), json!(reply.block_reason()));
         }
         // Allow is the default everywhere else, and ask has no meaning off the permission path.
         _ => {}

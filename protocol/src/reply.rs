@@ -97,6 +97,14 @@ impl Reply {
         *self == Reply::default()
     }
 
+    /// Why a deny or a block, for a host that must give one: the reply's reason, or a plain
+    /// "Blocked by amplihack" when a handler blocked without saying why.
+    pub fn block_reason(&self) -> String {
+        self.reason
+            .clone()
+            .unwrap_or_else(|| "Blocked by amplihack".into())
+    }
+
     pub fn deny(reason: impl Into<String>) -> Reply {
         Reply {
             decision: Some(Decision::Deny),

@@ -7,15 +7,7 @@ use crate::event::HookEvent;
 use crate::host::Host;
 use crate::reply::{Rendered, Reply};
 
-pub const DIALECT: Dialect = Dialect {
-    host: Host::Amplifier,
-    events: &[],
-    fields: &[],
-    delivers: None,
-    timeout_per_second: 1,
-    render,
-    adjust: None,
-};
+pub const DIALECT: Dialect = Dialect::claude_like(Host::Amplifier, render);
 
 pub fn render(event: &HookEvent, reply: &Reply) -> Rendered {
     crate::amplifier::render(&event.name, reply)

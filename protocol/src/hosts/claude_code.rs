@@ -7,15 +7,7 @@ use crate::event::HookEvent;
 use crate::host::Host;
 use crate::reply::{Rendered, Reply};
 
-pub const DIALECT: Dialect = Dialect {
-    host: Host::ClaudeCode,
-    events: &[],
-    fields: &[],
-    delivers: None,
-    timeout_per_second: 1,
-    render,
-    adjust: None,
-};
+pub const DIALECT: Dialect = Dialect::claude_like(Host::ClaudeCode, render);
 
 pub fn render(event: &HookEvent, reply: &Reply) -> Rendered {
     claude::render_labelled(&event.name, &claude::Labels::of(event), reply)

@@ -11,9 +11,6 @@ use crate::host::Host;
 use crate::reply::{Rendered, Reply};
 
 pub const DIALECT: Dialect = Dialect {
-    host: Host::Codex,
-    events: &[],
-    fields: &[],
     delivers: Some(&[
         EventName::SessionStart,
         EventName::SessionEnd,
@@ -27,9 +24,7 @@ pub const DIALECT: Dialect = Dialect {
         EventName::SubagentStop,
         EventName::Stop,
     ]),
-    timeout_per_second: 1,
-    render,
-    adjust: None,
+    ..Dialect::claude_like(Host::Codex, render)
 };
 
 /// Codex waits 600 s for a hook registered without a timeout; amplihack's tool rows answer (or

@@ -13,11 +13,9 @@ use crate::host::Host;
 use crate::reply::{Decision, Rendered, Reply};
 
 pub const DIALECT: Dialect = Dialect {
-    host: Host::Copilot,
-    // None renamed: amplihack registers the Claude Code format, whose payloads carry Claude
+    // No event renamed: amplihack registers the Claude Code format, whose payloads carry Claude
     // Code's event names (1.0.21). (The names of Copilot's own camelCase format would become the
     // registered keys here, `agentStop` in a PascalCase file.)
-    events: &[],
     fields: &[
         ("tool_result", "tool_response"),
         ("toolResult", "tool_response"),
@@ -36,9 +34,7 @@ pub const DIALECT: Dialect = Dialect {
         EventName::PreCompact,
         EventName::Notification,
     ]),
-    timeout_per_second: 1,
-    render,
-    adjust: None,
+    ..Dialect::claude_like(Host::Copilot, render)
 };
 
 pub fn render(event: &HookEvent, reply: &Reply) -> Rendered {

@@ -6,9 +6,6 @@ use crate::event::EventName;
 use crate::host::Host;
 
 pub const DIALECT: Dialect = Dialect {
-    host: Host::Droid,
-    events: &[],
-    fields: &[],
     delivers: Some(&[
         EventName::SessionStart,
         EventName::SessionEnd,
@@ -20,7 +17,5 @@ pub const DIALECT: Dialect = Dialect {
         EventName::SubagentStop,
         EventName::PreCompact,
     ]),
-    timeout_per_second: 1,
-    render: super::claude_code::render,
-    adjust: None,
+    ..Dialect::claude_like(Host::Droid, super::claude_code::render)
 };

@@ -12,7 +12,6 @@ use crate::host::Host;
 use crate::reply::{Decision, Rendered, Reply};
 
 pub const DIALECT: Dialect = Dialect {
-    host: Host::Gemini,
     events: &[
         ("BeforeTool", "PreToolUse"),
         ("AfterTool", "PostToolUse"),
@@ -35,8 +34,7 @@ pub const DIALECT: Dialect = Dialect {
         EventName::Notification,
     ]),
     timeout_per_second: 1000,
-    render,
-    adjust: None,
+    ..Dialect::claude_like(Host::Gemini, render)
 };
 
 /// Gemini reads stderr as the reply when stdout is empty, and shows it otherwise: amplihack's
@@ -63,15 +61,7 @@ pub fn render(event: &HookEvent, reply: &Reply) -> Rendered {
             "block"
         };
         out.insert("decision".into(), json!(verdict));
-        out.insert(
-            "reason".into(),
-            json!(
-                reply
-                    .reason
-                    .clone()
-                    .unwrap_or_else(|| "Blocked by amplihack".into())
-            ),
-        );
+        out.insert("reason".into(), json!(reply.block_reason()));
     }
     let mut message = reply.system_message.clone();
     if denied && !can_block(&event.name) {

@@ -43,6 +43,23 @@ pub struct Dialect {
     pub adjust: Option<Adjust>,
 }
 
+impl Dialect {
+    /// A host that speaks Claude Code's protocol as it is (its event and field names, every
+    /// event, timeouts in seconds, nothing to adjust), its replies rendered by `render`: what each
+    /// host's dialect starts from, changing only what the host does otherwise.
+    pub const fn claude_like(host: Host, render: fn(&HookEvent, &Reply) -> Rendered) -> Dialect {
+        Dialect {
+            host,
+            events: &[],
+            fields: &[],
+            delivers: None,
+            timeout_per_second: 1,
+            render,
+            adjust: None,
+        }
+    }
+}
+
 /// The table of dialects, keyed by host.
 pub fn dialect(host: Host) -> &'static Dialect {
     match host {

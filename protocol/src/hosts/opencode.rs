@@ -10,9 +10,6 @@ use crate::host::Host;
 use crate::reply::{Rendered, Reply};
 
 pub const DIALECT: Dialect = Dialect {
-    host: Host::Opencode,
-    events: &[],
-    fields: &[],
     delivers: Some(&[
         EventName::SessionStart,
         EventName::UserPromptSubmit,
@@ -21,9 +18,8 @@ pub const DIALECT: Dialect = Dialect {
         EventName::Stop,
         EventName::PreCompact,
     ]),
-    timeout_per_second: 1,
-    render,
     adjust: Some(tool_input_fields),
+    ..Dialect::claude_like(Host::Opencode, render)
 };
 
 /// opencode's tool arguments in camelCase (`filePath`, `oldString`, `newString`, `replaceAll`),

@@ -10,13 +10,9 @@ use super::Dialect;
 use crate::host::Host;
 
 pub const DIALECT: Dialect = Dialect {
-    host: Host::Qwen,
-    events: &[],
-    fields: &[],
-    delivers: None,
     timeout_per_second: 1000,
-    render: super::claude_code::render,
     adjust: Some(continuation),
+    ..Dialect::claude_like(Host::Qwen, super::claude_code::render)
 };
 
 /// The name a tool-result continuation gets: no host sends it, amplihack does not know it.
