@@ -15,13 +15,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support;
-use crate::support::amplifier_app::{app_turn, app_venv, bash, kit, tool_results};
+use crate::support::amplifier_app::{app_turn, app_venv, bash, kit, one_app, tool_results};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 use crate::support::{TestEnv, command, one_group, repo_root, run_with_timeout, stderr, stdout};
-
-/// One app test at a time: they share the app's virtualenv (which the app installs modules into)
-/// and the speed comparison wants the machine to itself.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
 fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
@@ -32,7 +28,7 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
             return;
         }
     };
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_app();
     let venv = app_venv(&kit);
     let env = TestEnv::new();
     let git = |args: &[&str]| {
@@ -341,7 +337,7 @@ fn a_prompt_handler_is_answered_by_the_sessions_own_model_in_the_app() {
             return;
         }
     };
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_app();
     let venv = app_venv(&kit);
     let env = TestEnv::new();
     let install = env.run_amplihack(&["install", "--host", "amplifier"]);
@@ -394,7 +390,7 @@ fn an_agent_handler_runs_a_read_only_subagent_on_the_sessions_model_in_the_app()
             return;
         }
     };
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_app();
     let venv = app_venv(&kit);
     let env = TestEnv::new();
     let install = env.run_amplihack(&["install", "--host", "amplifier"]);
@@ -471,7 +467,7 @@ fn where_the_app_compacts_the_transcript_is_exported() {
             return;
         }
     };
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_app();
     let venv = app_venv(&kit);
     let env = TestEnv::new();
     let install = env.run_amplihack(&["install", "--host", "amplifier"]);
@@ -674,9 +670,10 @@ fn in_the_real_app_amplihack_costs_at_most_the_bridge_on_tool_pre() {
             return;
         }
     };
+    let _serial = one_app();
+    let _alone = support::alone();
     let env = TestEnv::new();
     let bridge = bridge_bundle(&env).unwrap_or_else(|e| panic!("{e}"));
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let venv = app_venv(&kit);
     // Project scope: the project's bridge registration is there too, and the bridge calls it;
     // amplihack must still run once per event (its bridge call steps aside for the module).

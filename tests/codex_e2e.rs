@@ -339,6 +339,7 @@ fn codex_project_scope_states_the_project_trust_it_needs() {
 /// entry costs about what an empty one does.
 #[test]
 fn codex_turns_with_amplihack_cost_about_what_true_entries_do() {
+    let _alone = support::alone();
     const TURNS: usize = 5;
     let env = TestEnv::new();
     project_and_plugins(&env);

@@ -385,6 +385,7 @@ fn chrono_ms(timestamp: &str) -> Option<f64> {
 /// durably (two fsyncs, ~12 ms each on the 2-core test machine), which no `true` does.
 #[test]
 fn amplihacks_entries_cost_about_what_true_entries_cost() {
+    let _alone = support::alone();
     const TURNS: usize = 4;
     const CALLS: usize = 4;
     let env = TestEnv::new();

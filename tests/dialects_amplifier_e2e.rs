@@ -5,11 +5,12 @@
 //! does not exist, the test prints `SKIPPED <reason>` and passes.
 
 use std::path::{Path, PathBuf};
+use std::sync::MutexGuard;
 
 use serde_json::json;
 
 use crate::support;
-use crate::support::amplifier_app::{app_turn, app_venv, kit, tool_results};
+use crate::support::amplifier_app::{app_turn, app_venv, kit, one_app, tool_results};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 use crate::support::{TestEnv, repo_root, stderr, stdout};
 
@@ -22,9 +23,10 @@ fn copy(from: &Path, to: &Path) {
     std::fs::copy(from, to).expect("copy");
 }
 
-/// The app kit, its virtualenv, and a home with the Anthropic provider configured and amplihack
-/// installed for Amplifier; `None` (after printing `SKIPPED`) where the kit does not exist.
-fn installed_app() -> Option<(PathBuf, PathBuf, TestEnv)> {
+/// The app kit, its virtualenv, a home with the Anthropic provider configured and amplihack
+/// installed for Amplifier, and the app held for this test ([`one_app`]); `None` (after
+/// printing `SKIPPED`) where the kit does not exist.
+fn installed_app() -> Option<(PathBuf, PathBuf, TestEnv, MutexGuard<'static, ()>)> {
     let kit = match kit() {
         Ok(kit) => kit,
         Err(reason) => {
@@ -32,6 +34,7 @@ fn installed_app() -> Option<(PathBuf, PathBuf, TestEnv)> {
             return None;
         }
     };
+    let serial = one_app();
     let venv = app_venv(&kit);
     let env = TestEnv::new();
     let settings = "updates:\n  auto_prompt: false\nconfig:\n  providers:\n    - module: provider-anthropic\n      source: PROVIDER\n      config:\n        default_model: claude-sonnet-4-5\n        priority: 1\n"
@@ -39,12 +42,12 @@ fn installed_app() -> Option<(PathBuf, PathBuf, TestEnv)> {
     env.write(&env.home.join(".amplifier/settings.yaml"), &settings);
     let install = env.run_amplihack(&["install", "--host", "amplifier"]);
     assert!(install.status.success(), "{}", stderr(&install));
-    Some((kit, venv, env))
+    Some((kit, venv, env, serial))
 }
 
 #[test]
 fn proposal_yaml_and_amcp_examples_in_the_real_amplifier_app() {
-    let Some((kit, venv, env)) = installed_app() else {
+    let Some((kit, venv, env, _serial)) = installed_app() else {
         return;
     };
 
@@ -125,7 +128,7 @@ fn proposal_yaml_and_amcp_examples_in_the_real_amplifier_app() {
 /// call is answered from the session's cache.
 #[test]
 fn llm_hook_asks_the_sessions_provider_in_the_real_amplifier_app() {
-    let Some((kit, venv, env)) = installed_app() else {
+    let Some((kit, venv, env, _serial)) = installed_app() else {
         return;
     };
     let yaml = std::fs::read_to_string(fixture("proposal/hook-types.yaml")).expect("yaml");
@@ -172,7 +175,7 @@ fn llm_hook_asks_the_sessions_provider_in_the_real_amplifier_app() {
 /// helper, with the app's own Python), the answer denies it, and the reason reaches the model.
 #[test]
 fn http_handler_posts_the_tool_call_in_the_real_amplifier_app() {
-    let Some((kit, venv, env)) = installed_app() else {
+    let Some((kit, venv, env, _serial)) = installed_app() else {
         return;
     };
     let stub = support::http_stub::HttpStub::start(vec![(

@@ -6,8 +6,8 @@
 //! * `*_e2e`: the programs users run (Claude Code and six other agent CLIs from npm, the
 //!   Amplifier app and kernel, the release archives), offline against fake model servers.
 //!
-//! Their speed tests compare amplihack with a yardstick pair by pair in the same host, so tests
-//! running beside them slow both sides alike; each gate fails only at twice its goal.
+//! Tests run side by side; a speed test has the machine to itself ([`support::alone`]), and one
+//! real Amplifier app runs at a time ([`support::amplifier_app::one_app`]).
 
 mod support;
 

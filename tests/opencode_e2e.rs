@@ -237,6 +237,7 @@ fn install_refuses_a_plugin_file_that_is_not_amplihacks() {
 /// interleaved: amplihack costs a turn no more than a process that does nothing.
 #[test]
 fn a_turn_with_amplihack_costs_about_what_a_true_hook_does() {
+    let _alone = support::alone();
     let env = TestEnv::new();
     let models = FakeModels::start(Vec::new());
     user_setup(&env, &models);

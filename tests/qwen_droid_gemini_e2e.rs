@@ -162,6 +162,8 @@ fn speed(env: &TestEnv, cli: Cli, models: &FakeModels, settings: &Path) {
 }
 
 fn proof(cli: Cli) {
+    // Its speed part wants the machine to itself.
+    let _alone = support::alone();
     let env = TestEnv::new();
     let models = FakeModels::start(Vec::new());
     let settings = cli.user_settings(&env);

@@ -30,6 +30,18 @@ pub fn kit() -> Result<PathBuf, String> {
 }
 
 /// The app's virtualenv, installed by the kit (idempotent).
+/// One real app at a time, across every module of the test binary: the app's virtualenv is
+/// shared (`install.sh` and the app itself install modules into it).
+static ONE_APP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds the app to this test until dropped. Take it before a [`crate::support::TestEnv`] (whose
+/// share of the machine a speed test waits on: [`crate::support::alone`]).
+pub fn one_app() -> std::sync::MutexGuard<'static, ()> {
+    ONE_APP
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 pub fn app_venv(kit: &Path) -> PathBuf {
     let venv = repo_root().join("tests/amplifier/app-venv");
     let mut install = Command::new(kit.join("install.sh"));

@@ -9,8 +9,10 @@ pub mod host_clis;
 pub mod http_stub;
 pub mod releases;
 
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -33,14 +35,80 @@ pub fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The machine, as the tests running side by side in the one test binary share it: every
+/// [`TestEnv`] holds a share (a read lock) while it lives, and a speed test takes the whole of it
+/// ([`alone`]): it waits for the tests running to end, and the others wait for it.
+static MACHINE: RwLock<()> = RwLock::new(());
+
+thread_local! {
+    /// This thread's read lock on [`MACHINE`] and how many [`Share`]s use it: taken once per
+    /// thread (a second read lock behind a waiting writer would never be granted).
+    static SHARED: RefCell<(usize, Option<RwLockReadGuard<'static, ()>>)> =
+        const { RefCell::new((0, None)) };
+    /// This thread holds [`MACHINE`] whole ([`alone`]): its own test environments take no share.
+    static ALONE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A test environment's share of the machine (none where its thread holds it whole).
+struct Share {
+    taken: bool,
+}
+
+impl Share {
+    fn take() -> Share {
+        let taken = !ALONE.get();
+        if taken {
+            SHARED.with_borrow_mut(|(users, guard)| {
+                if *users == 0 {
+                    *guard = Some(MACHINE.read().unwrap_or_else(PoisonError::into_inner));
+                }
+                *users += 1;
+            });
+        }
+        Share { taken }
+    }
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        if self.taken {
+            SHARED.with_borrow_mut(|(users, guard)| {
+                *users = users.saturating_sub(1);
+                if *users == 0 {
+                    guard.take();
+                }
+            });
+        }
+    }
+}
+
+/// The machine to this test alone until dropped: for a speed test, taken before its first
+/// [`TestEnv`] (and after [`amplifier_app::one_app`] where it runs the app).
+pub struct Alone(RwLockWriteGuard<'static, ()>);
+
+pub fn alone() -> Alone {
+    let guard = MACHINE.write().unwrap_or_else(PoisonError::into_inner);
+    ALONE.set(true);
+    Alone(guard)
+}
+
+impl Drop for Alone {
+    fn drop(&mut self) {
+        ALONE.set(false);
+    }
+}
+
 pub struct TestEnv {
     _root: TempDir,
+    /// This test's share of the machine, which a speed test waits for ([`alone`]).
+    _share: Share,
     pub home: PathBuf,
     pub project: PathBuf,
 }
 
 impl TestEnv {
     pub fn new() -> TestEnv {
+        let share = Share::take();
         let root = tempfile::Builder::new()
             .prefix("amplihack-test")
             .tempdir()
@@ -61,6 +129,7 @@ impl TestEnv {
         std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         TestEnv {
             _root: root,
+            _share: share,
             home,
             project,
         }
@@ -530,4 +599,52 @@ pub fn figure(line: &str) {
             let _ = writeln!(file, "{line}");
         }
     }
+}
+
+/// A speed test's [`alone`] waits for the test environments alive on other threads, and a new
+/// one waits for it; its own thread's environments take no share.
+#[test]
+fn alone_waits_for_every_share_and_holds_off_new_ones() {
+    use std::sync::mpsc;
+    let (made, is_made) = mpsc::channel();
+    let (release, released) = mpsc::channel::<()>();
+    let other = std::thread::spawn(move || {
+        let env = TestEnv::new();
+        made.send(()).expect("send");
+        released.recv().expect("recv");
+        drop(env);
+        Instant::now()
+    });
+    is_made.recv().expect("made");
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        release.send(()).expect("release");
+    });
+    let waiting = Instant::now();
+    let alone = alone();
+    let got = Instant::now();
+    let dropped = other.join().expect("other");
+    releaser.join().expect("releaser");
+    assert!(
+        got >= dropped,
+        "alone() returned while another test's environment lived"
+    );
+    assert!(got - waiting >= Duration::from_millis(150));
+    // Its own environments take no share (a read lock here would never be granted).
+    drop(TestEnv::new());
+    let (tried, was_tried) = mpsc::channel();
+    let newcomer = std::thread::spawn(move || {
+        let env = TestEnv::new();
+        tried.send(Instant::now()).expect("send");
+        drop(env);
+    });
+    std::thread::sleep(Duration::from_millis(150));
+    let freed = Instant::now();
+    drop(alone);
+    let entered = was_tried.recv().expect("entered");
+    newcomer.join().expect("newcomer");
+    assert!(
+        entered >= freed,
+        "a new environment was made while a test held the machine"
+    );
 }
