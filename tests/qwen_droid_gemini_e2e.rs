@@ -286,6 +286,38 @@ fn gemini_runs_amplihack() {
     proof(Cli::Gemini);
 }
 
+/// Lock mode in each CLI: amplihack's Stop answer (Gemini's AfterAgent `decision: "block"`,
+/// Claude Code's `decision: "block"` in Qwen and Droid) keeps the agent working, the lock's
+/// message reaching the model as the continuation, until the safety valve lets the stop through.
+#[test]
+fn each_cli_keeps_working_while_the_project_is_locked() {
+    const MARK: &str = "LOCK-MARK-93c1: finish the migration";
+    for cli in [Cli::Qwen, Cli::Droid, Cli::Gemini] {
+        let env = TestEnv::new();
+        let models = FakeModels::start(Vec::new());
+        env.write(&cli.user_settings(&env), &user_settings(cli, &models));
+        assert_success(&env.run_amplihack(&["install", "--host", cli.name()]));
+        assert_success(&env.run_amplihack(&["lock", "--message", MARK]));
+        models.reset(Vec::new());
+        let mut command = cli_command(&env, cli, &models);
+        command
+            .args(turn_args(cli, &models, "Migrate the schema.", &[]))
+            .env("AMPLIHACK_MAX_LOCK_ITERATIONS", "1");
+        let (output, _) = run_with_timeout(command, b"", support::host_clis::TURN_LIMIT);
+        let why = format!("{}: {}", cli.name(), describe(&output, &models));
+        assert!(output.status.success(), "{why}");
+        let main = models.main_requests();
+        assert_eq!(main.len(), 2, "one continuation while locked: {why}");
+        assert!(models.count_in_last(MARK) >= 1, "{why}");
+        assert_eq!(
+            main.first()
+                .map_or(0, |body| body.to_string().matches(MARK).count()),
+            0,
+            "the lock's message comes with the continuation: {why}"
+        );
+    }
+}
+
 /// Why `amplihack doctor` reports a Droid `hooks.json`: with one beside `settings.json`, Droid
 /// runs its hooks and ignores the settings file's `hooks` key, where amplihack's entries are.
 #[test]

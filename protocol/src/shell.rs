@@ -338,6 +338,7 @@ fn parse_inner<'a>(
         brace_lists: (Vec::new(), BraceScratch::default(), String::new()),
         expansion_budget: 4 * src.len() + (1 << 20),
         as_written,
+        written_depth: 0,
     };
     let mut lexer = Lexer {
         chars,
@@ -399,6 +400,8 @@ struct State<'a> {
     expansion_budget: usize,
     /// Nothing is expanded: see [`parse_as_written`].
     as_written: bool,
+    /// How many expansions kept as written the lexer is inside ([`Lexer::as_written`]).
+    written_depth: usize,
 }
 
 impl State<'_> {
@@ -1274,6 +1277,10 @@ impl Lexer<'_> {
 
     /// An expansion (`read`: [`Self::dollar`] or [`Self::backtick`]) read to its end, its
     /// commands found as always, but its text kept as written: a parse [`as written`](parse_as_written).
+    ///
+    /// Only the outermost expansion's text is copied: inside it, a nested expansion in the words
+    /// of a substitution's commands stands as `$…` (still a `$`: unknown to whoever reads the
+    /// word), so the text is copied once, not once per level of nesting.
     fn as_written(
         &mut self,
         state: &mut State<'_>,
@@ -1283,7 +1290,14 @@ impl Lexer<'_> {
     ) {
         let start = self.pos;
         let mut discarded = Builder::default();
+        if state.written_depth > 0 {
+            read(self, state, &mut discarded, quoted);
+            b.current.text.push_str("$…");
+            return;
+        }
+        state.written_depth += 1;
         read(self, state, &mut discarded, quoted);
+        state.written_depth -= 1;
         b.current
             .text
             .extend(self.chars.range(start, self.pos.min(self.end)));
@@ -1863,6 +1877,17 @@ mod tests {
             ),
             ("sh <tools/x.sh 2>&1 >out", &[&["sh"]]),
         ];
+        // A substitution's commands, with a nested expansion inside them standing as `$…`.
+        let parsed = parse_as_written("echo $(sh $(pwd)/a.sh \"$X\" tools/b.sh)");
+        let words = |list: &[SimpleCommand]| -> Vec<String> {
+            list[0].words.iter().map(|w| w.text.clone()).collect()
+        };
+        // Innermost first.
+        assert_eq!(words(&parsed.substitutions[0]), ["pwd"]);
+        assert_eq!(
+            words(&parsed.substitutions[1]),
+            ["sh", "$…/a.sh", "$…", "tools/b.sh"]
+        );
         for (src, expected) in cases {
             let got: Vec<Vec<String>> = parse_as_written(src)
                 .commands

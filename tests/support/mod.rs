@@ -612,8 +612,9 @@ fn alone_waits_for_every_share_and_holds_off_new_ones() {
         let env = TestEnv::new();
         made.send(()).expect("send");
         released.recv().expect("recv");
+        let releasing = Instant::now();
         drop(env);
-        Instant::now()
+        releasing
     });
     is_made.recv().expect("made");
     let releaser = std::thread::spawn(move || {
