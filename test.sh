@@ -165,7 +165,7 @@ cargo_test
 check "startup benchmark (cargo bench --bench startup)" cargo bench --locked --bench startup
 check "forwarding benchmark (cargo bench --bench forwarding)" cargo bench --locked --bench forwarding
 check "rules benchmark: 100 in-process rules vs one sh -c true (cargo bench --bench rules)" cargo bench --locked --bench rules
-check "guard benchmark: the Bash guard on 1 MB hostile commands, goal 50 ms (cargo bench --bench guard)" cargo bench --locked --bench guard
+check "guard benchmark: the Bash guard, and the lexer reading hook commands as written, on 1 MB hostile commands, goal 50 ms (cargo bench --bench guard)" cargo bench --locked --bench guard
 check "plugin-cost benchmark: one plugin in the real Claude Code, through amplihack vs natively (cargo bench --bench claude_code_plugins)" cargo bench --locked --bench claude_code_plugins
 amplifier_bench() {
   # amplihack's module and the hook-shell bridge running the same 4 plugins on tool:pre in the

@@ -10,19 +10,21 @@ use crate::table::HOOKS_BINARY;
 /// kept as written, and the words ending where the shell ends the command (`;`, `&&`, `|`, a
 /// redirection's target is not a word).
 pub fn leading_words(command: &str, count: usize) -> Vec<String> {
-    shell::parse_as_written(command)
-        .commands
-        .into_iter()
-        .next()
-        .map(|first| {
-            first
-                .words
-                .into_iter()
-                .take(count)
-                .map(|w| w.text)
-                .collect()
-        })
-        .unwrap_or_default()
+    /// Keeps the first simple command's words, and stops the parse there.
+    struct First(Option<Vec<String>>, usize);
+    impl shell::Sink for First {
+        fn substitution(&mut self, _: &[shell::SimpleCommand], _: usize) -> bool {
+            true
+        }
+        fn command(&mut self, command: &shell::SimpleCommand) -> bool {
+            let words = command.words.iter().take(self.1).map(|w| w.text.clone());
+            self.0 = Some(words.collect());
+            false
+        }
+    }
+    let mut first = First(None, count);
+    shell::parse_into_as_written(command, &mut first, 0);
+    first.0.unwrap_or_default()
 }
 
 /// The words of a command from its program on: environment assignments (`FOO=1`) and the

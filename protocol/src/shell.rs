@@ -1395,11 +1395,13 @@ impl Lexer<'_> {
         quoted: bool,
         arithmetic: bool,
     ) {
+        let as_written = state.as_written;
         let mut pwd = || match state.lookup("PWD") {
             Value::Set(value) => Some(value.to_string()),
             _ => None,
         };
-        let value = if arithmetic {
+        // As written, the value is not wanted: the text stands for itself.
+        let value = if arithmetic || as_written {
             None
         } else {
             evaluate(&commands, &mut pwd)
