@@ -286,6 +286,74 @@ fn gemini_runs_amplihack() {
     proof(Cli::Gemini);
 }
 
+/// The project scope in each CLI: amplihack's entries in the project's own settings file
+/// (`.qwen/`, `.factory/`, `.gemini/settings.json`), none in the user's, run in a real turn (the
+/// guard's deny reaches the model); uninstall takes the file it created away again.
+#[test]
+fn each_cli_runs_amplihack_from_the_projects_settings() {
+    for (cli, dir) in [
+        (Cli::Qwen, ".qwen"),
+        (Cli::Droid, ".factory"),
+        (Cli::Gemini, ".gemini"),
+    ] {
+        let env = TestEnv::new();
+        let models = FakeModels::start(Vec::new());
+        let user = cli.user_settings(&env);
+        env.write(&user, &user_settings(cli, &models));
+        // A git repository: Droid's own shield refuses a `git commit` it cannot scan.
+        let git = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&env.project)
+            .status()
+            .expect("git init");
+        assert!(git.success());
+        let install = ["install", "--scope", "project", "--host", cli.name()];
+        assert_success(&env.run_amplihack(&install));
+        let project_file = env.project.join(dir).join("settings.json");
+        assert!(
+            env.read(&project_file).contains("amplihack-hooks"),
+            "{}: {}",
+            cli.name(),
+            env.read(&project_file)
+        );
+        assert!(
+            !env.read(&user).contains("amplihack-hooks"),
+            "{}",
+            cli.name()
+        );
+
+        let output = turn(
+            &env,
+            cli,
+            &models,
+            vec![
+                Turn::shell("git commit --no-verify -m x || touch commit-ran"),
+                Turn::shell("echo still-working"),
+            ],
+        );
+        let why = format!("{}: {}", cli.name(), describe(&output, &models));
+        assert!(output.status.success(), "{why}");
+        assert!(
+            !env.project.join("commit-ran").exists(),
+            "not denied: {why}"
+        );
+        assert!(
+            models.everything_the_model_saw().contains(GUARD_REASON),
+            "{why}"
+        );
+        assert!(models.tool_result_contains("still-working"), "{why}");
+
+        let uninstall = ["uninstall", "--scope", "project", "--host", cli.name()];
+        assert_success(&env.run_amplihack(&uninstall));
+        assert!(
+            !project_file.exists(),
+            "{}: {}",
+            cli.name(),
+            env.read(&project_file)
+        );
+    }
+}
+
 /// Lock mode in each CLI: amplihack's Stop answer (Gemini's AfterAgent `decision: "block"`,
 /// Claude Code's `decision: "block"` in Qwen and Droid) keeps the agent working, the lock's
 /// message reaching the model as the continuation, until the safety valve lets the stop through.

@@ -432,7 +432,8 @@ pub(crate) fn unregister(
         };
         let mut value = current.clone();
         registration::uninstall(&mut value)?;
-        if hooks_key_added
+        // A file install created: its `hooks` key was ours too.
+        if (hooks_key_added || created_by_us)
             && let Value::Object(root) = &mut value
             && root
                 .get("hooks")
@@ -442,11 +443,13 @@ pub(crate) fn unregister(
             root.remove("hooks");
         }
         // Our own plugin file, or a settings file install created, holds nothing of the
-        // user's once our hooks are gone.
+        // user's once our hooks are gone (what the host stamps into any file it loads aside).
+        let stamps = crate::hosts::stamps(target.host);
         let only_ours = (target.host == Host::Amplifier || created_by_us)
             && value.as_object().is_some_and(|m| {
                 m.iter().all(|(k, v)| {
                     k == "description"
+                        || stamps.contains(&k.as_str())
                         || (k == "hooks" && v.as_object().is_some_and(|h| h.is_empty()))
                 })
             });

@@ -93,6 +93,15 @@ pub fn shadowed(host: Host, registration: &std::path::Path) -> Option<(String, S
     }
 }
 
+/// The keys a host writes itself into a settings file it loads (Qwen's `$version`): in a file
+/// amplihack created, they came with amplihack's entries and go with them at uninstall.
+pub fn stamps(host: Host) -> &'static [&'static str] {
+    match host {
+        Host::Qwen => qwen::STAMPS,
+        _ => &[],
+    }
+}
+
 /// The hosts whose registration is a JSON hooks file edited like Claude Code's settings.
 pub fn edits_json_hooks(host: Host) -> bool {
     !matches!(host, Host::Amplifier | Host::Opencode)

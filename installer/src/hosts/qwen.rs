@@ -10,6 +10,10 @@ use crate::scopes::{Locations, Scope};
 /// Qwen Code reads its settings with comments and trailing commas allowed.
 pub const SYNTAX: Syntax = Syntax::Jsonc;
 
+/// What Qwen Code writes into any settings file it loads (0.24.4 migrates a file without it):
+/// in a file amplihack created, Qwen's reaction to amplihack's entries, not the user's.
+pub const STAMPS: &[&str] = &["$version"];
+
 pub fn registration_file(locations: &Locations, scope: Scope) -> Option<PathBuf> {
     match scope {
         Scope::User => Some(locations.home.join(".qwen/settings.json")),
