@@ -203,3 +203,51 @@ snapshot after
         }
     }
 }
+
+/// A failure of the system, not the user's: uninstall cannot remove a binary (its directory is
+/// read-only). It exits 3 (an internal failure, the documented code) with one line naming what
+/// it could not do, the path and the system's cause, not 1 (a refusal the user can fix).
+#[test]
+fn a_removal_the_system_refuses_exits_3_with_the_path_and_its_cause() {
+    if !namespaces_available() {
+        eprintln!("SKIPPED: `unshare --user --map-root-user --mount` is not permitted here");
+        return;
+    }
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install", "-y", "--host", "claude"]);
+    assert!(install.status.success(), "{}", support::stderr(&install));
+    let bin = env.bin_dir();
+    assert!(env.deployed_hooks().is_file(), "installed binaries");
+    let out = env.root().join("out");
+    std::fs::create_dir_all(&out).expect("out");
+    let script = r#"set -e
+mount --bind "$BIN" "$BIN" && mount -o remount,bind,ro "$BIN"
+set +e
+"$AMPLIHACK" uninstall -y --host claude 2> "$OUT/stderr" > "$OUT/stdout"
+echo $? > "$OUT/rc"
+"#;
+    let status = env
+        .command(std::path::Path::new("unshare"))
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c", script])
+        .env("AMPLIHACK_BIN_DIR", &bin)
+        .env("BIN", &bin)
+        .env("OUT", &out)
+        .env("AMPLIHACK", support::amplihack_bin())
+        .status()
+        .expect("run the fault script");
+    assert!(status.success(), "the setup failed");
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap_or_default();
+    let stderr = read("stderr");
+    assert_eq!(read("rc").trim(), "3", "{stderr}");
+    let binary = bin.join("amplihack-hooks");
+    let binary = binary.display().to_string();
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("could not remove"))
+        .unwrap_or_else(|| panic!("no line says what failed: {stderr}"));
+    assert!(
+        line.contains(&binary) || line.contains(&bin.join("amplihack").display().to_string()),
+        "{line}"
+    );
+    assert!(line.contains("Read-only file system"), "{line}");
+}
