@@ -7,7 +7,7 @@ use amplihack_protocol::EventName;
 use amplihack_protocol::event::json_kind as kind;
 use serde_json::Value;
 
-use crate::handlers::{Context, HandlerKind, Kind};
+use crate::handlers::{HandlerKind, Kind};
 use crate::model::{OnFailure, Protocol, Rewake};
 
 pub use crate::handlers::DEFAULT_TIMEOUT_SECS;
@@ -237,15 +237,7 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                 };
                 let handler_kind = Kind::parse(handler, &at)
                     .map_err(|(field, problem, fix)| checker.error(field, problem, fix))?;
-                // Whether a kind runs here does not depend on where.
-                let nowhere = Path::new("");
-                let context = Context {
-                    plugin_root: nowhere,
-                    plugin_data: nowhere,
-                    hooks_dir: nowhere,
-                    project_dir: nowhere,
-                };
-                if let Err(why) = handler_kind.program(&context) {
+                if let Some(why) = handler_kind.never_runs() {
                     skipped.push(format!(
                         "{at}: type `{}` is not run by amplihack: {why}",
                         handler_kind.type_name()

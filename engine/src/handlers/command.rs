@@ -79,6 +79,11 @@ impl HandlerKind for Command {
         "command"
     }
 
+    /// A command always runs: as words, or through `sh -c`.
+    fn never_runs(&self) -> Option<String> {
+        None
+    }
+
     fn label(&self) -> &str {
         &self.command
     }

@@ -90,6 +90,18 @@ pub trait HandlerKind {
     fn label(&self) -> &str;
     /// The program and arguments amplihack runs for it, or why it cannot run under amplihack.
     fn program(&self, context: &Context<'_>) -> Result<Vec<String>, String>;
+    /// Why amplihack never runs it, wherever it is (read once per handler at every parse of a
+    /// plugin file, so cheap for the kinds that always run); `None` when it runs.
+    fn never_runs(&self) -> Option<String> {
+        let nowhere = Path::new("");
+        let context = Context {
+            plugin_root: nowhere,
+            plugin_data: nowhere,
+            hooks_dir: nowhere,
+            project_dir: nowhere,
+        };
+        self.program(&context).err()
+    }
     /// Its timeout when the handler gives none.
     fn default_timeout_secs(&self) -> f64 {
         DEFAULT_TIMEOUT_SECS
@@ -210,6 +222,10 @@ impl HandlerKind for Kind {
 
     fn program(&self, context: &Context<'_>) -> Result<Vec<String>, String> {
         self.inner().program(context)
+    }
+
+    fn never_runs(&self) -> Option<String> {
+        self.inner().never_runs()
     }
 
     fn host_entry(&self) -> Option<(&Map<String, Value>, Version)> {
