@@ -14,17 +14,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../support/captured.rs"]
+mod captured;
 #[path = "gate.rs"]
 mod gate;
 use gate::gate;
 
 fn hooks_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_amplihack-hooks"))
-}
-
-fn payload() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/claude-code-2.1.328/PreToolUse-Bash.json")
 }
 
 /// A home whose `~/.amplifier/hooks` holds `plugins` (name, matcher, command).
@@ -39,8 +36,9 @@ fn home_with(plugins: &[(String, &str, &str)]) -> tempfile::TempDir {
     home
 }
 
-fn time_hook(home: &Path) -> Duration {
-    let stdin = std::fs::File::open(payload()).expect("payload");
+/// One PreToolUse call of the captured Bash `event` (a file) with `home` as HOME.
+fn time_hook(home: &Path, event: &Path) -> Duration {
+    let stdin = std::fs::File::open(event).expect("payload");
     let started = Instant::now();
     let status = Command::new(hooks_bin())
         .arg("pre-tool-use")
@@ -82,6 +80,9 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
     let mut ok = true;
+    // The captured call, sent from a project that exists, as a host sends it.
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let event = captured::rehomed_file("claude-code-2.1.328/PreToolUse-Bash.json", scratch.path());
 
     let empty = home_with(&[]);
     let sleepers = home_with(
@@ -93,8 +94,8 @@ fn main() {
     ok &= gate("8 handlers sleeping 200 ms vs one", 1.15, || {
         let (mut eight, mut one) = (Vec::new(), Vec::new());
         for _ in 0..10 {
-            eight.push(time_hook(sleepers.path()));
-            one.push(time_hook(sleeper.path()));
+            eight.push(time_hook(sleepers.path(), &event));
+            one.push(time_hook(sleeper.path(), &event));
         }
         let (eight, one) = (median(eight), median(one));
         Some((
@@ -113,9 +114,9 @@ fn main() {
         let (mut none, mut hundred, mut single, mut sh) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..runs {
-            none.push(time_hook(empty.path()));
-            hundred.push(time_hook(idle.path()));
-            single.push(time_hook(one.path()));
+            none.push(time_hook(empty.path(), &event));
+            hundred.push(time_hook(idle.path(), &event));
+            single.push(time_hook(one.path(), &event));
             sh.push(time_sh_true());
         }
         let [none, hundred, single, sh] = [none, hundred, single, sh].map(|v| ms(median(v)));

@@ -10,17 +10,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../support/captured.rs"]
+mod captured;
 #[path = "gate.rs"]
 mod gate;
 use gate::gate;
 
 fn hooks_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_amplihack-hooks"))
-}
-
-fn payload() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/claude-code-2.1.328/PreToolUse-Bash.json")
 }
 
 /// A home with one plugin of `rules` rules on the Bash tool, none matching the payload's call.
@@ -40,8 +37,9 @@ fn home_with_rules(rules: usize) -> tempfile::TempDir {
     home
 }
 
-fn time_hook(home: &Path) -> Duration {
-    let stdin = std::fs::File::open(payload()).expect("payload");
+/// One PreToolUse call of the captured Bash `event` (a file) with `home` as HOME.
+fn time_hook(home: &Path, event: &Path) -> Duration {
+    let stdin = std::fs::File::open(event).expect("payload");
     let started = Instant::now();
     let output = Command::new(hooks_bin())
         .arg("pre-tool-use")
@@ -83,6 +81,9 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
+    // The captured call, sent from a project that exists, as a host sends it.
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let event = captured::rehomed_file("claude-code-2.1.328/PreToolUse-Bash.json", scratch.path());
     let none = home_with_rules(0);
     let hundred = home_with_rules(100);
     // The rules really are read and evaluated: the last one denies a call it matches.
@@ -110,14 +111,14 @@ fn main() {
         let (mut base, mut rules, mut sh) = (Vec::new(), Vec::new(), Vec::new());
         if std::mem::take(&mut warm) {
             for _ in 0..5 {
-                time_hook(none.path());
-                time_hook(hundred.path());
+                time_hook(none.path(), &event);
+                time_hook(hundred.path(), &event);
                 time_sh_true();
             }
         }
         for _ in 0..60 {
-            base.push(time_hook(none.path()));
-            rules.push(time_hook(hundred.path()));
+            base.push(time_hook(none.path(), &event));
+            rules.push(time_hook(hundred.path(), &event));
             sh.push(time_sh_true());
         }
         let (base, rules, sh) = (median(base), median(rules), median(sh));

@@ -138,6 +138,8 @@ fn measure(truth: &Path, hooks: &Path, stdin: &[u8], runs: usize) -> Measured {
 #[path = "gate.rs"]
 mod gate;
 use gate::ATTEMPTS;
+#[path = "../support/captured.rs"]
+mod captured;
 
 fn main() {
     // `cargo bench` passes `--bench`; there is nothing to filter.
@@ -162,6 +164,14 @@ fn main() {
         std::env::remove_var("CLAUDE_PROJECT_DIR");
     }
 
+    // The captured events, sent from a project that exists, as a host sends them.
+    let project_dir = sandbox.path().join("project");
+    std::fs::create_dir_all(&project_dir).expect("project");
+    let captured_event = |name: &str| {
+        let payload = std::fs::read(fixtures.join(name)).expect("payload");
+        captured::rehome(&payload, sandbox.path(), &project_dir)
+    };
+
     let mut failed = false;
     println!(
         "amplihack-hooks startup benchmark: {runs} interleaved runs each, the event on a pipe"
@@ -175,7 +185,7 @@ fn main() {
         ("pre-tool-use, allowed Bash", "PreToolUse-Bash.json"),
         ("pre-tool-use, Write", "PreToolUse-Write.json"),
     ] {
-        let stdin = std::fs::read(fixtures.join(payload)).expect("payload");
+        let stdin = captured_event(payload);
         let mut best: Option<Measured> = None;
         for attempt in 1..=ATTEMPTS {
             let m = measure(&truth, &hooks, &stdin, runs);
@@ -215,9 +225,7 @@ fn main() {
     // What the built-ins themselves cost: the same call with them on and off
     // (`AMPLIHACK_DISABLE=all`), interleaved. pre-tool-use runs the Bash guard; post-tool-use
     // appends the metrics line (into a throwaway project).
-    let project = sandbox.path().join("project");
-    std::fs::create_dir_all(&project).expect("project");
-    let project = project.to_string_lossy().into_owned();
+    let project = project_dir.to_string_lossy().into_owned();
     for (label, subcommand, payload, limit) in [
         (
             "pre-tool-use built-ins (Bash guard)",
@@ -232,7 +240,7 @@ fn main() {
             1.08,
         ),
     ] {
-        let stdin = std::fs::read(fixtures.join(payload)).expect("payload");
+        let stdin = captured_event(payload);
         let on = [("CLAUDE_PROJECT_DIR", project.as_str())];
         let off = [
             ("CLAUDE_PROJECT_DIR", project.as_str()),

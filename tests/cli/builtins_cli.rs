@@ -439,10 +439,8 @@ fn metrics_in_a_git_work_tree_never_show_in_git_status() {
     git(&["init", "-q"]);
     let (output, _) = env.run_hooks(
         &["post-tool-use"],
-        &serde_json::from_slice(&support::fixture(
-            "claude-code-2.1.328/PostToolUse-Bash.json",
-        ))
-        .expect("fixture"),
+        &serde_json::from_slice(&env.captured("claude-code-2.1.328/PostToolUse-Bash.json"))
+            .expect("fixture"),
         &[],
     );
     assert!(output.status.success(), "{}", stderr(&output));

@@ -350,7 +350,7 @@ fn priorities_run_in_sequence_pass_updated_input_on_and_a_deny_stops_the_rest() 
             vec![command(&format!("cat > '{}'", got.display()))],
         ),
     );
-    let payload = support::fixture("claude-code-2.1.328/PreToolUse-Bash.json");
+    let payload = env.captured("claude-code-2.1.328/PreToolUse-Bash.json");
     let (output, _) = support::run_with_timeout(
         env.hooks(&["pre-tool-use"]),
         &payload,
@@ -1233,7 +1233,10 @@ fn a_stop_signal_takes_every_handler_group_with_it() {
             use std::io::Write;
             let mut stdin = child.stdin.take().expect("stdin");
             stdin
-                .write_all(support::fixture("claude-code-2.1.328/PreToolUse-Bash.json").as_slice())
+                .write_all(
+                    env.captured("claude-code-2.1.328/PreToolUse-Bash.json")
+                        .as_slice(),
+                )
                 .expect("write");
         }
         let started = std::time::Instant::now();

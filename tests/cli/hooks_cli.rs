@@ -90,6 +90,23 @@ fn usage_errors_exit_1_with_a_message_and_no_stdout() {
     }
 }
 
+#[test]
+fn captured_payloads_move_to_the_tests_home_and_project_and_nothing_else_moves() {
+    let home = std::path::Path::new("/tmp/t/home dir");
+    let project = std::path::Path::new("/tmp/t/project");
+    let payload = br#"{"cwd":"/home/user/project","transcript_path":"/home/user/.claude/x.jsonl",
+        "tool_input":{"file_path":"/home/user/project/a.txt","command":"ls /home/user/projects"},
+        "other":"/home/username","list":["/home/user/project/b"]}"#;
+    let moved: Value =
+        serde_json::from_slice(&support::captured::rehome(payload, home, project)).expect("json");
+    assert_eq!(moved["cwd"], "/tmp/t/project");
+    assert_eq!(moved["transcript_path"], "/tmp/t/home dir/.claude/x.jsonl");
+    assert_eq!(moved["tool_input"]["file_path"], "/tmp/t/project/a.txt");
+    assert_eq!(moved["tool_input"]["command"], "ls /home/user/projects");
+    assert_eq!(moved["other"], "/home/username");
+    assert_eq!(moved["list"][0], "/tmp/t/project/b");
+}
+
 /// Every captured Claude Code payload, sent to the subcommand registered for its event and to
 /// `dispatch`: exit 0, nothing on stderr, and stdout empty or a JSON object naming the event.
 #[test]
@@ -113,11 +130,15 @@ fn every_captured_event_is_handled_quietly_by_its_subcommand_and_by_dispatch() {
     ];
     for version in ["claude-code-2.1.328", "claude-code-2.0.30"] {
         for (stem, sub) in cases {
-            let Ok(payload) = std::fs::read(
-                support::repo_root().join(format!("tests/fixtures/{version}/{stem}.json")),
-            ) else {
+            let name = format!("{version}/{stem}.json");
+            if !support::repo_root()
+                .join("tests/fixtures")
+                .join(&name)
+                .exists()
+            {
                 continue;
-            };
+            }
+            let payload = env.captured(&name);
             for args in [&[sub][..], &["dispatch"][..]] {
                 let output = assert_cmd(&env, args)
                     .write_stdin(payload.clone())
@@ -264,7 +285,7 @@ fn amplifier_host_gets_the_bridge_dialect_by_flag_or_by_environment() {
 fn session_start_injects_project_md_capped() {
     let env = TestEnv::new();
     let payload =
-        String::from_utf8(fixture("claude-code-2.1.328/SessionStart.json")).expect("utf8");
+        String::from_utf8(env.captured("claude-code-2.1.328/SessionStart.json")).expect("utf8");
     let start = || {
         let mut cmd = env.hooks(&["session-start"]);
         cmd.env("CLAUDE_PROJECT_DIR", &env.project);
@@ -349,7 +370,7 @@ fn an_unknown_event_passes_through() {
 #[test]
 fn internal_failures_and_panics_fail_open_with_one_line_on_stderr_and_in_the_log() {
     let env = TestEnv::new();
-    let payload = fixture("claude-code-2.1.328/PreToolUse-Bash.json");
+    let payload = env.captured("claude-code-2.1.328/PreToolUse-Bash.json");
     for (fault, kind) in [
         ("panic", "panic, event let through"),
         ("error", "internal error, event let through"),
@@ -384,7 +405,7 @@ fn an_unwritable_log_directory_does_not_block() {
     cmd.env("AMPLIHACK_LOG_DIR", blocker.join("logs"))
         .env("AMPLIHACK_HOOKS_FAULT", "error");
     let output = AssertCommand::from_std(cmd)
-        .write_stdin(fixture("claude-code-2.1.328/PreToolUse-Bash.json"))
+        .write_stdin(env.captured("claude-code-2.1.328/PreToolUse-Bash.json"))
         .assert()
         .code(0)
         .get_output()
@@ -396,7 +417,7 @@ fn an_unwritable_log_directory_does_not_block() {
     let mut cmd = env.hooks(&["stop"]);
     cmd.env_remove("HOME");
     AssertCommand::from_std(cmd)
-        .write_stdin(fixture("claude-code-2.1.328/Stop.json"))
+        .write_stdin(env.captured("claude-code-2.1.328/Stop.json"))
         .assert()
         .code(0)
         .stdout("");

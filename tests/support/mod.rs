@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod amplifier_app;
+pub mod captured;
 pub mod fake_anthropic;
 pub mod fake_models;
 pub mod host_clis;
@@ -133,6 +134,12 @@ impl TestEnv {
             home,
             project,
         }
+    }
+
+    /// A payload captured from a real host (`tests/fixtures/NAME`), with its paths moved to this
+    /// environment's home and project ([`captured::rehome`]).
+    pub fn captured(&self, name: &str) -> Vec<u8> {
+        captured::rehome(&fixture(name), &self.home, &self.project)
     }
 
     pub fn root(&self) -> &Path {
