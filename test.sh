@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Runs every test of amplihack hooks, from a fresh clone: formatting and lints, unit and CLI
-# tests, end-to-end tests inside the real Claude Code and six other agent CLIs (npm) and against the real amplifier-core
-# kernel (PyPI), the README's install command, and the benchmarks with their thresholds.
+# Runs the tests of amplihack hooks, from a fresh clone. Two tiers:
 #
-# It installs the test hosts on first use, into the repository (git-ignored):
+#   ./test.sh           everything (the README's test command, and CI's): formatting and lints,
+#                       unit and CLI tests, end-to-end tests inside the real Claude Code and six
+#                       other agent CLIs (npm) and against the real amplifier-core kernel (PyPI),
+#                       the README's install command, the manual, and every benchmark with its
+#                       threshold.
+#   ./test.sh --quick   the check for a change: formatting, clippy, unit and CLI tests and the
+#                       fast benchmarks (measuring the static `release` build), no real host and
+#                       nothing downloaded but crates.
+#
+# The full run installs the test hosts on first use, into the repository (git-ignored):
 #   tests/claude-code/node_modules   @anthropic-ai/claude-code, pinned in tests/claude-code/package.json
 #   tests/claude-code-2.0.30/node_modules   the oldest supported Claude Code, 2.0.30
 #   tests/hosts/<cli>/node_modules   six other agent CLIs (codex, copilot, qwen, droid, gemini,
@@ -15,15 +22,24 @@
 #                                    ../shared/amplifier-app (or $AMPLIHACK_AMPLIFIER_APP_KIT), only
 #                                    where the kit exists (tests/amplifier_app_e2e.rs skips otherwise)
 #
-# Every step runs even when an earlier one fails, and the run always ends with one line
-# `amplihack tests: N passed, N failed`: cargo's tests plus one check per other step. The exit
-# status is 0 only when nothing failed.
+# Every step runs even when an earlier one fails, each says how long it took, and the run always
+# ends with one line `amplihack tests: N passed, N failed`: cargo's tests plus one check per other
+# step. The exit status is 0 only when nothing failed.
 set -uo pipefail
 cd "$(dirname "$0")"
 export PATH="$HOME/.cargo/bin:$PATH"
 
+quick=false
+case "${1:-}" in
+  "") ;;
+  --quick) quick=true ;;
+  -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+  *) echo "test.sh: unknown argument '$1' (use --quick, or nothing for every test)" >&2; exit 2 ;;
+esac
+started=$SECONDS
 passed=0
 failed=0
+timings=()
 failures=()
 test_log=$(mktemp)
 scratch_home=$(mktemp -d)
@@ -35,18 +51,31 @@ summary() {
   p=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) if ($i ~ /^passed/) s += $(i-1) } END { print s + 0 }' "$test_log")
   f=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) if ($i ~ /^failed/) s += $(i-1) } END { print s + 0 }' "$test_log")
   rm -rf "$test_log" "$scratch_home" "$AMPLIHACK_FIGURES"
+  if [ "${#timings[@]}" -gt 0 ]; then
+    printf '\ntime per step (%s run, %d s in all):\n' "$($quick && echo quick || echo full)" $((SECONDS - started))
+    printf '  %s\n' "${timings[@]}"
+  fi
   if [ "${#failures[@]}" -gt 0 ]; then printf '\nfailed steps: %s\n' "${failures[*]}"; fi
   printf '\namplihack tests: %d passed, %d failed\n' $((passed + p)) $((failed + f))
 }
 trap summary EXIT
 
 step() { printf '\n==> %s\n' "$1"; }
+# timed NAME COMMAND...: runs one step, prints and records how long it took, returns its status.
+timed() {
+  local name=$1 from=$SECONDS status
+  shift
+  step "$name"
+  "$@"
+  status=$?
+  printf '(%s: %d s)\n' "${name%% (*}" $((SECONDS - from))
+  timings+=("$(printf '%4d s  %s' $((SECONDS - from)) "${name%% (*}")")
+  return $status
+}
 # check NAME COMMAND...: runs one step and counts it.
 check() {
   local name=$1
-  shift
-  step "$name"
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+  if timed "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
 }
 
 # other_host CLI PACKAGE BINARY: installs tests/hosts/CLI when its node_modules lacks the version
@@ -111,6 +140,7 @@ test_hosts() {
   fi
 }
 
+# cargo_test [CARGO TEST ARGUMENTS...]: one `cargo test` run.
 cargo_test() {
   # cargo's own `test result:` lines are counted in the closing line, not as a step. The tests
   # run with HOME an empty directory (cargo's and rustup's own homes kept), which must still be
@@ -118,7 +148,7 @@ cargo_test() {
   local test_home
   test_home=$(mktemp -d)
   CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" HOME="$test_home" \
-    cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$test_log"
+    cargo test --locked --no-fail-fast "$@" 2>&1 | tee -a "$test_log"
   local status=${PIPESTATUS[0]}
   if [ -n "$(ls -A "$test_home")" ]; then
     echo "cargo test wrote to HOME: $(cd "$test_home" && find . -mindepth 1 -maxdepth 3 | head -20)"
@@ -141,7 +171,6 @@ install_and_doctor() {
   HOME="$scratch_home" "$scratch_home/.local/bin/amplihack" doctor
 }
 
-check "test hosts" test_hosts
 python_module() {
   # amplihack's Amplifier module: typed (mypy --strict, pinned in tests/amplifier/requirements-dev.txt)
   # and its translation tests (what the real app does with it is tests/amplifier_app_e2e.rs).
@@ -151,28 +180,12 @@ python_module() {
   (cd amplifier && "$py" -m mypy amplifier_module_hooks_amplihack tests && "$py" -m unittest discover -s tests)
 }
 
-check "cargo fmt --check" cargo fmt --all --check
-check "the Amplifier module: mypy --strict and its unit tests" python_module
-check "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
-check "the README's install command, into a throwaway HOME, then doctor" install_and_doctor
-# The speed figures measure the binary that ./install.sh just deployed, what users run: the
-# startup benchmark, and the hosts' timings inside their end-to-end tests (tests/copilot_e2e.rs).
-if [ -x "$scratch_home/.local/bin/amplihack-hooks" ]; then
-  export AMPLIHACK_BENCH_BINARY="$scratch_home/.local/bin/amplihack-hooks"
-fi
-step "cargo test"
-cargo_test
-check "startup benchmark (cargo bench --bench startup)" cargo bench --locked --bench startup
-check "forwarding benchmark (cargo bench --bench forwarding)" cargo bench --locked --bench forwarding
-check "rules benchmark: 100 in-process rules vs one sh -c true (cargo bench --bench rules)" cargo bench --locked --bench rules
-check "guard benchmark: the Bash guard, and the lexer reading hook commands as written, on 1 MB hostile commands, goal 50 ms (cargo bench --bench guard)" cargo bench --locked --bench guard
-check "plugin-cost benchmark: one plugin in the real Claude Code, through amplihack vs natively (cargo bench --bench claude_code_plugins)" cargo bench --locked --bench claude_code_plugins
 amplifier_bench() {
   # amplihack's module and the hook-shell bridge running the same 4 plugins on tool:pre in the
   # real kernel: the real bridge, vendored in tests/amplifier/hook-shell ($AMPLIHACK_HOOK_SHELL_MIRROR,
   # a git directory of its repository, measures that one's HEAD instead).
   local bin=$scratch_home/.local/bin
-  [ -x "$bin/amplihack-hooks" ] || { cargo build --release --locked -q && bin=target/release; }
+  [ -x "$bin/amplihack-hooks" ] || bin=$(packaging/build) || return 1
   tests/amplifier/.venv/bin/python tests/bench/amplifier_tool_pre.py --hooks "$bin/amplihack-hooks" \
     --amplihack "$bin/amplihack"
   local status=$?
@@ -185,5 +198,45 @@ amplifier_bench() {
   fi
   return $status
 }
-check "Amplifier benchmark: amplihack's module vs the hook-shell bridge (tests/bench/amplifier_tool_pre.py)" amplifier_bench
+static_release() {
+  # The static binaries with the quicker `release` profile: what --quick's benchmarks measure.
+  local dir
+  dir=$(AMPLIHACK_CARGO_PROFILE=release packaging/build) || return 1
+  export AMPLIHACK_BENCH_BINARY="$dir/amplihack-hooks"
+  echo "measuring $AMPLIHACK_BENCH_BINARY"
+}
+
+$quick || check "test hosts" test_hosts
+check "cargo fmt --check" cargo fmt --all --check
+if $quick && [ ! -x tests/amplifier/.venv/bin/python ]; then
+  step "the Amplifier module: mypy --strict and its unit tests"
+  echo "SKIPPED: its virtualenv (tests/amplifier/.venv) is made by a full ./test.sh"
+else
+  check "the Amplifier module: mypy --strict and its unit tests" python_module
+fi
+check "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+if $quick; then
+  check "the static release build the benchmarks measure (AMPLIHACK_CARGO_PROFILE=release packaging/build)" static_release
+  timed "cargo test: unit tests and CLI tests (no real host)" cargo_test --workspace --lib --bins
+  timed "cargo test: CLI tests" cargo_test --test integration -- cli:: support::
+else
+  check "the README's install command, into a throwaway HOME, then doctor" install_and_doctor
+  # The speed figures measure the binary that ./install.sh just deployed, what users run: the
+  # benchmarks, and the hosts' timings inside their end-to-end tests (tests/copilot_e2e.rs).
+  if [ -x "$scratch_home/.local/bin/amplihack-hooks" ]; then
+    export AMPLIHACK_BENCH_BINARY="$scratch_home/.local/bin/amplihack-hooks"
+  fi
+  timed "cargo test: every test" cargo_test --workspace
+fi
+# The benchmarks' harnesses build static for the same target as packaging/build, so that they share
+# the `release` build of the crates (one optimised build a run, beside install.sh's `dist`).
+bench() { (. packaging/static.sh && cargo bench --locked --target "$target" --bench "$@"); }
+check "startup benchmark (cargo bench --bench startup)" bench startup
+check "forwarding benchmark (cargo bench --bench forwarding)" bench forwarding
+check "rules benchmark: 100 in-process rules vs one sh -c true (cargo bench --bench rules)" bench rules
+check "guard benchmark: the Bash guard, and the lexer reading hook commands as written, on 1 MB hostile commands, goal 50 ms (cargo bench --bench guard)" bench guard
+if ! $quick; then
+  check "plugin-cost benchmark: one plugin in the real Claude Code, through amplihack vs natively (cargo bench --bench claude_code_plugins)" bench claude_code_plugins
+  check "Amplifier benchmark: amplihack's module vs the hook-shell bridge (tests/bench/amplifier_tool_pre.py)" amplifier_bench
+fi
 [ "$failed" -eq 0 ] && ! grep -q '^test result: FAILED' "$test_log"

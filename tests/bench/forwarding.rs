@@ -1,4 +1,4 @@
-//! What forwarding to the user's plugins costs, measured with the release binary.
+//! What forwarding to the user's plugins costs, measured with the binary users run (`subject.rs`).
 //!
 //! Run: `cargo bench --bench forwarding`. Every figure is a ratio against a reference measured in
 //! the same run, interleaved, so both sides see the same machine load; absolute times are
@@ -18,10 +18,13 @@ use std::time::{Duration, Instant};
 mod captured;
 #[path = "gate.rs"]
 mod gate;
+#[path = "subject.rs"]
+mod subject;
 use gate::gate;
 
+/// The binary measured: the one users run where `./test.sh` names it, else this build's.
 fn hooks_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_amplihack-hooks"))
+    subject::hooks_under_test(|| PathBuf::from(env!("CARGO_BIN_EXE_amplihack-hooks")))
 }
 
 /// A home whose `~/.amplifier/hooks` holds `plugins` (name, matcher, command).

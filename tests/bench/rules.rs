@@ -14,10 +14,13 @@ use std::time::{Duration, Instant};
 mod captured;
 #[path = "gate.rs"]
 mod gate;
+#[path = "subject.rs"]
+mod subject;
 use gate::gate;
 
+/// The binary measured: the one users run where `./test.sh` names it, else this build's.
 fn hooks_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_amplihack-hooks"))
+    subject::hooks_under_test(|| PathBuf::from(env!("CARGO_BIN_EXE_amplihack-hooks")))
 }
 
 /// A home with one plugin of `rules` rules on the Bash tool, none matching the payload's call.

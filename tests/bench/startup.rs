@@ -92,18 +92,17 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-/// The binary under test: `$AMPLIHACK_BENCH_BINARY`, else the static release build.
+/// The binary under test: `$AMPLIHACK_BENCH_BINARY`, else the static build users get.
 fn binary_under_test() -> PathBuf {
-    if let Some(path) = std::env::var_os("AMPLIHACK_BENCH_BINARY") {
-        return PathBuf::from(path);
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new(root.join("packaging/build"))
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("run packaging/build");
-    assert!(out.status.success(), "packaging/build failed");
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("amplihack-hooks")
+    subject::hooks_under_test(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let out = Command::new(root.join("packaging/build"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run packaging/build");
+        assert!(out.status.success(), "packaging/build failed");
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("amplihack-hooks")
+    })
 }
 
 struct Measured {
@@ -140,6 +139,8 @@ mod gate;
 use gate::ATTEMPTS;
 #[path = "../support/captured.rs"]
 mod captured;
+#[path = "subject.rs"]
+mod subject;
 
 fn main() {
     // `cargo bench` passes `--bench`; there is nothing to filter.
