@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::{Host, HostSpec, Registration};
 use crate::scopes::{Locations, Scope};
 
 /// Codex's home directory: `$CODEX_HOME`, else `~/.codex`.
@@ -13,13 +14,20 @@ pub fn home(locations: &Locations) -> PathBuf {
         .map_or_else(|| locations.home.join(".codex"), PathBuf::from)
 }
 
-pub fn registration_file(locations: &Locations, scope: Scope) -> Option<PathBuf> {
-    match scope {
-        Scope::User => Some(home(locations).join("hooks.json")),
-        Scope::Project => Some(locations.project.join(".codex/hooks.json")),
-        Scope::Local | Scope::Managed => None,
-    }
-}
+pub const SPEC: HostSpec = HostSpec {
+    host: Host::Codex,
+    files: &[
+        (Scope::User, |l| home(l).join("hooks.json")),
+        (Scope::Project, |l| l.project.join(".codex/hooks.json")),
+    ],
+    home,
+    always_found: false,
+    syntax: amplihack_settings::safe_file::Syntax::Json,
+    registration: Registration::JsonHooks,
+    stamps: &[],
+    trust_note: None,
+    shadowed: None,
+};
 
 // Trust: Codex runs none of amplihack's entries until they are trusted, by hash, through Codex
 // itself ([`codex_trust`]). After every write of them (install, install after a move, update's
@@ -32,8 +40,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::codex_trust::{self, AppServer, Listed};
-use crate::commands::checks::Finding;
 use crate::error::CommandError;
+use crate::finding::Finding;
 use crate::registration;
 
 /// What install and the other writers have to tell about trust, gathered while they write
