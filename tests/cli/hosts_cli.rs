@@ -232,3 +232,34 @@ fn several_hosts_as_people_read_them() {
     }
     insta::assert_snapshot!("several_hosts", text.join("\n"));
 }
+
+/// `doctor` without `--host` reports every host it finds: installed and not registered (with the
+/// command that registers it), and registered where the host is gone.
+#[test]
+fn doctor_reports_every_host_on_the_machine() {
+    let env = env_with_git();
+    std::fs::create_dir_all(env.home.join(".factory")).expect("droid installed");
+    let output = env.run_amplihack(&["install", "--host", "gemini", "--scope", "project"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        !env.home.join(".gemini").exists(),
+        "Gemini CLI never ran here"
+    );
+    let doctor = env.run_amplihack(&["doctor"]);
+    let text = stdout(&doctor);
+    assert!(
+        text.contains("note: Droid is installed")
+            && text.contains("to guard it too: amplihack install --host droid"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Gemini CLI: amplihack is registered (project) but Gemini CLI is not installed here"
+        ),
+        "{text}"
+    );
+    assert_eq!(doctor.status.code(), Some(0), "notes, not problems: {text}");
+    // One host named: only that one.
+    let droid = stdout(&env.run_amplihack(&["doctor", "--host", "gemini"]));
+    assert!(!droid.contains("Droid"), "{droid}");
+}

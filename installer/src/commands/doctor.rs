@@ -139,6 +139,9 @@ fn diagnose(
             ));
         }
     }
+    if choice.host().is_none() {
+        findings.extend(every_host(locations, &checked, &wanted));
+    }
     if choice.amplifier() {
         findings.extend(hidden_app_bundle(locations));
     }
@@ -309,6 +312,50 @@ fn doctor_own(args: &DoctorArgs, project: &Path) -> Result<Outcome, CommandError
         json,
         code: i32::from(problems > 0),
     })
+}
+
+/// The whole machine, host by host: installed and registered; installed and not registered
+/// (with the command that registers it; hosts install registered before are reported as
+/// problems already); registered, but the host is gone.
+fn every_host(locations: &Locations, checked: &[Target], wanted: &[Host]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for host in Host::ALL {
+        let home = crate::hosts::home_dir(host, locations);
+        let mut scopes: Vec<&str> = Vec::new();
+        for target in checked.iter().filter(|t| t.host == host) {
+            if !scopes.contains(&target.scope.as_str()) {
+                scopes.push(target.scope.as_str());
+            }
+        }
+        let title = host.title();
+        match (crate::hosts::installed(host, locations), scopes.is_empty()) {
+            (true, false) => findings.push(Finding::ok(format!(
+                "{title}: installed ({}), amplihack registered ({})",
+                home.display(),
+                scopes.join(", ")
+            ))),
+            (true, true) if !wanted.contains(&host) => findings.push(Finding::note(
+                format!(
+                    "{title} is installed ({}) and amplihack is not registered for it",
+                    home.display()
+                ),
+                format!("to guard it too: amplihack install --host {}", host.name()),
+            )),
+            (false, false) => findings.push(Finding::note(
+                format!(
+                    "{title}: amplihack is registered ({}) but {title} is not installed here ({} is missing)",
+                    scopes.join(", "),
+                    home.display()
+                ),
+                format!(
+                    "amplihack uninstall --host {} if {title} is gone for good",
+                    host.name()
+                ),
+            )),
+            _ => {}
+        }
+    }
+    findings
 }
 
 /// The app reads the user, project and local settings files and replaces lists rather than
