@@ -142,6 +142,7 @@ fn diagnose(
     if choice.host().is_none() {
         findings.extend(every_host(locations, &checked, &wanted));
     }
+    findings.extend(super::silence::check(locations, manifest, choice));
     if choice.amplifier() {
         findings.extend(hidden_app_bundle(locations));
     }

@@ -15,6 +15,7 @@ mod install;
 mod render;
 mod reregister;
 pub(crate) mod shared;
+mod silence;
 mod status;
 mod uninstall;
 

@@ -431,7 +431,20 @@ pub(crate) fn record_registrations(
     targets: &[Target],
     add: bool,
 ) -> Result<(), CommandError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     manifest::update(&locations.state(), |manifest| {
+        // A registration written again keeps when it was first made.
+        let since = |t: &Target| {
+            manifest
+                .registrations
+                .iter()
+                .find(|r| t.path == recorded_path(r) && t.host.name() == r.host)
+                .and_then(|r| r.since)
+                .unwrap_or(now)
+        };
+        let since: Vec<u64> = targets.iter().map(since).collect();
         manifest.registrations.retain(|r| {
             !targets
                 .iter()
@@ -440,10 +453,11 @@ pub(crate) fn record_registrations(
         if add {
             manifest
                 .registrations
-                .extend(targets.iter().map(|t| Registration {
+                .extend(targets.iter().zip(since).map(|(t, since)| Registration {
                     host: t.host.name().into(),
                     scope: t.scope.as_str().into(),
                     path: t.path.clone(),
+                    since: Some(since),
                 }));
             manifest.bin_dir = Some(bin_dir.to_path_buf());
             manifest.version = Some(VERSION.to_string());

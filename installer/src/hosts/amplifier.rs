@@ -25,4 +25,5 @@ pub const SPEC: HostSpec = HostSpec {
     stamps: &[],
     trust_note: None,
     shadowed: None,
+    sessions: None,
 };

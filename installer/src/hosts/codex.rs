@@ -27,7 +27,49 @@ pub const SPEC: HostSpec = HostSpec {
     stamps: &[],
     trust_note: None,
     shadowed: None,
+    sessions: Some(super::sessions::Sessions {
+        where_kept: "$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl",
+        list: sessions,
+        causes: &[
+            (
+                "hooks switched off in Codex's config.toml (`[features] codex_hooks = false`)",
+                "turn them on again in $CODEX_HOME/config.toml",
+            ),
+            (
+                "entries Codex does not trust (it skips untrusted or modified hooks without a word)",
+                "put codex on PATH and run `amplihack doctor --fix`, or trust them in Codex's TUI (/hooks)",
+            ),
+            (
+                "a project Codex does not trust (it loads a project's .codex/ only for a trusted one)",
+                "trust the project in Codex, or use --scope user",
+            ),
+            (
+                "a binary that moved or was removed",
+                "amplihack doctor --fix",
+            ),
+        ],
+    }),
 };
+
+/// Codex's session records: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`, the id
+/// (a UUID) the one its hooks are sent as `session_id`. They do not name the project.
+fn sessions(locations: &Locations) -> Vec<super::sessions::HostSession> {
+    super::sessions::jsonl_files(&home(locations).join("sessions"), 3)
+        .into_iter()
+        .filter_map(|(path, modified)| {
+            let stem = path.file_stem()?.to_string_lossy().into_owned();
+            let id = stem.get(stem.len().checked_sub(36)?..)?.to_string();
+            (stem.starts_with("rollout-") && id.matches('-').count() == 4).then_some(
+                super::sessions::HostSession {
+                    id,
+                    path,
+                    modified,
+                    project: None,
+                },
+            )
+        })
+        .collect()
+}
 
 // Trust: Codex runs none of amplihack's entries until they are trusted, by hash, through Codex
 // itself ([`codex_trust`]). After every write of them (install, install after a move, update's

@@ -37,6 +37,7 @@ pub const SPEC: HostSpec = HostSpec {
     stamps: &[],
     trust_note: Some(trust_note),
     shadowed: None,
+    sessions: None,
 };
 
 /// Copilot's own state file, which lists the folders the user trusted.

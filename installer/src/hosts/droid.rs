@@ -30,6 +30,7 @@ pub const SPEC: HostSpec = HostSpec {
     shadowed: Some(|registration| {
         shadowed_by(registration).map(|hooks| shadowed_message(registration, &hooks))
     }),
+    sessions: None,
 };
 
 /// The file Droid reads hooks from instead of `registration`'s `hooks` key: a `hooks.json`

@@ -22,4 +22,5 @@ pub const SPEC: HostSpec = HostSpec {
     stamps: &[],
     trust_note: None,
     shadowed: None,
+    sessions: None,
 };

@@ -27,6 +27,7 @@ pub mod droid;
 pub mod gemini;
 pub mod opencode;
 pub mod qwen;
+pub mod sessions;
 mod target;
 
 pub use choice::{HostArg, HostChoice};
@@ -77,6 +78,9 @@ pub struct HostSpec {
     /// When the host reads its hooks from another file than the registration (so amplihack's
     /// entries there do not run): Droid's `hooks.json`.
     pub shadowed: Option<fn(&Path) -> Option<Note>>,
+    /// The host's own records of the sessions it ran, where it keeps them: `doctor` finds a
+    /// session in which a registered amplihack was not called.
+    pub sessions: Option<sessions::Sessions>,
 }
 
 /// The table of hosts: each host's description, from its own file.

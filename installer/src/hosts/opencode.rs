@@ -53,6 +53,7 @@ pub const SPEC: HostSpec = HostSpec {
     stamps: &[],
     trust_note: None,
     shadowed: None,
+    sessions: None,
 };
 
 /// What keeps a project's bridge plugin (this machine's binary path) out of the project's

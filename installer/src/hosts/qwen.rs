@@ -26,4 +26,5 @@ pub const SPEC: HostSpec = HostSpec {
     stamps: STAMPS,
     trust_note: None,
     shadowed: None,
+    sessions: None,
 };
