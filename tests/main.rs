@@ -29,6 +29,7 @@ mod dialects_amplifier_e2e;
 mod dialects_claude_e2e;
 mod hook_texts_e2e;
 mod host_clis_smoke;
+mod hosts_e2e;
 mod managed_scope_e2e;
 mod opencode_e2e;
 mod plugin_events_e2e;

@@ -51,6 +51,8 @@ pub enum CommandError {
     PluginEvents(PluginEventsError),
     /// The binaries, the Amplifier module or its bundle could not be deployed.
     Deploy(DeployError),
+    /// `--scope` names a scope the host lacks.
+    NoSuchScope(crate::hosts::NoSuchScope),
     /// The system refused an operation amplihack needed on `path`.
     Io {
         action: &'static str,
@@ -82,7 +84,7 @@ impl CommandError {
     pub fn exit_code(&self) -> i32 {
         match self {
             CommandError::Usage(_) | CommandError::PluginEvents(_) => exit::USAGE,
-            CommandError::Refused(_) => exit::PROBLEM,
+            CommandError::Refused(_) | CommandError::NoSuchScope(_) => exit::PROBLEM,
             CommandError::File(FileError::Io { .. }) => exit::INTERNAL,
             CommandError::File(_) => exit::PROBLEM,
             CommandError::State(error) | CommandError::Builtin(BuiltinError::State(error)) => {
@@ -122,6 +124,7 @@ impl fmt::Display for CommandError {
             CommandError::Builtin(error) => error.fmt(f),
             CommandError::PluginEvents(error) => error.fmt(f),
             CommandError::Deploy(error) => error.fmt(f),
+            CommandError::NoSuchScope(error) => error.fmt(f),
             CommandError::Io {
                 action,
                 path,
@@ -167,6 +170,12 @@ impl From<PluginEventsError> for CommandError {
 impl From<DeployError> for CommandError {
     fn from(error: DeployError) -> Self {
         CommandError::Deploy(error)
+    }
+}
+
+impl From<crate::hosts::NoSuchScope> for CommandError {
+    fn from(error: crate::hosts::NoSuchScope) -> Self {
+        CommandError::NoSuchScope(error)
     }
 }
 

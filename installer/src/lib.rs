@@ -19,6 +19,7 @@ pub mod commands;
 pub mod deploy;
 pub mod docs;
 pub mod error;
+pub mod finding;
 pub mod hosts;
 pub mod lock;
 pub mod log;

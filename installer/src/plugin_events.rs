@@ -97,7 +97,7 @@ fn write_hosts_record(
 /// registration (the host's JSONC kept; Codex's entries trusted after the write). Returns one
 /// line per file changed, for the user.
 pub fn sync_hosts(ctx: &Context) -> Result<Vec<String>, CommandError> {
-    use crate::commands::Target;
+    use crate::hosts::Target;
     use crate::registration::Host;
     use crate::scopes::Scope;
     use amplihack_settings::registration::ShapeError;

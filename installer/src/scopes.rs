@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 
-use amplihack_protocol::Host;
 use amplihack_settings::claude_paths;
 use amplihack_state::StateDir;
 use clap::ValueEnum;
@@ -40,102 +39,6 @@ impl Scope {
             Scope::Project => "project",
             Scope::Local => "local",
             Scope::Managed => "managed",
-        }
-    }
-}
-
-/// `--host`: one host (by [`Host::name`], the list [`Host::ALL`]), or `all` (Claude Code,
-/// Amplifier and every other host found installed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostChoice {
-    One(Host),
-    All,
-}
-
-/// Every `--host` value: each host, then `all`.
-const HOST_CHOICES: [HostChoice; Host::ALL.len() + 1] = {
-    let mut choices = [HostChoice::All; Host::ALL.len() + 1];
-    let mut i = 0;
-    while i < Host::ALL.len() {
-        choices[i] = HostChoice::One(Host::ALL[i]);
-        i += 1;
-    }
-    choices
-};
-
-impl ValueEnum for HostChoice {
-    fn value_variants<'a>() -> &'a [Self] {
-        &HOST_CHOICES
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(match self {
-            HostChoice::One(host) => host.name(),
-            HostChoice::All => "all",
-        }))
-    }
-}
-
-/// `--host` where one host is meant (`amplihack hooks test`): any host, by [`Host::name`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HostArg(pub Host);
-
-impl ValueEnum for HostArg {
-    fn value_variants<'a>() -> &'a [Self] {
-        const ARGS: [HostArg; Host::ALL.len()] = {
-            let mut args = [HostArg(Host::ClaudeCode); Host::ALL.len()];
-            let mut i = 0;
-            while i < Host::ALL.len() {
-                args[i] = HostArg(Host::ALL[i]);
-                i += 1;
-            }
-            args
-        };
-        &ARGS
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.0.name()))
-    }
-}
-
-impl From<HostArg> for Host {
-    fn from(host: HostArg) -> Self {
-        host.0
-    }
-}
-
-impl HostChoice {
-    /// The one host chosen (`None` for `all`).
-    pub fn host(self) -> Option<Host> {
-        match self {
-            HostChoice::One(host) => Some(host),
-            HostChoice::All => None,
-        }
-    }
-
-    /// Whether `host` is one the choice names (`all` names every host).
-    pub fn includes(self, host: Host) -> bool {
-        self.host().is_none_or(|h| h == host)
-    }
-
-    pub fn claude(self) -> bool {
-        self.includes(Host::ClaudeCode)
-    }
-
-    pub fn amplifier(self) -> bool {
-        self.includes(Host::Amplifier)
-    }
-
-    /// The hosts to act on: the one named, or for `all` every host found installed
-    /// ([`crate::hosts::found`]).
-    pub fn hosts(self, locations: &Locations) -> Vec<Host> {
-        match self.host() {
-            Some(host) => vec![host],
-            None => Host::ALL
-                .into_iter()
-                .filter(|h| crate::hosts::found(*h, locations))
-                .collect(),
         }
     }
 }
@@ -183,17 +86,6 @@ impl Locations {
             Scope::Project => claude_paths::project(&self.project),
             Scope::Local => claude_paths::local(&self.project),
             Scope::Managed => claude_paths::managed(&claude_paths::managed_dir()),
-        }
-    }
-
-    /// Amplifier's settings file of a scope, where amplihack lists its app bundle (`bundle.app`).
-    /// `None` for the managed scope: Amplifier has none.
-    pub fn amplifier_settings(&self, scope: Scope) -> Option<PathBuf> {
-        match scope {
-            Scope::User => Some(self.home.join(".amplifier/settings.yaml")),
-            Scope::Project => Some(self.project.join(".amplifier/settings.yaml")),
-            Scope::Local => Some(self.project.join(".amplifier/settings.local.yaml")),
-            Scope::Managed => None,
         }
     }
 

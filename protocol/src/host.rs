@@ -44,6 +44,11 @@ impl Host {
         }
     }
 
+    /// Every host's `--host` value, for a message that lists them: `claude, amplifier, ...`.
+    pub fn flag_values() -> String {
+        Host::ALL.map(Host::name).join(", ")
+    }
+
     /// The fallback when no `--host` flag was given: the bridge sets `AMPLIFIER_SESSION_ID` and
     /// `AMPLIFIER_HOOKS_DIR` for every hook and Claude Code sets neither. (`CLAUDE_PROJECT_DIR` is
     /// set by both, so it cannot tell them apart.) The other hosts are never guessed: their

@@ -54,6 +54,16 @@ pub(crate) fn named_host(args: &[OsString]) -> Option<Host> {
     })
 }
 
+/// `--host`'s value; one it does not know names every supported host.
+fn host_flag(value: &str) -> Result<Host, String> {
+    Host::from_flag(value).ok_or_else(|| {
+        format!(
+            "unknown --host `{value}`: amplihack supports {}",
+            Host::flag_values()
+        )
+    })
+}
+
 pub(crate) fn parse_args(args: &[OsString]) -> Result<Command, String> {
     let mut host = None;
     let mut subcommand = None;
@@ -68,18 +78,11 @@ pub(crate) fn parse_args(args: &[OsString]) -> Result<Command, String> {
             "--host" => {
                 let value = iter
                     .next()
-                    .ok_or("--host needs a value: claude or amplifier")?;
-                host =
-                    Some(Host::from_flag(&value).ok_or_else(|| {
-                        format!("unknown --host `{value}`: use claude or amplifier")
-                    })?);
+                    .ok_or_else(|| format!("--host needs a value: {}", Host::flag_values()))?;
+                host = Some(host_flag(&value)?);
             }
             other if other.starts_with("--host=") => {
-                let value = &other["--host=".len()..];
-                host =
-                    Some(Host::from_flag(value).ok_or_else(|| {
-                        format!("unknown --host `{value}`: use claude or amplifier")
-                    })?);
+                host = Some(host_flag(&other["--host=".len()..])?);
             }
             other if subcommand.is_none() && !other.starts_with('-') => {
                 subcommand = Some(match (table::find(other), table::legacy(other)) {
@@ -174,8 +177,12 @@ mod tests {
     fn mistakes_say_what_to_do() {
         let err = |args: &[&str]| parse(args).err().unwrap_or_default();
         assert!(err(&[]).contains("missing subcommand"));
-        assert!(err(&["--host"]).contains("claude or amplifier"));
-        assert!(err(&["--host", "vim", "stop"]).contains("unknown --host `vim`"));
+        assert!(err(&["--host"]).contains("claude, amplifier, codex"));
+        assert_eq!(
+            err(&["--host", "cursor", "pre-tool-use"]),
+            "unknown --host `cursor`: amplihack supports claude, amplifier, codex, copilot, qwen, droid, gemini, opencode"
+        );
+        assert!(err(&["--host=vim", "stop"]).contains("unknown --host `vim`"));
         assert!(err(&["no-such-row"]).contains("unknown subcommand `no-such-row`"));
         assert!(err(&["stop", "extra"]).contains("unexpected argument `extra`"));
         assert!(matches!(parse(&["-V"]), Ok(Command::Version)));

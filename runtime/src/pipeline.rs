@@ -14,7 +14,9 @@
 use std::time::{Duration, Instant};
 
 use amplihack_engine::{forward, stop_guard};
-use amplihack_protocol::{Builtin, Decision, Hook, HookEvent, Host, Rendered, Reply, hosts};
+use amplihack_protocol::{
+    Builtin, Decision, EventName, Hook, HookEvent, Host, Rendered, Reply, hosts,
+};
 
 use crate::builtin_audit;
 use crate::builtins;
@@ -153,6 +155,17 @@ pub fn run(call: &Call<'_>) -> Outcome {
     }
     builtin_audit::record(call, &decided, &mut outcome.problems);
     let state = call.ctx.state();
+    // The host called amplihack in this session: one small file per session, for `doctor`'s
+    // check of hosts that stopped calling. Not worth a complaint when it cannot be written.
+    if call.event.name == EventName::SessionStart
+        && let Some(state) = &state
+    {
+        let _ = amplihack_state::calls::record(
+            state,
+            call.ctx.host.name(),
+            call.event.session_id.as_deref(),
+        );
+    }
     if call.hook.forwards && outcome.reply.decision != Some(Decision::Deny) {
         let var = |name: &str| call.ctx.var(name);
         let mut forwarded = forward::forward(&forward::Request {

@@ -20,6 +20,7 @@
 
 pub mod audit;
 pub mod bounded;
+pub mod calls;
 pub mod files;
 pub mod lock_mode;
 pub mod manifest;

@@ -46,6 +46,10 @@ pub struct Registration {
     /// `user`, `project` or `local`.
     pub scope: String,
     pub path: PathBuf,
+    /// When it was first registered (seconds since the Unix epoch): a session the host ran
+    /// after this that did not call amplihack is reported by `doctor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<u64>,
 }
 
 impl Manifest {

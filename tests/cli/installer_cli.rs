@@ -1621,8 +1621,7 @@ fn amplifier_scopes_write_their_own_settings_files() {
 fn a_usage_mistake_exits_2_and_a_refusal_1() {
     let env = TestEnv::new();
     for args in [
-        &["install", "--scope", "managed", "--host", "amplifier"][..],
-        &["log", "--since", "last tuesday"],
+        &["log", "--since", "last tuesday"][..],
         &["log", "--follow", "--stats"],
         &["install", "--no-such-flag"],
     ] {
@@ -1634,12 +1633,16 @@ fn a_usage_mistake_exits_2_and_a_refusal_1() {
             stderr(&output)
         );
     }
+    // A scope the host lacks is a refusal the user can fix, not a malformed command line.
+    let no_scope = env.run_amplihack(&["install", "--scope", "managed", "--host", "amplifier"]);
+    assert_eq!(no_scope.status.code(), Some(1), "{}", stderr(&no_scope));
     env.write(&env.claude_settings_path(), "{oops");
     let refused = env.run_amplihack(&["install", "--host", "claude"]);
     assert_eq!(refused.status.code(), Some(1));
-    let message = stderr(&refused);
-    assert_eq!(message.lines().count(), 1, "{message}");
-    assert!(message.starts_with("amplihack: error: "), "{message}");
+    for message in [stderr(&refused), stderr(&no_scope)] {
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(message.starts_with("amplihack: error: "), "{message}");
+    }
 }
 
 /// A host's own directory that was there before install (empty or not) is the host's: uninstall

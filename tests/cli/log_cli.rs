@@ -15,16 +15,16 @@ fn event(env: &TestEnv, name: &str, cmd: &str) -> Value {
 }
 
 /// A table for a person with what changes from run to run taken out: the time and duration
-/// cells, the test's home; cells joined by ` | ` (column widths follow the durations).
+/// cells, and the test's paths ([`support::snapshot::stable`]); cells joined by ` | ` (column widths follow the durations).
 fn stable(env: &TestEnv, text: &str) -> String {
-    let home = env.home.display().to_string();
-    text.lines()
+    support::snapshot::stable(env, text)
+        .lines()
         .map(|line| {
             let mut cells: Vec<String> = line
                 .split("  ")
                 .map(str::trim)
                 .filter(|c| !c.is_empty())
-                .map(|c| c.replace(&home, "[HOME]"))
+                .map(str::to_string)
                 .collect();
             if cells.len() >= 8 && !line.starts_with("TIME") {
                 cells[0] = "[TIME]".into();

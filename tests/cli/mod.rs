@@ -8,6 +8,7 @@ mod hooks_cli;
 mod hooks_list_hosts_cli;
 mod hooks_manage_cli;
 mod hostile_repos;
+mod hosts_cli;
 mod installer_cli;
 mod installer_faults;
 mod jsonc_settings_cli;

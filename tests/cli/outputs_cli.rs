@@ -5,68 +5,8 @@
 
 use crate::support;
 
-use support::{TestEnv, stderr, stdout};
-
-/// The output with the test's own paths and the backup files' timestamps made stable.
-fn stable(env: &TestEnv, text: &str) -> String {
-    let text = text
-        .replace(&env.project.display().to_string(), "[PROJECT]")
-        .replace(&env.home.display().to_string(), "[HOME]")
-        .replace(&env.root().display().to_string(), "[ROOT]");
-    let marker = "amplihack-backup-";
-    let mut out = String::new();
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find(marker) {
-        let after = &rest[at + marker.len()..];
-        let stamp = after
-            .find(|c: char| !(c.is_ascii_digit() || c == 'T' || c == '.' || c == 'Z'))
-            .unwrap_or(after.len());
-        out.push_str(&rest[..at + marker.len()]);
-        out.push_str("[TIME]");
-        rest = &after[stamp..];
-    }
-    out.push_str(rest);
-    // The failure log's lines start with their time.
-    out.lines()
-        .map(|line| match line.split_once(" amplihack-hooks ") {
-            Some((time, tail)) if time.starts_with("20") => {
-                format!("[TIME] amplihack-hooks {tail}")
-            }
-            _ => line.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// `exit 0 in 8 ms` becomes `exit 0 in [T] ms`: run times vary.
-fn without_run_times(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(" in ") {
-        let after = &rest[at + 4..];
-        let digits = after
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(after.len());
-        out.push_str(&rest[..at + 4]);
-        if digits > 0 && after[digits..].starts_with(" ms") {
-            out.push_str("[T]");
-            rest = &after[digits..];
-        } else {
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-fn both(output: &std::process::Output) -> String {
-    format!(
-        "exit {}\n--- stdout\n{}--- stderr\n{}",
-        output.status.code().unwrap_or(-1),
-        stdout(output),
-        stderr(output)
-    )
-}
+use support::TestEnv;
+use support::snapshot::{stable, without_run_times};
 
 /// A project with a git work tree and a Claude Code settings file the user curated.
 fn project_with_settings(env: &TestEnv) {
@@ -91,7 +31,11 @@ fn installer_outputs() {
         &["uninstall", "--host", "claude", "--keep-binaries"],
     ] {
         let output = env.run_amplihack(args);
-        shown.push(format!("$ amplihack {}\n{}", args.join(" "), both(&output)));
+        shown.push(format!(
+            "$ amplihack {}\n{}",
+            args.join(" "),
+            support::snapshot::both(&output)
+        ));
     }
     insta::assert_snapshot!("installer_outputs", stable(&env, &shown.join("\n")));
 }
@@ -111,7 +55,11 @@ fn install_into_another_host() {
         &["uninstall", "--host", "gemini", "--keep-binaries"],
     ] {
         let output = env.run_amplihack(args);
-        shown.push(format!("$ amplihack {}\n{}", args.join(" "), both(&output)));
+        shown.push(format!(
+            "$ amplihack {}\n{}",
+            args.join(" "),
+            support::snapshot::both(&output)
+        ));
     }
     insta::assert_snapshot!("install_into_another_host", stable(&env, &shown.join("\n")));
     assert_eq!(
@@ -133,7 +81,7 @@ fn hooks_test_output() {
     for host in ["claude", "gemini"] {
         let args = ["hooks", "test", "PreToolUse", "--host", host];
         let output = env.run_amplihack(&args);
-        let text = without_run_times(&both(&output));
+        let text = without_run_times(&support::snapshot::both(&output));
         shown.push(format!("$ amplihack {}\n{text}", args.join(" ")));
     }
     insta::assert_snapshot!("hooks_test_output", stable(&env, &shown.join("\n")));
@@ -149,5 +97,8 @@ fn the_hook_binarys_fail_open_line() {
         br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
         std::time::Duration::from_secs(30),
     );
-    insta::assert_snapshot!("fail_open_line", stable(&env, &both(&output)));
+    insta::assert_snapshot!(
+        "fail_open_line",
+        stable(&env, &support::snapshot::both(&output))
+    );
 }

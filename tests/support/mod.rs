@@ -9,6 +9,7 @@ pub mod fake_models;
 pub mod host_clis;
 pub mod http_stub;
 pub mod releases;
+pub mod snapshot;
 
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};

@@ -4,45 +4,12 @@ use std::path::Path;
 
 use amplihack_settings::amplifier_yaml;
 
-use super::Target;
 use super::shared::{amplifier_settings, bridge_of, host_name, legacy_bridge_of};
 use crate::deploy;
+pub use crate::finding::Finding;
+use crate::hosts::Target;
 use crate::registration;
 use crate::safe_file;
-
-#[derive(Debug, Clone)]
-pub struct Finding {
-    pub problem: bool,
-    pub message: String,
-    pub fix: Option<String>,
-}
-
-impl Finding {
-    pub(crate) fn ok(message: String) -> Finding {
-        Finding {
-            problem: false,
-            message,
-            fix: None,
-        }
-    }
-
-    /// Worth knowing, not wrong: no exit 1, and `doctor --fix` leaves it.
-    pub(crate) fn note(message: String, advice: String) -> Finding {
-        Finding {
-            problem: false,
-            message,
-            fix: Some(advice),
-        }
-    }
-
-    pub(crate) fn problem(message: String, fix: String) -> Finding {
-        Finding {
-            problem: true,
-            message,
-            fix: Some(fix),
-        }
-    }
-}
 
 /// What is wrong with one registration file, judged against a fresh install into it (`home`
 /// locates the deployed Amplifier module and bundle).

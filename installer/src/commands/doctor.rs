@@ -9,14 +9,16 @@ use amplihack_state::manifest::{self, Manifest};
 
 use super::checks::{Finding, check_target};
 use super::shared::{
-    amplifier_settings, bridge_of, holds_ours, legacy_bridge_of, manifest_targets, our_commands,
-    project_of, read_manifest, record_registrations, register, register_amplifier, targets,
+    amplifier_settings, holds_ours, legacy_bridge_of, manifest_targets, our_commands,
+    project_by_bridge, project_of, read_manifest, record_registrations, register,
+    register_amplifier, targets,
 };
 use super::{CommandError, Outcome, Target, VERSION};
 use crate::deploy::{self, BINARIES};
+use crate::hosts::HostChoice;
 use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions};
-use crate::scopes::{HostChoice, Locations, Scope};
+use crate::scopes::{Locations, Scope};
 use amplihack_settings::amplifier_yaml;
 
 /// `amplihack doctor`'s flags.
@@ -25,6 +27,9 @@ pub struct DoctorArgs {
     /// Repair what can be repaired
     #[arg(long)]
     pub fix: bool,
+    /// Only this host's registrations (default: every host found on this machine)
+    #[arg(long, value_enum, default_value = "all")]
+    pub host: HostChoice,
     #[command(flatten)]
     pub yes: super::YesArg,
     #[command(flatten)]
@@ -42,7 +47,12 @@ struct Diagnosis {
     vanished: Vec<Target>,
 }
 
-fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagnosis {
+fn diagnose(
+    locations: &Locations,
+    manifest: &Manifest,
+    bin_dir: &Path,
+    choice: HostChoice,
+) -> Diagnosis {
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
     let mut findings = Vec::new();
     let mut binaries_bad = false;
@@ -78,33 +88,37 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
     // Every recorded registration, plus any scope of this project that holds our entries.
     let mut checked: Vec<Target> = manifest_targets(manifest);
     for scope in Scope::EVERY {
-        for target in targets(locations, scope, HostChoice::All) {
+        for target in targets(locations, scope, choice) {
             // An Amplifier scope counts when its settings file, its bridge registration or the
             // user-level bridge file of earlier versions holds amplihack's entries.
             // (The bridge registration, shared by the project and local scopes, counts for the
-            // project scope.)
+            // project scope unless the local one lists amplihack.)
             let has_ours = holds_ours(&target)
-                || (scope == Scope::Project && bridge_of(&target).is_some_and(|b| holds_ours(&b)))
+                || project_by_bridge(&target)
                 || legacy_bridge_of(&target).is_some_and(|b| holds_ours(&b));
             if has_ours && !checked.iter().any(|t| t.path == target.path) {
                 checked.push(target);
             }
         }
     }
-    // Host by host: what was installed (the manifest's hosts), or both when nothing was.
+    checked.retain(|t| choice.includes(t.host));
+    // Host by host: what was installed (the manifest's hosts), or both when nothing was; the one
+    // host named by --host.
     let installed: Vec<Host> = Host::ALL
         .into_iter()
         .filter(|h| manifest.hosts.iter().any(|n| n == h.name()))
         .collect();
-    let wanted = if installed.is_empty() && checked.is_empty() {
-        vec![Host::ClaudeCode, Host::Amplifier]
-    } else {
-        installed
+    let wanted = match choice.host() {
+        Some(host) => vec![host],
+        None if installed.is_empty() && checked.is_empty() => {
+            vec![Host::ClaudeCode, Host::Amplifier]
+        }
+        None => installed,
     };
     if wanted.contains(&Host::ClaudeCode) && !checked.iter().any(|t| t.host == Host::ClaudeCode) {
         findings.push(Finding::problem(
             "Claude Code: amplihack is not registered in any scope".into(),
-            "amplihack install".into(),
+            "amplihack install --host claude".into(),
         ));
     }
     if wanted.contains(&Host::Amplifier) && !checked.iter().any(|t| t.host == Host::Amplifier) {
@@ -125,16 +139,24 @@ fn diagnose(locations: &Locations, manifest: &Manifest, bin_dir: &Path) -> Diagn
             ));
         }
     }
-    findings.extend(hidden_app_bundle(locations));
+    if choice.host().is_none() {
+        findings.extend(every_host(locations, &checked, &wanted));
+    }
+    findings.extend(super::silence::check(locations, manifest, choice));
+    if choice.amplifier() {
+        findings.extend(hidden_app_bundle(locations));
+    }
     if wanted.contains(&Host::ClaudeCode)
         && let Some(version) = crate::plugin_events::claude_version()
     {
         findings.extend(untested_claude_code(version));
     }
-    findings.extend(managed_policy(
-        &crate::managed::read(&amplihack_settings::claude_paths::managed_dir()),
-        &checked,
-    ));
+    if choice.claude() {
+        findings.extend(managed_policy(
+            &crate::managed::read(&amplihack_settings::claude_paths::managed_dir()),
+            &checked,
+        ));
+    }
     let mut repairable = Vec::new();
     let mut vanished = Vec::new();
     for target in &checked {
@@ -218,7 +240,7 @@ fn doctor_own(args: &DoctorArgs, project: &Path) -> Result<Outcome, CommandError
     let manifest = read_manifest(&locations);
     let bin_dir = args.bin.resolve(&manifest, &locations.home);
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
-    let mut diagnosis = diagnose(&locations, &manifest, &bin_dir);
+    let mut diagnosis = diagnose(&locations, &manifest, &bin_dir, args.host);
 
     let mut repaired = Vec::new();
     if args.fix {
@@ -254,7 +276,7 @@ fn doctor_own(args: &DoctorArgs, project: &Path) -> Result<Outcome, CommandError
         }
         // Judge the result, not the attempt.
         let manifest = read_manifest(&locations);
-        diagnosis = diagnose(&locations, &manifest, &bin_dir);
+        diagnosis = diagnose(&locations, &manifest, &bin_dir, args.host);
     }
 
     let findings = &diagnosis.findings;
@@ -291,6 +313,50 @@ fn doctor_own(args: &DoctorArgs, project: &Path) -> Result<Outcome, CommandError
         json,
         code: i32::from(problems > 0),
     })
+}
+
+/// The whole machine, host by host: installed and registered; installed and not registered
+/// (with the command that registers it; hosts install registered before are reported as
+/// problems already); registered, but the host is gone.
+fn every_host(locations: &Locations, checked: &[Target], wanted: &[Host]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for host in Host::ALL {
+        let home = crate::hosts::home_dir(host, locations);
+        let mut scopes: Vec<&str> = Vec::new();
+        for target in checked.iter().filter(|t| t.host == host) {
+            if !scopes.contains(&target.scope.as_str()) {
+                scopes.push(target.scope.as_str());
+            }
+        }
+        let title = host.title();
+        match (crate::hosts::installed(host, locations), scopes.is_empty()) {
+            (true, false) => findings.push(Finding::ok(format!(
+                "{title}: installed ({}), amplihack registered ({})",
+                home.display(),
+                scopes.join(", ")
+            ))),
+            (true, true) if !wanted.contains(&host) => findings.push(Finding::note(
+                format!(
+                    "{title} is installed ({}) and amplihack is not registered for it",
+                    home.display()
+                ),
+                format!("to guard it too: amplihack install --host {}", host.name()),
+            )),
+            (false, false) => findings.push(Finding::note(
+                format!(
+                    "{title}: amplihack is registered ({}) but {title} is not installed here ({} is missing)",
+                    scopes.join(", "),
+                    home.display()
+                ),
+                format!(
+                    "amplihack uninstall --host {} if {title} is gone for good",
+                    host.name()
+                ),
+            )),
+            _ => {}
+        }
+    }
+    findings
 }
 
 /// The app reads the user, project and local settings files and replaces lists rather than

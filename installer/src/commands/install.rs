@@ -13,9 +13,10 @@ use super::shared::{
 };
 use super::{ChangeArgs, CommandError, Outcome};
 use crate::deploy;
+use crate::hosts::HostChoice;
 use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions};
-use crate::scopes::{HostChoice, Locations, Scope};
+use crate::scopes::{Locations, Scope};
 
 /// `amplihack install`'s flags.
 #[derive(clap::Args, Debug, Clone)]
@@ -55,17 +56,13 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     let dry_run = args.change.dry_run;
     let locations = Locations::from_env(project)?;
     let managed = args.scope == Scope::Managed;
-    if managed && args.host == HostChoice::One(Host::Amplifier) {
-        return Err(CommandError::usage(
-            "Amplifier has no managed settings: --scope managed is for Claude Code (--host claude)",
-        ));
+    // A scope the host lacks: refused before anything is touched (not a silent no-op).
+    if let Some(host) = args.host.host()
+        && let Some(refusal) = crate::hosts::spec(host).lacks(args.scope)
+    {
+        return Err(refusal.into());
     }
-    // The managed scope: Claude Code only, run by every user, so from a directory all can read.
-    let host = if managed {
-        HostChoice::One(Host::ClaudeCode)
-    } else {
-        args.host
-    };
+    let host = args.host;
     let managed_bin = (managed && std::env::var_os(amplihack_env::AMPLIHACK_BIN_DIR).is_none())
         .then(|| PathBuf::from(crate::managed::MANAGED_BIN_DIR));
     let bin_dir = deploy::bin_dir(
@@ -87,6 +84,13 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         None => None,
     };
     let targets = targets(&locations, args.scope, host);
+    // `--host all`: the hosts found that lack the scope are said, not silently skipped.
+    let without_scope: Vec<&str> = host
+        .hosts(&locations)
+        .into_iter()
+        .filter(|h| !crate::hosts::spec(*h).has(args.scope))
+        .map(Host::title)
+        .collect();
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
 
     // Refuse before touching anything: every file must parse and have a shape we can edit.
@@ -150,7 +154,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     // The hosts' own directories this install is about to create: uninstall may take those.
     let created_dirs: Vec<PathBuf> = targets
         .iter()
-        .filter_map(|t| crate::hosts::home_dir(t.host, &locations))
+        .map(|t| crate::hosts::home_dir(t.host, &locations))
         .filter(|dir| !dir.exists())
         .collect();
     let deployment = deploy::deploy(&bin_dir, dry_run)?;
@@ -177,7 +181,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
                 )
             })?
     };
-    let bundle = if host.amplifier() {
+    let bundle = if targets.iter().any(|t| t.host == Host::Amplifier) {
         let module = deploy::deploy_module(&locations.home, dry_run)?;
         Some(deploy::deploy_bundle(
             &locations.home,
@@ -241,11 +245,19 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             reports.push((file, report));
         }
     }
-    if managed && args.host == HostChoice::All {
-        warnings.push(
-            "Amplifier has no managed settings: amplihack is registered for Claude Code only"
-                .into(),
-        );
+    if !without_scope.is_empty() {
+        let registered: Vec<&str> = targets.iter().map(|t| t.host.title()).collect();
+        warnings.push(format!(
+            "{} {} no {} scope: amplihack is registered for {} only",
+            without_scope.join(", "),
+            if without_scope.len() == 1 {
+                "has"
+            } else {
+                "have"
+            },
+            args.scope.as_str(),
+            registered.join(", ")
+        ));
     }
     if managed && !dry_run {
         warnings.push(format!(

@@ -7,9 +7,6 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::registration::Host;
-use crate::scopes::Scope;
-
 pub use amplihack_protocol::VERSION;
 
 pub(crate) mod checks;
@@ -18,6 +15,7 @@ mod install;
 mod render;
 mod reregister;
 pub(crate) mod shared;
+mod silence;
 mod status;
 mod uninstall;
 
@@ -36,33 +34,7 @@ pub struct Outcome {
 
 pub use crate::error::CommandError;
 
-/// One file amplihack registers hooks in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    pub host: Host,
-    pub scope: Scope,
-    pub path: PathBuf,
-}
-
-impl Target {
-    /// The registration file, read as its host reads it ([`crate::hosts::syntax`]).
-    pub fn read_json(
-        &self,
-    ) -> Result<Option<(String, serde_json::Value)>, amplihack_settings::safe_file::FileError> {
-        amplihack_settings::safe_file::read_json_as(&self.path, crate::hosts::syntax(self.host))
-    }
-
-    /// `options` for an edit of the registration file, in its host's syntax.
-    pub fn edit_options(
-        &self,
-        options: &amplihack_settings::safe_file::EditOptions,
-    ) -> amplihack_settings::safe_file::EditOptions {
-        amplihack_settings::safe_file::EditOptions {
-            syntax: crate::hosts::syntax(self.host),
-            ..*options
-        }
-    }
-}
+pub use crate::hosts::Target;
 
 /// `--yes`: amplihack never prompts; accepted so that scripts written for tools that do work.
 #[derive(clap::Args, Debug, Clone, Copy, Default)]

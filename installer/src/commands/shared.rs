@@ -10,9 +10,10 @@ use amplihack_settings::amplifier_yaml;
 use amplihack_state::manifest::{self, Manifest, Registration};
 
 use super::{CommandError, Target, VERSION};
+use crate::hosts::HostChoice;
 use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions, EditReport, NewContent};
-use crate::scopes::{HostChoice, Locations, Scope};
+use crate::scopes::{Locations, Scope};
 
 pub(crate) fn host_name(host: Host) -> &'static str {
     host.name()
@@ -338,6 +339,56 @@ pub(crate) fn read_manifest(locations: &Locations) -> Manifest {
     manifest::load(&locations.state()).unwrap_or_default()
 }
 
+/// Every registration on this machine that holds amplihack's entries: each host's file of each
+/// scope (this project's, the user's, the machine's managed one) and every file a past install
+/// recorded, in whichever project. Whether or not the host is installed.
+pub(crate) fn machine_registrations(locations: &Locations, manifest: &Manifest) -> Vec<Target> {
+    let mut all: Vec<Target> = Vec::new();
+    for host in Host::ALL {
+        for scope in crate::hosts::spec(host).scopes() {
+            if let Some(path) = crate::hosts::registration_file(host, locations, scope) {
+                all.push(Target { host, scope, path });
+            }
+        }
+    }
+    for target in manifest_targets(manifest) {
+        if !all.iter().any(|t| t.path == target.path) {
+            all.push(target);
+        }
+    }
+    all.retain(|t| holds_ours(t) || project_by_bridge(t));
+    all
+}
+
+/// Whether an Amplifier project scope counts as registered by the bridge registration alone
+/// (its settings file lists nothing): the bridge, shared with the local scope, holds amplihack's
+/// entries and the local settings file does not list amplihack (when it does, the bridge is the
+/// local scope's).
+pub(crate) fn project_by_bridge(target: &Target) -> bool {
+    let local = Target {
+        scope: Scope::Local,
+        path: target.path.with_file_name("settings.local.yaml"),
+        ..target.clone()
+    };
+    target.scope == Scope::Project
+        && bridge_of(target).is_some_and(|b| holds_ours(&b))
+        && !holds_ours(&local)
+}
+
+/// Whether a registration runs the binaries in `bin_dir`: its file names the hook binary there
+/// (Amplifier's names amplihack's bundle, which names the binary amplihack deployed).
+pub(crate) fn names_binaries(target: &Target, bin_dir: &Path) -> bool {
+    if target.host == Host::Amplifier {
+        return true;
+    }
+    let binary = bin_dir.join(registration::HOOKS_BINARY);
+    let binary = binary.to_string_lossy();
+    safe_file::read_text(&target.path)
+        .ok()
+        .flatten()
+        .is_some_and(|text| text.contains(binary.as_ref()))
+}
+
 pub(crate) fn manifest_targets(manifest: &Manifest) -> Vec<Target> {
     let mut targets: Vec<Target> = Vec::new();
     for r in &manifest.registrations {
@@ -380,7 +431,20 @@ pub(crate) fn record_registrations(
     targets: &[Target],
     add: bool,
 ) -> Result<(), CommandError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     manifest::update(&locations.state(), |manifest| {
+        // A registration written again keeps when it was first made.
+        let since = |t: &Target| {
+            manifest
+                .registrations
+                .iter()
+                .find(|r| t.path == recorded_path(r) && t.host.name() == r.host)
+                .and_then(|r| r.since)
+                .unwrap_or(now)
+        };
+        let since: Vec<u64> = targets.iter().map(since).collect();
         manifest.registrations.retain(|r| {
             !targets
                 .iter()
@@ -389,10 +453,11 @@ pub(crate) fn record_registrations(
         if add {
             manifest
                 .registrations
-                .extend(targets.iter().map(|t| Registration {
+                .extend(targets.iter().zip(since).map(|(t, since)| Registration {
                     host: t.host.name().into(),
                     scope: t.scope.as_str().into(),
                     path: t.path.clone(),
+                    since: Some(since),
                 }));
             manifest.bin_dir = Some(bin_dir.to_path_buf());
             manifest.version = Some(VERSION.to_string());

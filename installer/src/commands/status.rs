@@ -15,6 +15,9 @@ use amplihack_settings::claude_paths;
 /// `amplihack status`'s flags.
 #[derive(clap::Args, Debug, Clone)]
 pub struct StatusArgs {
+    /// Only this host's registrations (default: every host)
+    #[arg(long, value_enum, default_value = "all")]
+    pub host: crate::hosts::HostChoice,
     #[command(flatten)]
     pub bin: super::BinDirArg,
 }
@@ -55,6 +58,7 @@ pub fn status(args: &StatusArgs, project: &Path) -> Result<Outcome, CommandError
     if managed.ours && !targets.contains(&managed_target) {
         targets.push(managed_target);
     }
+    targets.retain(|t| args.host.includes(t.host));
     for target in targets {
         let state = if check_target(&target, &hooks_binary, &locations.home)
             .iter()
@@ -76,13 +80,17 @@ pub fn status(args: &StatusArgs, project: &Path) -> Result<Outcome, CommandError
     if registrations.is_empty() {
         text.push_str("  no hooks registered: run `amplihack install`\n");
     }
-    if !managed.plugin_events.is_empty() {
+    if !managed.plugin_events.is_empty() && args.host.claude() {
         text.push_str(&format!(
             "  managed plugin events: {} (`amplihack-hooks dispatch` each, for every user's plugins)\n",
             managed.plugin_events.join(", ")
         ));
     }
-    if let Some(from) = &managed.hooks_only_from {
+    if let Some(from) = managed
+        .hooks_only_from
+        .as_ref()
+        .filter(|_| args.host.claude())
+    {
         text.push_str(&format!(
             "  note: {} sets {}: Claude Code runs only managed hooks\n",
             from.display(),

@@ -8,14 +8,15 @@ use amplihack_state::manifest;
 
 use super::render::render_changes;
 use super::shared::{
-    amplifier_settings, bridge_of, legacy_bridge_of, manifest_targets, read_manifest,
-    record_registrations, targets, unregister, unregister_module,
+    amplifier_settings, bridge_of, legacy_bridge_of, machine_registrations, manifest_targets,
+    names_binaries, read_manifest, record_registrations, targets, unregister, unregister_module,
 };
 use super::{BinDirArg, ChangeArgs, CommandError, Outcome, Target};
 use crate::deploy::{self, BINARIES};
+use crate::hosts::HostChoice;
 use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions};
-use crate::scopes::{HostChoice, Locations, Scope};
+use crate::scopes::{Locations, Scope};
 use amplihack_settings::amplifier_yaml;
 
 /// `amplihack uninstall`'s flags.
@@ -40,6 +41,11 @@ pub struct UninstallArgs {
 /// Code (prompt, agent, http, mcp_tool) are recorded in its state, not recognisable in the file,
 /// so they go first; then amplihack's own entries and the binaries.
 pub fn uninstall(args: &UninstallArgs, project: &Path) -> Result<Outcome, CommandError> {
+    if let (Some(scope), Some(host)) = (args.scope, args.host.host())
+        && let Some(refusal) = crate::hosts::spec(host).lacks(scope)
+    {
+        return Err(refusal.into());
+    }
     let copied = if args.host.claude() && args.scope.is_none() {
         let locations = Locations::from_env(project)?;
         crate::plugin_events::remove_host_groups(&locations, args.change.dry_run)?
@@ -67,6 +73,21 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
         for target in targets(&locations, *scope, args.host) {
             if !all.iter().any(|t| t.path == target.path) {
                 all.push(target);
+            }
+        }
+        // `all`: a host not found installed still loses the entries a file of it holds.
+        if args.host == HostChoice::All {
+            for host in Host::ALL {
+                if let Some(path) = crate::hosts::registration_file(host, &locations, *scope)
+                    && path.exists()
+                    && !all.iter().any(|t| t.path == path)
+                {
+                    all.push(Target {
+                        host,
+                        scope: *scope,
+                        path,
+                    });
+                }
             }
         }
     }
@@ -165,9 +186,19 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             reports.push(module);
         }
     }
+    // What still uses amplihack once these are gone: it keeps running there, and keeps the
+    // binaries (and Amplifier's bundle) it names.
+    let remaining: Vec<Target> = machine_registrations(&locations, &manifest)
+        .into_iter()
+        .filter(|r| {
+            !all.iter().any(|t| t.path == r.path) && !json_files.iter().any(|t| t.path == r.path)
+        })
+        .collect();
     let bin_dir = args.bin.resolve(&manifest, &locations.home);
+    let binaries_needed = remaining.iter().any(|r| names_binaries(r, &bin_dir));
+    let amplifier_needed = remaining.iter().any(|r| r.host == Host::Amplifier);
     let mut removed = Vec::new();
-    if !args.keep_binaries && args.host.amplifier() {
+    if !args.keep_binaries && args.host.amplifier() && !amplifier_needed {
         let module = deploy::module_dir(&locations.home);
         if module.is_dir() {
             if !dry_run {
@@ -185,14 +216,15 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             removed.push(bundle);
         }
     }
-    if !args.keep_binaries {
+    let remove_binaries = !args.keep_binaries && !binaries_needed;
+    if remove_binaries {
         // The man pages and completions go with the binaries they describe.
         if !dry_run {
             crate::docs::remove_files(&manifest.docs);
             manifest::update(&locations.state(), |m| m.docs.clear())?;
         }
     }
-    if !args.keep_binaries {
+    if remove_binaries {
         for name in BINARIES {
             let path = bin_dir.join(name);
             if path.is_file() {
@@ -251,7 +283,34 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             }
         ));
     }
+    if !remaining.is_empty() {
+        outcome
+            .text
+            .push_str("still registered (amplihack keeps running there):\n");
+        for target in &remaining {
+            outcome.text.push_str(&format!(
+                "  {:<10} {:<8} {}\n",
+                target.host.name(),
+                target.scope.as_str(),
+                target.path.display()
+            ));
+        }
+    }
+    let binaries_kept = !args.keep_binaries && binaries_needed;
+    if binaries_kept {
+        outcome.text.push_str(&format!(
+            "  binaries   {}  kept: the registrations above run them (they go with the last registration)\n",
+            bin_dir.display()
+        ));
+    }
     outcome.json["binaries_removed"] = json!(removed);
+    outcome.json["binaries_kept"] = json!(binaries_kept);
+    outcome.json["still_registered"] = json!(
+        remaining
+            .iter()
+            .map(|t| json!({"host": t.host.name(), "scope": t.scope.as_str(), "path": t.path}))
+            .collect::<Vec<_>>()
+    );
     Ok(outcome)
 }
 
@@ -273,7 +332,7 @@ fn remove_sidecars(target: &Target, locations: &Locations, created_dirs: &[PathB
         .take_while(|d| {
             *d != locations.home
                 && *d != locations.project
-                && (Some(*d) != host_home.as_deref() || created_dirs.iter().any(|c| c == d))
+                && (*d != host_home || created_dirs.iter().any(|c| c == d))
         })
         .take(3)
     {

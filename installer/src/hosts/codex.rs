@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::{Host, HostSpec, Registration};
 use crate::scopes::{Locations, Scope};
 
 /// Codex's home directory: `$CODEX_HOME`, else `~/.codex`.
@@ -13,12 +14,61 @@ pub fn home(locations: &Locations) -> PathBuf {
         .map_or_else(|| locations.home.join(".codex"), PathBuf::from)
 }
 
-pub fn registration_file(locations: &Locations, scope: Scope) -> Option<PathBuf> {
-    match scope {
-        Scope::User => Some(home(locations).join("hooks.json")),
-        Scope::Project => Some(locations.project.join(".codex/hooks.json")),
-        Scope::Local | Scope::Managed => None,
-    }
+pub const SPEC: HostSpec = HostSpec {
+    host: Host::Codex,
+    files: &[
+        (Scope::User, |l| home(l).join("hooks.json")),
+        (Scope::Project, |l| l.project.join(".codex/hooks.json")),
+    ],
+    home,
+    always_found: false,
+    syntax: amplihack_settings::safe_file::Syntax::Json,
+    registration: Registration::JsonHooks,
+    stamps: &[],
+    trust_note: None,
+    shadowed: None,
+    sessions: Some(super::sessions::Sessions {
+        where_kept: "$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl",
+        list: sessions,
+        causes: &[
+            (
+                "hooks switched off in Codex's config.toml (`[features] codex_hooks = false`)",
+                "turn them on again in $CODEX_HOME/config.toml",
+            ),
+            (
+                "entries Codex does not trust (it skips untrusted or modified hooks without a word)",
+                "put codex on PATH and run `amplihack doctor --fix`, or trust them in Codex's TUI (/hooks)",
+            ),
+            (
+                "a project Codex does not trust (it loads a project's .codex/ only for a trusted one)",
+                "trust the project in Codex, or use --scope user",
+            ),
+            (
+                "a binary that moved or was removed",
+                "amplihack doctor --fix",
+            ),
+        ],
+    }),
+};
+
+/// Codex's session records: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`, the id
+/// (a UUID) the one its hooks are sent as `session_id`. They do not name the project.
+fn sessions(locations: &Locations) -> Vec<super::sessions::HostSession> {
+    super::sessions::jsonl_files(&home(locations).join("sessions"), 3)
+        .into_iter()
+        .filter_map(|(path, modified)| {
+            let stem = path.file_stem()?.to_string_lossy().into_owned();
+            let id = stem.get(stem.len().checked_sub(36)?..)?.to_string();
+            (stem.starts_with("rollout-") && id.matches('-').count() == 4).then_some(
+                super::sessions::HostSession {
+                    id,
+                    path,
+                    modified,
+                    project: None,
+                },
+            )
+        })
+        .collect()
 }
 
 // Trust: Codex runs none of amplihack's entries until they are trusted, by hash, through Codex
@@ -32,8 +82,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::codex_trust::{self, AppServer, Listed};
-use crate::commands::checks::Finding;
 use crate::error::CommandError;
+use crate::finding::Finding;
 use crate::registration;
 
 /// What install and the other writers have to tell about trust, gathered while they write

@@ -11,19 +11,34 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::scopes::{Locations, Scope};
+use amplihack_settings::safe_file::Syntax;
+
+use super::{Host, HostSpec, Registration};
+use crate::scopes::Scope;
 
 pub const FILE_NAME: &str = "amplihack.json";
 /// A repository's hooks directory, relative to the project.
 const PROJECT_DIR: &str = ".github/hooks";
 
-pub fn registration_file(locations: &Locations, scope: Scope) -> Option<PathBuf> {
-    match scope {
-        Scope::User => Some(locations.home.join(".copilot/hooks").join(FILE_NAME)),
-        Scope::Project => Some(locations.project.join(PROJECT_DIR).join(FILE_NAME)),
-        Scope::Local | Scope::Managed => None,
-    }
-}
+pub const SPEC: HostSpec = HostSpec {
+    host: Host::Copilot,
+    files: &[
+        (Scope::User, |l| {
+            l.home.join(".copilot/hooks").join(FILE_NAME)
+        }),
+        (Scope::Project, |l| {
+            l.project.join(PROJECT_DIR).join(FILE_NAME)
+        }),
+    ],
+    home: |l| l.home.join(".copilot"),
+    always_found: false,
+    syntax: Syntax::Json,
+    registration: Registration::JsonHooks,
+    stamps: &[],
+    trust_note: Some(trust_note),
+    shadowed: None,
+    sessions: None,
+};
 
 /// Copilot's own state file, which lists the folders the user trusted.
 pub fn config_file(home: &Path) -> PathBuf {

@@ -5,20 +5,33 @@ use std::path::{Path, PathBuf};
 
 use amplihack_settings::safe_file::Syntax;
 
-use crate::scopes::{Locations, Scope};
+use super::{Host, HostSpec, Registration};
+use crate::scopes::Scope;
 
 /// Droid's settings are read as JSONC too: a file with comments installs and uninstalls with
 /// every comment kept (harmless if Droid itself never allows them).
 pub const SYNTAX: Syntax = Syntax::Jsonc;
 
-pub fn registration_file(locations: &Locations, scope: Scope) -> Option<PathBuf> {
-    match scope {
-        Scope::User => Some(locations.home.join(".factory/settings.json")),
-        Scope::Project => Some(locations.project.join(".factory/settings.json")),
-        Scope::Local => Some(locations.project.join(".factory/settings.local.json")),
-        Scope::Managed => None,
-    }
-}
+pub const SPEC: HostSpec = HostSpec {
+    host: Host::Droid,
+    files: &[
+        (Scope::User, |l| l.home.join(".factory/settings.json")),
+        (Scope::Project, |l| l.project.join(".factory/settings.json")),
+        (Scope::Local, |l| {
+            l.project.join(".factory/settings.local.json")
+        }),
+    ],
+    home: |l| l.home.join(".factory"),
+    always_found: false,
+    syntax: SYNTAX,
+    registration: Registration::JsonHooks,
+    stamps: &[],
+    trust_note: None,
+    shadowed: Some(|registration| {
+        shadowed_by(registration).map(|hooks| shadowed_message(registration, &hooks))
+    }),
+    sessions: None,
+};
 
 /// The file Droid reads hooks from instead of `registration`'s `hooks` key: a `hooks.json`
 /// beside it, when there is one. Droid 0.225.2 then ignores the settings file's hooks entirely

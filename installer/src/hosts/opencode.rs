@@ -7,7 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::commands::{CommandError, Finding, Target};
+use super::{Host, HostSpec, Registration, Target};
+use crate::error::CommandError;
+use crate::finding::Finding;
 use crate::safe_file::{self, EditOptions, EditReport};
 use crate::scopes::{Locations, Scope};
 
@@ -34,19 +36,30 @@ pub fn config_dir(locations: &Locations) -> PathBuf {
 
 /// The bridge plugin's path: the user's plugin directory, or the project's `.opencode/plugin/`
 /// (opencode has no local or managed scope).
-pub fn registration_file(locations: &Locations, scope: Scope) -> Option<PathBuf> {
-    let dir = match scope {
-        Scope::User => config_dir(locations),
-        Scope::Project => locations.project.join(".opencode"),
-        Scope::Local | Scope::Managed => return None,
-    };
-    Some(dir.join("plugin").join(PLUGIN_FILE))
-}
+pub const SPEC: HostSpec = HostSpec {
+    host: Host::Opencode,
+    files: &[
+        (Scope::User, |l| {
+            config_dir(l).join("plugin").join(PLUGIN_FILE)
+        }),
+        (Scope::Project, |l| {
+            l.project.join(".opencode/plugin").join(PLUGIN_FILE)
+        }),
+    ],
+    home: config_dir,
+    always_found: false,
+    syntax: amplihack_settings::safe_file::Syntax::Json,
+    registration: Registration::BridgePlugin,
+    stamps: &[],
+    trust_note: None,
+    shadowed: None,
+    sessions: None,
+};
 
 /// What keeps a project's bridge plugin (this machine's binary path) out of the project's
 /// commits: the project and the pattern for its `.git/info/exclude`. None for the user scope.
 pub fn git_exclusion(target: &Target) -> Option<(PathBuf, &'static str)> {
-    if target.host != amplihack_protocol::Host::Opencode || target.scope != Scope::Project {
+    if target.host != Host::Opencode || target.scope != Scope::Project {
         return None;
     }
     let project = target.path.ancestors().nth(3)?;
@@ -226,10 +239,10 @@ mod tests {
             project: PathBuf::from("/p"),
         };
         assert_eq!(
-            registration_file(&locations, Scope::Project),
+            SPEC.file(&locations, Scope::Project),
             Some(PathBuf::from("/p/.opencode/plugin/amplihack.js"))
         );
-        assert_eq!(registration_file(&locations, Scope::Local), None);
-        assert_eq!(registration_file(&locations, Scope::Managed), None);
+        assert_eq!(SPEC.file(&locations, Scope::Local), None);
+        assert_eq!(SPEC.file(&locations, Scope::Managed), None);
     }
 }

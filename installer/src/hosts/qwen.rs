@@ -1,11 +1,10 @@
 //! Qwen Code: the `hooks` key of `~/.qwen/settings.json` (user) and
 //! `<project>/.qwen/settings.json` (project). No local scope.
 
-use std::path::PathBuf;
-
 use amplihack_settings::safe_file::Syntax;
 
-use crate::scopes::{Locations, Scope};
+use super::{Host, HostSpec, Registration};
+use crate::scopes::Scope;
 
 /// Qwen Code reads its settings with comments and trailing commas allowed.
 pub const SYNTAX: Syntax = Syntax::Jsonc;
@@ -14,10 +13,18 @@ pub const SYNTAX: Syntax = Syntax::Jsonc;
 /// in a file amplihack created, Qwen's reaction to amplihack's entries, not the user's.
 pub const STAMPS: &[&str] = &["$version"];
 
-pub fn registration_file(locations: &Locations, scope: Scope) -> Option<PathBuf> {
-    match scope {
-        Scope::User => Some(locations.home.join(".qwen/settings.json")),
-        Scope::Project => Some(locations.project.join(".qwen/settings.json")),
-        Scope::Local | Scope::Managed => None,
-    }
-}
+pub const SPEC: HostSpec = HostSpec {
+    host: Host::Qwen,
+    files: &[
+        (Scope::User, |l| l.home.join(".qwen/settings.json")),
+        (Scope::Project, |l| l.project.join(".qwen/settings.json")),
+    ],
+    home: |l| l.home.join(".qwen"),
+    always_found: false,
+    syntax: SYNTAX,
+    registration: Registration::JsonHooks,
+    stamps: STAMPS,
+    trust_note: None,
+    shadowed: None,
+    sessions: None,
+};

@@ -17,7 +17,6 @@ use amplihack_state::StateDir;
 use amplihack_state::audit::{self, Record};
 
 use crate::commands::CommandError;
-use clap::builder::TypedValueParser as _;
 use filter::{DecisionArg, Filter};
 use render::Style;
 
@@ -42,10 +41,9 @@ pub struct LogArgs {
     /// Only what happened since: an age (30m, 1h, 2d, 1w) or an RFC 3339 time
     #[arg(long, value_name = "AGE|TIME")]
     pub since: Option<String>,
-    /// Only calls from this host
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["claude", "amplifier"])
-        .map(|host| logged_host_name(&host)))]
-    pub host: Option<String>,
+    /// Only calls from this host (`all`: every host, the default)
+    #[arg(long, value_enum)]
+    pub host: Option<crate::hosts::HostChoice>,
     /// How many of the newest lines (0: all)
     #[arg(long, short = 'n', default_value_t = 50)]
     pub lines: usize,
@@ -58,15 +56,6 @@ pub struct LogArgs {
     /// The global `--json`: JSON Lines.
     #[arg(skip)]
     pub json: bool,
-}
-
-/// `--host claude|amplifier` as the log records hosts.
-fn logged_host_name(host: &str) -> String {
-    let host = match host {
-        "amplifier" => amplihack_protocol::Host::Amplifier,
-        _ => amplihack_protocol::Host::ClaudeCode,
-    };
-    host.name().to_string()
 }
 
 /// How often `--follow` looks at the file.
@@ -130,7 +119,11 @@ fn filter_of(args: &LogArgs, now: f64) -> Result<Filter, CommandError> {
         decision: args.decision,
         failed: args.failed,
         since,
-        host: args.host.clone(),
+        // The log records a host by its `--host` name.
+        host: args
+            .host
+            .and_then(crate::hosts::HostChoice::host)
+            .map(|h| h.name().to_string()),
     })
 }
 
@@ -399,7 +392,11 @@ mod tests {
             ),
             (|a| a.failed = true, &["user:fmt", "user:slow-tests"]),
             (
-                |a| a.host = Some("amplifier".into()),
+                |a| {
+                    a.host = Some(crate::hosts::HostChoice::One(
+                        amplihack_protocol::Host::Amplifier,
+                    ))
+                },
                 &["project:release-gate", "builtin:lock-mode"],
             ),
             (|a| a.session = Some("77f0".into()), &["builtin:lock-mode"]),

@@ -28,7 +28,7 @@ use crate::commands::{CommandError, Outcome};
 use crate::scopes::Locations;
 
 /// The host whose dialect a reply is shown in.
-pub use crate::scopes::HostArg;
+pub use crate::hosts::HostArg;
 
 /// Which hooks directory: `~/.amplifier/hooks/` (user) or the project's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

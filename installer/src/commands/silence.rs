@@ -1,0 +1,80 @@
+//! `doctor`'s check of hosts that stopped calling amplihack: a session the host ran (its own
+//! records, [`crate::hosts::sessions`]) after amplihack was registered for it, in which amplihack
+//! was not called (amplihack's record, [`amplihack_state::calls`]), is a problem: the host's
+//! hooks did not run. The finding names the newest such session and the host's likely causes,
+//! each with its fix.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use amplihack_state::calls;
+use amplihack_state::manifest::Manifest;
+
+use crate::finding::Finding;
+use crate::hosts::sessions::claude_project_name;
+use crate::hosts::{Host, HostChoice};
+use crate::scopes::{Locations, Scope};
+
+pub(crate) fn check(
+    locations: &Locations,
+    manifest: &Manifest,
+    choice: HostChoice,
+) -> Vec<Finding> {
+    let state = locations.state();
+    let mut findings = Vec::new();
+    for host in Host::ALL.into_iter().filter(|h| choice.includes(*h)) {
+        let Some(sessions) = &crate::hosts::spec(host).sessions else {
+            continue;
+        };
+        let registrations: Vec<_> = manifest
+            .registrations
+            .iter()
+            .filter(|r| r.host == host.name())
+            .collect();
+        let Some(since) = registrations.iter().filter_map(|r| r.since).min() else {
+            continue;
+        };
+        let since = UNIX_EPOCH + Duration::from_secs(since);
+        // Registered for the user: every session; else the projects registered in.
+        let everywhere = registrations
+            .iter()
+            .any(|r| r.scope == Scope::User.as_str());
+        let projects: Vec<String> = registrations
+            .iter()
+            .filter_map(|r| r.path.ancestors().nth(2))
+            .map(claude_project_name)
+            .collect();
+        let mut silent: Vec<_> = (sessions.list)(locations)
+            .into_iter()
+            .filter(|s| s.modified >= since)
+            .filter(|s| everywhere || s.project.as_ref().is_some_and(|p| projects.contains(p)))
+            .filter(|s| !calls::called(&state, host.name(), &s.id))
+            .collect();
+        silent.sort_by_key(|s| s.modified);
+        let Some(newest) = silent.last() else {
+            continue;
+        };
+        let title = host.title();
+        let when = newest.modified.duration_since(UNIX_EPOCH).map_or_else(
+            |_| "?".into(),
+            |d| amplihack_state::time::utc(d.as_secs() as i64),
+        );
+        let more = match silent.len() {
+            1 => String::new(),
+            n => format!(" ({n} such sessions since amplihack was registered)"),
+        };
+        let causes: Vec<String> = sessions
+            .causes
+            .iter()
+            .map(|(cause, fix)| format!("{cause}: {fix}"))
+            .collect();
+        findings.push(Finding::problem(
+            format!(
+                "{title} ran session {} ({when}, {}) after amplihack was registered for it, and did not call amplihack in it{more}: its hooks did not run",
+                newest.id,
+                newest.path.display()
+            ),
+            format!("the likely causes in {title}, each with its fix: {}", causes.join("; ")),
+        ));
+    }
+    findings
+}
