@@ -1,10 +1,16 @@
-//! Matchers, as Claude Code 2.1.328 evaluates them: `*`, empty or missing match everything; a
+//! Matchers, as Claude Code 2.1.332 evaluates them: `*`, empty or missing match everything; a
 //! pattern made only of letters, digits, `_`, `-`, spaces and the separators `|` and `,` is a list
-//! of names matched exactly; anything else is an unanchored regular expression; an expression that
-//! does not compile is compared exactly instead of failing the plugin.
+//! of names matched exactly; anything else is an unanchored JavaScript regular expression
+//! (`RegExp.test`: ECMAScript syntax and semantics, through `regress`), so lookahead, lookbehind
+//! and backreferences work, and a pattern JavaScript rejects (`(?i)^bash$`, `(?P<t>Bash)`, an
+//! unclosed group) never matches, as Claude Code never runs it; `hooks validate` warns of it
+//! ([`problem`]). Each pattern is compiled once per process.
 //!
 //! And a handler's `if`: one permission-rule pattern, `Tool` or `Tool(pattern)`, tested against
 //! the tool call ([`condition_holds`]).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 use serde_json::Value;
 
@@ -27,16 +33,49 @@ fn matches_one(matcher: Option<&str>, target: &str) -> bool {
     if pattern.is_empty() || pattern == "*" {
         return true;
     }
-    if pattern
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '|' | ',' | ' ' | '-'))
-    {
+    if !is_expression(pattern) {
         return pattern.split(['|', ',']).any(|name| name.trim() == target);
     }
-    match regex_lite::Regex::new(pattern) {
-        Ok(re) => re.is_match(target),
-        Err(_) => pattern == target,
+    with_compiled(pattern, |re| re.is_some_and(|re| re.find(target).is_some()))
+}
+
+/// Whether `pattern` takes the regular-expression path (it is not `*`, empty, or a list of names).
+fn is_expression(pattern: &str) -> bool {
+    let pattern = pattern.trim();
+    !(pattern.is_empty()
+        || pattern == "*"
+        || pattern
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '|' | ',' | ' ' | '-')))
+}
+
+/// Why a matcher never matches anything in Claude Code (JavaScript rejects it), if it does not:
+/// for `hooks validate` and `hooks list`.
+pub fn problem(matcher: &str) -> Option<String> {
+    if !is_expression(matcher) {
+        return None;
     }
+    regress::Regex::new(matcher.trim()).err().map(|error| {
+        format!(
+            "matcher `{}` is not a JavaScript regular expression ({error}): Claude Code never runs its group, and neither does amplihack",
+            matcher.trim()
+        )
+    })
+}
+
+thread_local! {
+    /// Every expression this process compiled (`None`: JavaScript rejects it).
+    static COMPILED: RefCell<HashMap<String, Option<regress::Regex>>> = RefCell::new(HashMap::new());
+}
+
+/// `f` of `pattern` compiled as a JavaScript RegExp (no flags), compiled once per process.
+fn with_compiled<T>(pattern: &str, f: impl FnOnce(Option<&regress::Regex>) -> T) -> T {
+    COMPILED.with_borrow_mut(|compiled| {
+        let re = compiled
+            .entry(pattern.to_string())
+            .or_insert_with(|| regress::Regex::new(pattern).ok());
+        f(re.as_ref())
+    })
 }
 
 /// Whether a handler's `if` rule holds for a tool call. Claude Code's rules: never on an event
@@ -101,7 +140,7 @@ fn glob(pattern: &str, text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{condition_holds, matches};
+    use super::{condition_holds, matches, problem};
     use serde_json::json;
 
     #[test]
@@ -184,7 +223,19 @@ mod tests {
             (Some("mcp__memory__.*"), Some("mcp__memory__store"), true),
             (Some("mcp__memory"), Some("mcp__memory__store"), false),
             (Some("startup|resume"), Some("resume"), true),
-            (Some("(unclosed"), Some("(unclosed"), true),
+            // JavaScript's RegExp: lookaround and backreferences work; what it rejects (Python
+            // and Rust syntax, an unclosed group) never matches, whatever the name.
+            (Some("^(?!Write$).*"), Some("Edit"), true),
+            (Some("^(?!Write$).*"), Some("Write"), false),
+            (Some("(?<=W)rite$"), Some("Write"), true),
+            (Some("(?<=W)rite$"), Some("Edit"), false),
+            (Some("^(E)dit\\1?$"), Some("Edit"), true),
+            (Some("^(E)dit\\1?$"), Some("Write"), false),
+            (Some("(?i)^bash$"), Some("Bash"), false),
+            (Some("(?i)^bash$"), Some("bash"), false),
+            (Some("^(?P<t>Bash)$"), Some("Bash"), false),
+            (Some("^(?<t>Bash)$"), Some("Bash"), true),
+            (Some("(unclosed"), Some("(unclosed"), false),
             (Some("(unclosed"), Some("Bash"), false),
             (Some("Bash"), None, true),
             // 2.1.191 and 2.1.195: comma lists, spaces, and hyphenated names are exact.
@@ -206,5 +257,26 @@ mod tests {
                 "{matcher:?} vs {target:?}"
             );
         }
+    }
+
+    #[test]
+    fn only_patterns_javascript_rejects_are_problems() {
+        for (matcher, rejected) in [
+            ("Bash", false),
+            ("Edit|Write", false),
+            ("*", false),
+            ("^(?!Write$).*", false),
+            ("mcp__.*", false),
+            ("(?i)^bash$", true),
+            ("^(?P<t>Bash)$", true),
+            ("(unclosed", true),
+        ] {
+            assert_eq!(problem(matcher).is_some(), rejected, "{matcher}");
+        }
+        let text = problem("(?i)^bash$").unwrap_or_default();
+        assert!(
+            text.contains("`(?i)^bash$`") && text.contains("never runs"),
+            "{text}"
+        );
     }
 }

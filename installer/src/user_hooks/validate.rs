@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use amplihack_engine::dialects::unknown_keys;
 use amplihack_engine::discovery::{self};
+use amplihack_engine::matcher;
 use serde_json::json;
 
 use crate::commands::{CommandError, Outcome};
@@ -28,7 +29,13 @@ pub fn validate(ctx: &Context, files: &[PathBuf]) -> Result<Outcome, CommandErro
             .and_then(|t| discovery::parse_file(file, t).map_err(|e| e.to_string()));
         match parsed {
             Ok(config) => {
-                let warnings = unknown_fields(file, read.as_deref().unwrap_or_default());
+                let mut warnings = unknown_fields(file, read.as_deref().unwrap_or_default());
+                warnings.extend(
+                    config
+                        .groups
+                        .iter()
+                        .filter_map(|g| g.matcher.as_deref().and_then(matcher::problem)),
+                );
                 text.push_str(&format!("ok: {}\n", file.display()));
                 for warning in &warnings {
                     text.push_str(&format!("  warning: {}: {warning}\n", file.display()));

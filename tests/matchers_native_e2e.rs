@@ -1,0 +1,70 @@
+//! Matchers are JavaScript regular expressions in Claude Code: the same plugin
+//! (`tests/fixtures/plugins/js-matchers`: one PreToolUse group per matcher form, each recording its
+//! name) loaded natively with `--plugin-dir` and through amplihack, in the real Claude Code, on one
+//! Bash call. The groups that fire must be the same: lookahead, lookbehind, a backreference and a
+//! named group fire; `(?i)`, Python's `(?P<…>)` and an unclosed group, which JavaScript rejects,
+//! never do. `hooks validate` warns of the three.
+
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::{self, TestEnv};
+
+const FIRED: [&str; 5] = [
+    "backreference",
+    "lookahead",
+    "lookbehind",
+    "named-group",
+    "plain",
+];
+
+fn fired(env: &TestEnv) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_to_string(env.project.join("matched.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names
+}
+
+fn plugin() -> std::path::PathBuf {
+    support::repo_root().join("tests/fixtures/plugins/js-matchers")
+}
+
+#[test]
+fn the_same_matchers_fire_under_amplihack_as_natively() {
+    let native_env = TestEnv::new();
+    let dir = native_env.root().join("plugins/js-matchers");
+    support::copy_dir(&plugin(), &dir);
+    let fake = FakeAnthropic::start(vec![Turn::bash("echo hello"), Turn::text("done")]);
+    let dir_arg = dir.to_string_lossy().into_owned();
+    native_env.claude_with(&fake.url, &["-p", "go", "--plugin-dir", &dir_arg], &[]);
+    let native = fired(&native_env);
+    assert_eq!(native, FIRED, "natively");
+
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install"]);
+    assert!(install.status.success(), "{}", support::stderr(&install));
+    support::copy_dir(&plugin(), &env.user_hooks_dir().join("js-matchers"));
+    let fake = FakeAnthropic::start(vec![Turn::bash("echo hello"), Turn::text("done")]);
+    let run = env.claude_with(&fake.url, &["-p", "go"], &[]);
+    assert_eq!(
+        fired(&env),
+        native,
+        "under amplihack (left) and natively (right)"
+    );
+    assert!(
+        run.hook_complaints().is_empty(),
+        "{}",
+        run.hook_complaints().join("\n")
+    );
+
+    let validate = env.run_amplihack(&["hooks", "validate"]);
+    let text = support::stdout(&validate);
+    for rejected in ["(?i)^bash$", "^(?P<t>Bash)$", "(unclosed"] {
+        assert!(
+            text.contains("warning: ") && text.contains(&format!("`{rejected}`")),
+            "hooks validate does not warn of {rejected}: {text}"
+        );
+    }
+    assert!(!text.contains("`^(?!Write$).*`"), "{text}");
+}
