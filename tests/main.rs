@@ -27,6 +27,7 @@ mod compare_plugins;
 mod copilot_e2e;
 mod dialects_amplifier_e2e;
 mod dialects_claude_e2e;
+mod failures_native_e2e;
 mod hook_texts_e2e;
 mod host_clis_smoke;
 mod hosts_e2e;

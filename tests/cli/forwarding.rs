@@ -233,7 +233,8 @@ fn answers_merge_deny_over_ask_over_allow_with_contexts_named() {
     let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
     assert!(output.stdout.is_empty());
 
-    // Other exit codes are non-blocking warnings: reported, nothing decided.
+    // Other exit codes are non-blocking errors: nothing decided, and shown to the user as
+    // Claude Code shows one (a systemMessage with the plugin and the first stderr line).
     let env = TestEnv::new();
     env.plugin(
         &env.user_hooks_dir(),
@@ -242,7 +243,15 @@ fn answers_merge_deny_over_ask_over_allow_with_contexts_named() {
     );
     let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
     assert_eq!(output.status.code(), Some(0));
-    assert!(output.stdout.is_empty());
+    let reply = reply_of(&output);
+    assert_eq!(
+        reply["systemMessage"], "hook from broken failed with exit 3: kaput",
+        "{reply}"
+    );
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"],
+        Value::Null
+    );
     assert!(
         stderr(&output).contains("hook from broken failed with exit 3: kaput"),
         "{}",
@@ -1409,10 +1418,14 @@ fn http_handlers_post_the_event_under_amplifier() {
         "the event is the body: {first}"
     );
 
+    // A failed handler lets the call through, and the user is told (Amplifier's user_message).
     let (failed, _) = env.run_hooks(&["--host", "amplifier", "pre-tool-use"], &event, &vars);
-    assert_eq!(
-        reply_of(&failed)["hookResult"]["action"],
-        Value::Null,
+    let result = &reply_of(&failed)["hookResult"];
+    assert_eq!(result["action"], "continue", "{}", stdout(&failed));
+    assert!(
+        result["user_message"]
+            .as_str()
+            .is_some_and(|m| m.contains("hook from remote failed") && m.contains("answered 500")),
         "{}",
         stdout(&failed)
     );

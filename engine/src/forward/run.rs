@@ -108,7 +108,7 @@ pub(super) fn run_in_order(
                     reply = Reply::deny(reason);
                 }
             }
-            let (reply, warning) = dialects::on_failure(
+            let (mut reply, warning) = dialects::on_failure(
                 on_failure,
                 &candidate.plugin.name,
                 reply,
@@ -116,6 +116,15 @@ pub(super) fn run_in_order(
             );
             if let Some(warning) = &warning {
                 outcome.problems.push(warning.clone());
+                // Fail-open, never silent: a failure that lets the call through is shown to the
+                // user as the host shows a non-blocking hook error (Claude Code: its first stderr
+                // line in the session), not only in amplihack's stderr and log.
+                if reply.decision != Some(Decision::Deny) {
+                    reply.merge(Reply {
+                        system_message: Some(warning.clone()),
+                        ..Reply::default()
+                    });
+                }
             }
             if finished.truncated {
                 outcome.problems.push(format!(

@@ -1,0 +1,92 @@
+//! A plugin's handler that fails (exit 1, a message on stderr, no JSON) is not blocking, and not
+//! silent: natively Claude Code records the failure with its first stderr line in the session the
+//! user sees, and lets the tool run. Through amplihack (the same plugin,
+//! `tests/fixtures/plugins/crashing-check`, in `~/.amplifier/hooks/`) the tool runs too and the
+//! session shows the same line, naming the plugin: Claude Code records a `hook_non_blocking_error`
+//! of the plugin's own command natively, and a `hook_system_message` of amplihack's answer through
+//! amplihack (the command that failed is the plugin's, which Claude Code did not run itself). The
+//! model is sent the line neither way.
+
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::{self, TestEnv};
+
+const LINE: &str = "crashing-check: config.yml not found";
+
+/// The session's transcript lines (Claude Code's own record, what its UI shows) that carry `LINE`.
+fn transcript_mentions(env: &TestEnv) -> Vec<String> {
+    let mut found = Vec::new();
+    let projects = env.home.join(".claude/projects");
+    for dir in std::fs::read_dir(&projects).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let text = std::fs::read_to_string(file.path()).unwrap_or_default();
+            found.extend(
+                text.lines()
+                    .filter(|l| l.contains(LINE))
+                    .map(str::to_string),
+            );
+        }
+    }
+    found
+}
+
+fn plugin() -> std::path::PathBuf {
+    support::repo_root().join("tests/fixtures/plugins/crashing-check")
+}
+
+#[test]
+fn a_crashing_handler_is_shown_and_the_tool_runs_as_natively() {
+    let native_env = TestEnv::new();
+    let dir = native_env.root().join("plugins/crashing-check");
+    support::copy_dir(&plugin(), &dir);
+    let fake = FakeAnthropic::start(vec![Turn::bash("echo ran > ran.txt"), Turn::text("done")]);
+    let dir_arg = dir.to_string_lossy().into_owned();
+    native_env.claude_with(&fake.url, &["-p", "go", "--plugin-dir", &dir_arg], &[]);
+    let native = transcript_mentions(&native_env);
+    let native_model_saw = fake
+        .main_requests()
+        .iter()
+        .any(|r| r.to_string().contains(LINE));
+    assert!(
+        native_env.project.join("ran.txt").exists(),
+        "natively the tool ran"
+    );
+    assert!(
+        native
+            .iter()
+            .any(|l| l.contains("\"hook_non_blocking_error\"")
+                && l.contains(&format!("Failed with non-blocking status code: {LINE}"))),
+        "natively: {native:#?}"
+    );
+
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install"]);
+    assert!(install.status.success(), "{}", support::stderr(&install));
+    support::copy_dir(&plugin(), &env.user_hooks_dir().join("crashing-check"));
+    let fake = FakeAnthropic::start(vec![Turn::bash("echo ran > ran.txt"), Turn::text("done")]);
+    env.claude_with(&fake.url, &["-p", "go"], &[]);
+    let forwarded = transcript_mentions(&env);
+    assert!(
+        env.project.join("ran.txt").exists(),
+        "under amplihack the tool ran"
+    );
+    assert!(
+        forwarded
+            .iter()
+            .any(|l| l.contains("\"hook_system_message\"")
+                && l.contains(&format!(
+                    "hook from crashing-check failed with exit 1: {LINE}"
+                ))),
+        "under amplihack: {forwarded:#?}"
+    );
+    assert_eq!(
+        fake.main_requests()
+            .iter()
+            .any(|r| r.to_string().contains(LINE)),
+        native_model_saw,
+        "the model is sent the failure the same way"
+    );
+}
