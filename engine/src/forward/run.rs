@@ -175,9 +175,20 @@ pub(super) fn merge_batch(event: &EventName, mut answers: Vec<(Duration, Reply)>
         EventName::UserPromptSubmit => blockers.first().and_then(|(_, r)| r.clone()),
         _ => blockers.last().and_then(|(_, r)| r.clone()),
     };
+    // Two handlers rewriting one call: Claude Code keeps the input of the one that finished last
+    // (not the one listed last). Handlers of a batch start together, so the longest ran last.
+    let last_rewrite = answers
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, reply))| reply.updated_input.is_some())
+        .max_by_key(|(at, (took, _))| (*took, *at))
+        .and_then(|(_, (_, reply))| reply.updated_input.clone());
     let mut merged = Reply::default();
     for (_, reply) in answers.drain(..) {
         merged.merge(reply);
+    }
+    if last_rewrite.is_some() {
+        merged.updated_input = last_rewrite;
     }
     if !blockers.is_empty() && merged.decision == Some(Decision::Deny) {
         merged.reason = reason;
@@ -283,5 +294,37 @@ mod tests {
         );
         assert_eq!(merged.decision, None);
         assert_eq!(merged.context, vec!["a".to_string(), "b".to_string()]);
+    }
+
+    #[test]
+    fn the_rewrite_of_the_handler_that_finished_last_wins() {
+        let rewrite = |command: &str| Reply {
+            updated_input: Some(serde_json::json!({"command": command})),
+            ..Reply::default()
+        };
+        for (answers, want) in [
+            (
+                vec![(ms(40), rewrite("slow")), (ms(5), rewrite("fast"))],
+                "slow",
+            ),
+            (
+                vec![(ms(5), rewrite("fast")), (ms(40), rewrite("slow"))],
+                "slow",
+            ),
+            (
+                vec![
+                    (ms(5), rewrite("a")),
+                    (ms(50), Reply::default()),
+                    (ms(9), rewrite("b")),
+                ],
+                "b",
+            ),
+        ] {
+            let merged = merge_batch(&EventName::PreToolUse, answers);
+            assert_eq!(
+                merged.updated_input,
+                Some(serde_json::json!({"command": want}))
+            );
+        }
     }
 }
