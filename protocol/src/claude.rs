@@ -54,7 +54,7 @@ impl Labels {
 
 /// The model's context as one text, and whether it goes out as plain stdout (which Claude Code
 /// labels `hook success`) rather than `additionalContext`. Plain stdout only when the first text is
-/// one and nothing else needs JSON; then plain texts first, else `additionalContext` texts first.
+/// one and nothing else needs JSON; plain texts always come first.
 fn context_text(labels: &Labels, reply: &Reply, plain_allowed: bool) -> Option<(bool, String)> {
     // Claude Code would read stdout that starts with `{` as JSON.
     let plain = plain_allowed
@@ -73,11 +73,9 @@ fn context_text(labels: &Labels, reply: &Reply, plain_allowed: bool) -> Option<(
         )
     });
     let unlabelled = reply.unlabelled_context.iter().map(|t| (String::new(), t));
-    let ordered: Vec<(String, &String)> = if plain {
-        success.chain(additional).chain(unlabelled).collect()
-    } else {
-        additional.chain(unlabelled).chain(success).collect()
-    };
+    // Claude Code hands the model plain-text context before JSON context, also when something
+    // else (a systemMessage) forces this answer into JSON.
+    let ordered: Vec<(String, &String)> = success.chain(additional).chain(unlabelled).collect();
     let (_, first) = ordered.first()?;
     let mut text = (*first).clone();
     for (label, t) in &ordered[1..] {

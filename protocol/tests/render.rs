@@ -399,28 +399,29 @@ fn claude_code_labels_each_context_as_natively() {
                     .as_str()
                     .unwrap_or_default()
                     .to_string();
-                let mut want: Vec<String> = reply.context.clone();
-                want.extend(reply.plain_context.iter().cloned());
+                let mut want: Vec<String> = reply.plain_context.clone();
+                want.extend(reply.context.iter().cloned());
                 assert!(text.starts_with(&want[0]), "{text}");
                 for (i, t) in want.iter().enumerate().skip(1) {
-                    let label = if i < reply.context.len() {
-                        "SessionStart hook additional context: "
-                    } else {
+                    let label = if i < reply.plain_context.len() {
                         "SessionStart:startup hook success: "
+                    } else {
+                        "SessionStart hook additional context: "
                     };
                     assert!(text.contains(&format!("\n\n{label}{t}")), "{text}");
                 }
             }
         }
     }
-    // Anything else that needs JSON (a message for the user) takes the context along in it.
+    // Anything else that needs JSON (a message for the user) takes the context along in it, the
+    // plain text first, as Claude Code orders it (the first text takes Claude Code's own label).
     let mut with_message = reply(&["P1"], &["C1"]);
     with_message.system_message = Some("hi".into());
     let json =
         stdout_json(claude::render_labelled(&E::SessionStart, &session, &with_message).stdout);
     assert_eq!(
         json["hookSpecificOutput"]["additionalContext"],
-        "C1\n\nSessionStart:startup hook success: P1"
+        "P1\n\nSessionStart hook additional context: C1"
     );
     assert_eq!(json["systemMessage"], "hi");
 }
