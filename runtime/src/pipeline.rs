@@ -184,11 +184,15 @@ pub fn run(call: &Call<'_>) -> Outcome {
         outcome.reply.merge(forwarded.reply.clone());
         outcome.forwarded = Some(forwarded);
     }
-    forward::cap_context(
-        &mut outcome.reply,
-        state.as_ref(),
-        call.event.session_id.as_deref(),
-    );
+    // Claude Code keeps any one long answer itself (saved whole, previewed: the forward did the
+    // same per plugin output); every other host gets the total capped.
+    if call.ctx.host != Host::ClaudeCode {
+        forward::cap_context(
+            &mut outcome.reply,
+            state.as_ref(),
+            call.event.session_id.as_deref(),
+        );
+    }
     outcome
 }
 

@@ -982,7 +982,7 @@ fn background_answers_reach_the_model_at_the_next_turn_exactly_once() {
 }
 
 #[test]
-fn context_is_capped_at_10000_characters_with_the_rest_in_a_file() {
+fn a_long_output_is_kept_as_claude_code_keeps_it_and_capped_under_other_hosts() {
     let env = TestEnv::new();
     env.plugin(
         &env.user_hooks_dir(),
@@ -993,8 +993,42 @@ fn context_is_capped_at_10000_characters_with_the_rest_in_a_file() {
             vec![command("head -c 15000 /dev/zero | tr '\\0' 'y'")],
         ),
     );
+    // Claude Code: the output over 10,000 characters is saved whole beside the session's
+    // transcript and shown as Claude Code shows it (plain text here, which it labels itself).
+    let transcript = env.root().join("transcripts/s.jsonl");
+    env.write(&transcript, "");
     let (output, _) = env.run_hooks(
         &["user-prompt-submit"],
+        &json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "hi",
+                "transcript_path": transcript}),
+        &[],
+    );
+    let shown = stdout(&output);
+    assert!(
+        shown.starts_with("<persisted-output>\nOutput too large (14.6KB). Full output saved to: ")
+            && shown.contains("\n\nPreview (first 2KB):\n")
+            && shown.trim_end().ends_with("\n...\n</persisted-output>"),
+        "{shown}"
+    );
+    let path = shown
+        .split("saved to: ")
+        .nth(1)
+        .and_then(|s| s.split('\n').next())
+        .expect("path named");
+    assert!(
+        path.starts_with(
+            &env.root()
+                .join("transcripts/s/tool-results/")
+                .display()
+                .to_string()
+        ),
+        "{path}"
+    );
+    assert_eq!(env.read(std::path::Path::new(path)), "y".repeat(15_000));
+
+    // Another host (Qwen): the total is capped at 10,000 characters, the rest in a file.
+    let (output, _) = env.run_hooks(
+        &["user-prompt-submit", "--host", "qwen"],
         &json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "hi"}),
         &[],
     );

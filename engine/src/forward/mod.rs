@@ -30,6 +30,7 @@ mod audit_records;
 mod context_cap;
 mod environment;
 mod levels;
+mod persisted;
 mod plan;
 mod run;
 
@@ -42,6 +43,7 @@ use run::*;
 pub use context_cap::{CONTEXT_CAP, cap_context};
 pub use environment::{parse_env_file, session_exports};
 pub use levels::levels;
+pub use persisted::OUTPUT_THRESHOLD;
 
 /// Kept for callers of the old path; see [`crate::handlers::command::substitute_quoted`].
 pub use crate::handlers::command::substitute_quoted;

@@ -126,6 +126,9 @@ pub(super) fn run_in_order(
                     });
                 }
             }
+            if request.host == Host::ClaudeCode {
+                persisted::keep_long_outputs(&mut reply, event, &setting.state);
+            }
             if finished.truncated {
                 outcome.problems.push(format!(
                     "output of hook from {} was over {} bytes; the rest was dropped",
