@@ -14,7 +14,8 @@
 #   tests/claude-code/node_modules   @anthropic-ai/claude-code, pinned in tests/claude-code/package.json
 #   tests/claude-code-2.0.30/node_modules   the oldest supported Claude Code, 2.0.30
 #   tests/hosts/<cli>/node_modules   six other agent CLIs (codex, copilot, qwen, droid, gemini,
-#                                    opencode), each pinned in tests/hosts/<cli>/package.json
+#                                    opencode), each pinned in tests/hosts/<cli>/package.json, and
+#                                    the newest Codex beside the pinned one (codex-0.171)
 #                                    (tests/support/host_clis.rs drives them)
 #   tests/amplifier/.venv            amplifier-core, pinned in tests/amplifier/requirements.txt,
 #                                    and amplihack's Amplifier module (./amplifier, editable)
@@ -116,6 +117,8 @@ test_hosts() {
   # package version that does not exist, so droid is pinned as its platform package; npm blocks
   # opencode's postinstall, so its binary is run from its platform package too.
   other_host codex @openai/codex node_modules/.bin/codex || return 1
+  # The newest Codex beside the pinned one: the Codex tests run both (host_clis::each_codex).
+  other_host codex-0.171 @openai/codex node_modules/.bin/codex || return 1
   other_host copilot @github/copilot node_modules/.bin/copilot || return 1
   other_host qwen @qwen-code/qwen-code node_modules/.bin/qwen || return 1
   other_host droid @factory/cli-linux-x64 node_modules/@factory/cli-linux-x64/bin/droid || return 1

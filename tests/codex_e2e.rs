@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::gate;
 use crate::support;
 use crate::support::fake_models::{FakeModels, Turn};
-use crate::support::host_clis::{Cli, CodexAppServer, codex_home, run_turn};
+use crate::support::host_clis::{Cli, CodexAppServer, codex_home, each_codex, run_turn};
 use crate::support::{TestEnv, stderr, stdout};
 
 /// The user's own Codex files before amplihack arrives: a hook of theirs (trusted by them) and a
@@ -106,8 +106,13 @@ fn in_last(models: &FakeModels, needle: &str) -> usize {
     models.count_in_last(needle)
 }
 
+/// In the pinned Codex and the newest (0.169.0 and 0.171.0).
 #[test]
 fn codex_runs_amplihacks_guard_context_and_plugins_then_gets_its_files_back() {
+    each_codex(|_| guard_context_and_plugins_then_files_back());
+}
+
+fn guard_context_and_plugins_then_files_back() {
     let env = TestEnv::new();
     project_and_plugins(&env);
     let (hooks_json, user_hooks, config, user_config) = users_codex_files(&env);

@@ -23,6 +23,7 @@ mod claude_code_builtins_e2e;
 mod claude_code_e2e;
 mod claude_code_newer_e2e;
 mod codex_e2e;
+mod codex_model_events_e2e;
 mod compare_plugins;
 mod copilot_e2e;
 mod dialects_amplifier_e2e;

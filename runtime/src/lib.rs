@@ -173,8 +173,13 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
     }
     let (event, input) = pipeline::parse(host, input, invocation.subcommand.event.clone())
         .map_err(Failure::Invalid)?;
-    if !event.name.is_known() {
-        // Forward-compatible: a newer host's event passes through untouched.
+    if !event.name.is_known()
+        && amplihack_protocol::hosts::dialect(host)
+            .event_label(&event.name)
+            .is_none()
+    {
+        // Forward-compatible: a newer host's event passes through untouched. A host's own
+        // events (Codex's PreModelRequest) go on to the plugins that name them.
         return Ok(Rendered::default());
     }
     let ctx = Context::from_process(host);

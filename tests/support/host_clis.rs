@@ -105,8 +105,14 @@ impl Cli {
         }
     }
 
-    /// The binary: `$AMPLIHACK_<NAME>_BIN`, else the repository's copy.
+    /// The binary: the Codex of [`each_codex`]'s round, else `$AMPLIHACK_<NAME>_BIN`, else the
+    /// repository's copy.
     pub fn bin(self) -> PathBuf {
+        if self == Cli::Codex
+            && let Some(bin) = CODEX_ROUND.with_borrow(Clone::clone)
+        {
+            return bin;
+        }
         test_host(&self.bin_var(), self.relative_bin())
     }
 
@@ -163,6 +169,35 @@ impl Cli {
     /// Whether the CLI's hook `timeout` is in milliseconds (else seconds).
     pub fn timeout_in_ms(self) -> bool {
         matches!(self, Cli::Qwen | Cli::Gemini)
+    }
+}
+
+/// The Codex versions the tests run, each installed by test.sh in its directory: the pinned one
+/// (tests/hosts/codex) and the newest (tests/hosts/codex-0.171).
+pub const CODEX_VERSIONS: [(&str, &str); 2] = [
+    ("0.169.0", "tests/hosts/codex/node_modules/.bin/codex"),
+    ("0.171.0", "tests/hosts/codex-0.171/node_modules/.bin/codex"),
+];
+
+thread_local! {
+    /// The Codex binary of the running [`each_codex`] round on this thread.
+    static CODEX_ROUND: std::cell::RefCell<Option<PathBuf>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `test` once per Codex version ([`CODEX_VERSIONS`]), [`Cli::bin`] naming that version's
+/// binary meanwhile (what the test runs, and what it hands amplihack as `AMPLIHACK_CODEX_BIN`).
+pub fn each_codex(mut test: impl FnMut(&str)) {
+    for (version, relative) in CODEX_VERSIONS {
+        let bin = super::repo_root().join(relative);
+        assert!(
+            bin.exists(),
+            "Codex {version} is not installed at {relative} (./test.sh installs it)"
+        );
+        CODEX_ROUND.with_borrow_mut(|round| *round = Some(bin));
+        // Captured with the test's output: a failure says which version it was.
+        eprintln!("Codex {version}:");
+        test(version);
+        CODEX_ROUND.with_borrow_mut(|round| *round = None);
     }
 }
 

@@ -24,8 +24,16 @@ pub const DIALECT: Dialect = Dialect {
         EventName::SubagentStop,
         EventName::Stop,
     ]),
+    own_events: OWN_EVENTS,
     ..Dialect::claude_like(Host::Codex, render)
 };
+
+/// Codex's events Claude Code does not have, in 0.169.0 and 0.171.0 alike: before and after each
+/// model request (`model`; after it also `status`, `error`, `token_usage`; 0.171.0 adds
+/// `request_id`, `attempt_number`, `thread_id`, `response_id`). Seen in the real CLIs
+/// (tests/codex_model_events_e2e.rs). Its source prepares `StopFailure` (with a `recovery.model`
+/// answer) and renames the second to `PostModelResponse`; no released binary has those yet.
+pub const OWN_EVENTS: &[&str] = &["PreModelRequest", "PostModelRequest"];
 
 /// Codex waits 600 s for a hook registered without a timeout; amplihack's tool rows answer (or
 /// fail open) within their 50 s deadline, so they are registered with this one.

@@ -34,6 +34,9 @@ pub struct Dialect {
     pub fields: &'static [(&'static str, &'static str)],
     /// The Claude Code events the host delivers; `None`: every one amplihack knows.
     pub delivers: Option<&'static [EventName]>,
+    /// Events only this host has, by their names (Codex's `PreModelRequest`): amplihack has no
+    /// built-in for them, and a plugin that names one gets it under this host.
+    pub own_events: &'static [&'static str],
     /// The host's `timeout` unit, per second (1000 where it counts milliseconds).
     pub timeout_per_second: u64,
     /// The reply, as the host reads it.
@@ -53,6 +56,7 @@ impl Dialect {
             events: &[],
             fields: &[],
             delivers: None,
+            own_events: &[],
             timeout_per_second: 1,
             render,
             adjust: None,
@@ -94,10 +98,13 @@ impl Dialect {
         self.delivers.is_none_or(|events| events.contains(event))
     }
 
-    /// The name the host gives a Claude Code event (`BeforeTool` for Gemini's PreToolUse), or
-    /// `None` when the host does not deliver it.
+    /// The name the host gives a Claude Code event (`BeforeTool` for Gemini's PreToolUse), or an
+    /// event of its own by its name, or `None` when the host does not deliver it.
     pub fn event_label(&self, event: &EventName) -> Option<&'static str> {
-        if !event.is_known() || !self.delivers(event) {
+        if let EventName::Unknown(name) = event {
+            return self.own_events.iter().copied().find(|own| own == name);
+        }
+        if !self.delivers(event) {
             return None;
         }
         let claude = event.static_name();
