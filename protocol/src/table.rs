@@ -222,6 +222,53 @@ pub const HOOKS: &[Hook] = &[
     },
 ];
 
+/// The flag amplihack's registration adds to a row whose timeout it raised for the plugins
+/// (`session-start --timeout 33`): the seconds the host was told, so that the binary's own
+/// deadline can follow without reading anything ([`Hook::deadline_under`]).
+pub const TIMEOUT_FLAG: &str = "--timeout";
+
+/// What amplihack keeps for itself after a plugin's declared timeout: the reply margin and the
+/// built-ins that run before the plugins.
+const PLUGIN_SLACK: Duration = Duration::from_secs(1);
+
+/// What a registration raised for the plugins keeps between amplihack's deadline and the host's
+/// timeout: a quarter of it, at most 2 s (10 s registered: an 8 s deadline, as the table's rows).
+fn headroom(registered_secs: u64) -> Duration {
+    Duration::from_millis(registered_secs.saturating_mul(250).min(2_000))
+}
+
+/// The registered timeout for a row whose event has a plugin declaring `declared` seconds: the
+/// smallest whole number of seconds whose deadline ([`Hook::deadline_under`]) leaves the plugin
+/// all of it; never below `base` (what the row registers without plugins); at most `cap` (the
+/// host's maximum for the event). `None` when the row's own deadline already does.
+pub fn timeout_for_plugins(
+    hook: &Hook,
+    base: Option<u64>,
+    declared: f64,
+    cap: Option<u64>,
+) -> Option<u64> {
+    let needed = Duration::try_from_secs_f64(declared)
+        .ok()?
+        .saturating_add(PLUGIN_SLACK);
+    if hook.deadline >= needed {
+        return None;
+    }
+    let mut secs = needed.as_secs().max(1);
+    while hook.deadline_under(secs) < needed {
+        secs += 1;
+    }
+    let secs = secs.max(base.unwrap_or(0));
+    Some(cap.map_or(secs, |cap| secs.min(cap)))
+}
+
+/// Whether a plugin declaring `declared` seconds gets all of it under a registration of
+/// `registered` seconds (raised, [`timeout_for_plugins`], or the row's own).
+pub fn plugin_fits(hook: &Hook, registered: Option<u64>, declared: f64) -> bool {
+    let deadline = registered.map_or(hook.deadline, |secs| hook.deadline_under(secs));
+    Duration::try_from_secs_f64(declared)
+        .is_ok_and(|declared| deadline >= declared.saturating_add(PLUGIN_SLACK))
+}
+
 /// Subcommand names earlier amplihack versions registered (amplihack-rs), with the row each
 /// became: a registration they left behind keeps working until `install` (or the session-start
 /// repair) replaces it. `None`: retired (`precommit-prefs` never did anything), the call is
@@ -283,6 +330,14 @@ impl Hook {
             all.extend(hook.builtins.iter().copied().filter(|b| b.runs_under(host)));
         }
         all
+    }
+
+    /// amplihack's deadline when the host was told `registered_secs` for this row
+    /// ([`TIMEOUT_FLAG`]): the row's own, or, when the registration was raised for a plugin,
+    /// the registration less its headroom.
+    pub fn deadline_under(&self, registered_secs: u64) -> Duration {
+        let raised = Duration::from_secs(registered_secs).saturating_sub(headroom(registered_secs));
+        self.deadline.max(raised)
     }
 
     /// The closest subcommand name to a mistyped one, for "did you mean".
@@ -395,6 +450,55 @@ mod tests {
             assert!(!amplifier.contains(&Builtin::Reflection), "{amplifier:?}");
             assert!(amplifier.contains(&Builtin::LockMode), "{amplifier:?}");
         }
+    }
+
+    /// Declared timeouts × host caps: the registration leaves the plugin its declared time
+    /// unless the host's cap does not allow it, and never runs past what the host was told.
+    #[test]
+    fn registrations_follow_declared_timeouts_within_host_caps() {
+        let start = find("session-start").expect("row");
+        let end = find("session-end").expect("row");
+        let tool = find("pre-tool-use").expect("row");
+        // (row, base, declared, cap) -> registered, fits
+        let cases: &[(&Hook, Option<u64>, f64, Option<u64>, Option<u64>, bool)] = &[
+            (start, Some(10), 5.0, None, None, true),
+            (start, Some(10), 7.0, None, None, true),
+            (start, Some(10), 7.5, None, Some(11), true),
+            (start, Some(10), 30.0, None, Some(33), true),
+            (start, Some(10), 30.0, Some(20), Some(20), false),
+            (start, Some(10), 600.0, None, Some(603), true),
+            (end, Some(5), 0.1, None, None, true),
+            (end, Some(5), 1.1, None, Some(5), true),
+            (end, Some(5), 2.0, Some(3), Some(3), false),
+            (end, Some(5), 1.1, Some(3), Some(3), true),
+            (end, Some(5), 30.0, Some(60), Some(33), true),
+            (tool, None, 30.0, None, None, true),
+            (tool, None, 120.0, None, Some(123), true),
+            (tool, Some(60), 120.0, Some(60), Some(60), false),
+        ];
+        for &(hook, base, declared, cap, want, fits) in cases {
+            let got = timeout_for_plugins(hook, base, declared, cap);
+            assert_eq!(got, want, "{} {declared} cap {cap:?}", hook.subcommand);
+            let registered = got.or(base);
+            assert_eq!(
+                plugin_fits(hook, got, declared),
+                fits,
+                "{} {declared} cap {cap:?}",
+                hook.subcommand
+            );
+            if let Some(secs) = registered {
+                let deadline = got.map_or(hook.deadline, |s| hook.deadline_under(s));
+                assert!(
+                    deadline < Duration::from_secs(secs),
+                    "{}: {deadline:?} >= {secs} s",
+                    hook.subcommand
+                );
+            }
+        }
+        // A row's own registration gives its own deadline.
+        assert_eq!(start.deadline_under(10), start.deadline);
+        assert_eq!(start.deadline_under(33), secs(31));
+        assert_eq!(end.deadline_under(3), Duration::from_millis(2_250));
     }
 
     #[test]

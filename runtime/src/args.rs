@@ -12,6 +12,9 @@ pub(crate) struct Invocation {
     pub host: Option<Host>,
     /// `--standby`: started ahead of its event (by amplihack's Amplifier module).
     pub standby: bool,
+    /// `--timeout N`: the seconds the host was told for this registration, raised for a
+    /// plugin's declared timeout; the deadline follows ([`Hook::deadline_under`]).
+    pub registered_secs: Option<u64>,
 }
 
 pub(crate) enum Command {
@@ -36,7 +39,7 @@ pub fn usage() -> String {
         text.push_str(&format!("  {:<34} {}\n", hook.subcommand, hook.about));
     }
     text.push_str(
-        "\nOptions:\n  --host claude|amplifier   the calling host (default: detected; Claude Code unless AMPLIFIER_* is set)\n  -h, --help                this text\n  -V, --version             the version\n  --table                   the hook table as JSON (subcommand, event, deadline, registered timeout)\n  --standby                 started ahead of the event: wait for it; the deadline counts from its arrival, and a stdin closed empty exits 0 quietly\n",
+        "\nOptions:\n  --host claude|amplifier   the calling host (default: detected; Claude Code unless AMPLIFIER_* is set)\n  -h, --help                this text\n  -V, --version             the version\n  --table                   the hook table as JSON (subcommand, event, deadline, registered timeout)\n  --timeout N               the seconds the host allows this registration (written by the installer when a plugin declares more); the deadline follows\n  --standby                 started ahead of the event: wait for it; the deadline counts from its arrival, and a stdin closed empty exits 0 quietly\n",
     );
     text
 }
@@ -68,6 +71,7 @@ pub(crate) fn parse_args(args: &[OsString]) -> Result<Command, String> {
     let mut host = None;
     let mut subcommand = None;
     let mut standby = false;
+    let mut registered_secs = None;
     let mut iter = args.iter().map(|a| a.to_string_lossy());
     while let Some(arg) = iter.next() {
         match arg.as_ref() {
@@ -80,6 +84,12 @@ pub(crate) fn parse_args(args: &[OsString]) -> Result<Command, String> {
                     .next()
                     .ok_or_else(|| format!("--host needs a value: {}", Host::flag_values()))?;
                 host = Some(host_flag(&value)?);
+            }
+            table::TIMEOUT_FLAG => {
+                let value = iter.next().unwrap_or_default();
+                registered_secs = Some(value.parse::<u64>().map_err(|_| {
+                    format!("{} needs whole seconds, not `{value}`", table::TIMEOUT_FLAG)
+                })?);
             }
             other if other.starts_with("--host=") => {
                 host = Some(host_flag(&other["--host=".len()..])?);
@@ -111,6 +121,7 @@ pub(crate) fn parse_args(args: &[OsString]) -> Result<Command, String> {
         subcommand,
         host,
         standby,
+        registered_secs,
     }))
 }
 

@@ -106,7 +106,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         // A standby whose event never came: its starter closed stdin without writing.
         return 0;
     }
-    let deadline = deadline(invocation.subcommand);
+    let deadline = deadline(invocation.subcommand, invocation.registered_secs);
     let started = Instant::now();
     arm_watchdog(invocation.subcommand, deadline);
 

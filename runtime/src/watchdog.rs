@@ -18,12 +18,17 @@ pub(crate) fn already_finished() -> bool {
     FINISHED.swap(true, Ordering::SeqCst)
 }
 
-/// `AMPLIHACK_HOOK_DEADLINE_MS` overrides the subcommand's own deadline (tests, slow machines).
-pub(crate) fn deadline(subcommand: &Hook) -> Duration {
+/// The subcommand's own deadline, or the one its registration was raised to (`--timeout N`:
+/// what the host allows it, so the deadline stays inside it).
+/// `AMPLIHACK_HOOK_DEADLINE_MS` overrides both (tests, slow machines).
+pub(crate) fn deadline(subcommand: &Hook, registered_secs: Option<u64>) -> Duration {
     std::env::var(amplihack_env::AMPLIHACK_HOOK_DEADLINE_MS)
         .ok()
         .and_then(|v| v.parse().ok())
-        .map_or(subcommand.deadline, Duration::from_millis)
+        .map(Duration::from_millis)
+        .unwrap_or_else(|| {
+            registered_secs.map_or(subcommand.deadline, |secs| subcommand.deadline_under(secs))
+        })
 }
 
 /// When the host gives up on us (SIGTERM, SIGHUP, SIGINT), the handlers we started go too: every

@@ -19,6 +19,92 @@ pub struct HookSpec {
     /// In the host's unit (seconds; milliseconds for Qwen and Gemini); `None` leaves the host's
     /// default.
     pub timeout: Option<u64>,
+    /// The seconds the registration was raised to for the plugins' declared timeouts, written
+    /// into the command as `--timeout N` ([`table::TIMEOUT_FLAG`]) for the binary's deadline.
+    pub raised: Option<u64>,
+}
+
+impl HookSpec {
+    /// The subcommand and, when raised, its `--timeout N`.
+    fn invocation(&self) -> String {
+        match self.raised {
+            Some(secs) => format!("{} {} {secs}", self.subcommand, table::TIMEOUT_FLAG),
+            None => self.subcommand.to_string(),
+        }
+    }
+}
+
+/// Per row (subcommand), the seconds its registration is raised to for the plugins.
+pub type Raised = Vec<(&'static str, u64)>;
+
+/// The longest timeout (seconds) a plugin declares, per event (Claude Code's names).
+pub type Declared = Vec<(EventName, f64)>;
+
+/// The rows of `host` whose registration the plugins' `declared` timeouts raise, with the
+/// seconds ([`table::timeout_for_plugins`]): each forwarding row whose event a plugin declares
+/// more for than the row's deadline leaves, capped at the host's maximum for the event.
+pub fn raised_for(host: Host, declared: &[(EventName, f64)]) -> Raised {
+    let dialect = hosts::dialect(host);
+    canonical(host)
+        .into_iter()
+        .filter_map(|spec| {
+            let hook = table::find(spec.subcommand)?;
+            let event = hook.event.as_ref()?;
+            if !hook.forwards {
+                return None;
+            }
+            let longest = declared
+                .iter()
+                .filter(|(e, _)| e == event)
+                .map(|(_, secs)| *secs)
+                .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))))?;
+            let base = hook
+                .registered
+                .and_then(|r| r.timeout_secs)
+                .or(dialect.unset_timeout_secs());
+            let secs =
+                table::timeout_for_plugins(hook, base, longest, dialect.timeout_cap_secs(event))?;
+            Some((hook.subcommand, secs))
+        })
+        .collect()
+}
+
+/// The seconds a registered command says it was raised to (`--timeout N`).
+pub fn raised_in(command: &str) -> Option<u64> {
+    let words = amplihack_protocol::command::program_words(command);
+    let at = words.iter().position(|w| w == table::TIMEOUT_FLAG)?;
+    words.get(at + 1)?.parse().ok()
+}
+
+/// The raised registrations amplihack's entries in `settings` carry, so that a repair or a
+/// re-install keeps them (the plugins' sync is what changes them).
+fn raised_now(settings: &Value) -> Raised {
+    let mut raised = Raised::new();
+    for (_, _, handler) in find_ours_with_commands(settings) {
+        let (Some(ours), Some(secs)) = (recognise(&handler), raised_in(&handler)) else {
+            continue;
+        };
+        if let Some(hook) = ours.subcommand.as_deref().and_then(table::find)
+            && !raised.iter().any(|(s, _)| *s == hook.subcommand)
+        {
+            raised.push((hook.subcommand, secs));
+        }
+    }
+    raised
+}
+
+/// [`canonical`] with the rows `raised` names registered with those seconds (in the host's
+/// unit) and `--timeout N` in their commands.
+pub fn canonical_raised(host: Host, raised: &[(&'static str, u64)]) -> Vec<HookSpec> {
+    let dialect = hosts::dialect(host);
+    let mut specs = canonical(host);
+    for spec in &mut specs {
+        if let Some((_, secs)) = raised.iter().find(|(s, _)| *s == spec.subcommand) {
+            spec.raised = Some(*secs);
+            spec.timeout = Some(dialect.timeout(*secs));
+        }
+    }
+    specs
 }
 
 /// The registered rows for `host`, in canonical order, for the events the host delivers
@@ -41,6 +127,7 @@ pub fn canonical(host: Host) -> Vec<HookSpec> {
                 subcommand: hook.subcommand,
                 matcher: registration.matcher,
                 timeout: timeout_in(dialect, hook.event.as_ref(), registration.timeout_secs),
+                raised: None,
             })
         })
         .collect()
@@ -78,6 +165,7 @@ pub fn plugin_event_spec(host: Host, event: &EventName) -> Option<HookSpec> {
             Some(event),
             dispatch.registered.and_then(|r| r.timeout_secs),
         ),
+        raised: None,
     })
 }
 
@@ -91,16 +179,16 @@ pub use table::HOOKS_BINARY;
 /// guarded: a missing binary exits 0 ([`with_binary_guard`]).
 pub fn command_for(binary: &Path, spec: &HookSpec, host: Host) -> String {
     match host {
-        Host::ClaudeCode => claude_command(binary, spec.subcommand),
+        Host::ClaudeCode => claude_command(binary, &spec.invocation()),
         Host::Amplifier => format!(
             "{} {} --host amplifier",
             shell_quote(&binary.to_string_lossy()),
-            spec.subcommand
+            spec.invocation()
         ),
         other => {
             let command = format!(
                 "{} --host {}",
-                claude_command(binary, spec.subcommand),
+                claude_command(binary, &spec.invocation()),
                 other.name()
             );
             if hosts::fails_closed(other) {
@@ -284,9 +372,21 @@ fn wrapper(spec: &HookSpec, command: String) -> Value {
 /// they were, or go after the user's, so that the user's entries keep their keys and their trust.
 /// An event key that exists keeps its place; a new one is appended.
 pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), ShapeError> {
+    let raised = raised_now(settings);
+    install_raised(settings, binary, host, &raised)
+}
+
+/// [`install`] with the rows `raised` names raised for the plugins' declared timeouts (and
+/// every other row as the table registers it).
+pub fn install_raised(
+    settings: &mut Value,
+    binary: &Path,
+    host: Host,
+    raised: &[(&'static str, u64)],
+) -> Result<(), ShapeError> {
     let hooks =
         hooks_object(settings, true)?.ok_or(ShapeError::HooksNotObject { found: "missing" })?;
-    let canonical = canonical(host);
+    let canonical = canonical_raised(host, raised);
     for spec in &canonical {
         if let Some(value) = hooks.get(spec.event).filter(|v| !v.is_array()) {
             return Err(ShapeError::EventNotArray {
@@ -355,6 +455,35 @@ pub fn uninstall(settings: &mut Value) -> Result<bool, ShapeError> {
         return Ok(false);
     };
     Ok(strip_ours(hooks, |_| true, |_, _| false))
+}
+
+/// Every amplihack handler's command in a settings value, with its event and matcher.
+fn find_ours_with_commands(settings: &Value) -> Vec<(String, Option<String>, String)> {
+    let mut found = Vec::new();
+    let Some(hooks) = settings.get("hooks").and_then(Value::as_object) else {
+        return found;
+    };
+    for (event, groups) in hooks {
+        for group in groups.as_array().into_iter().flatten() {
+            let matcher = group
+                .get("matcher")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            for handler in group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(command) = handler.get("command").and_then(Value::as_str)
+                    && recognise(command).is_some()
+                {
+                    found.push((event.clone(), matcher.clone(), command.to_string()));
+                }
+            }
+        }
+    }
+    found
 }
 
 /// Every amplihack handler in a settings value, with its event and matcher, in file order.
@@ -451,6 +580,58 @@ mod tests {
             codex.starts_with("exec "),
             "only where hooks fail closed: {codex}"
         );
+    }
+
+    /// A raised row's command says its seconds to the binary, stays amplihack's (same
+    /// subcommand) in every host, and survives a re-install or a repair.
+    #[test]
+    fn raised_rows_round_trip_in_every_host() {
+        let binary = PathBuf::from("/home/a user/bin/amplihack-hooks");
+        let declared = vec![
+            (EventName::SessionStart, 30.0),
+            (EventName::SessionEnd, 2.0),
+        ];
+        for host in Host::ALL {
+            let raised = raised_for(host, &declared);
+            for spec in canonical_raised(host, &raised) {
+                let command = command_for(&binary, &spec, host);
+                let ours = recognise(&command).expect("ours");
+                assert_eq!(
+                    ours.subcommand.as_deref(),
+                    Some(spec.subcommand),
+                    "{command}"
+                );
+                assert_eq!(raised_in(&command), spec.raised, "{command}");
+            }
+            if host == Host::Opencode {
+                continue;
+            }
+            let start = raised.iter().find(|(s, _)| *s == "session-start");
+            assert_eq!(start.map(|(_, secs)| *secs), Some(33), "{host:?}");
+            let end = raised
+                .iter()
+                .find(|(s, _)| *s == "session-end")
+                .map(|r| r.1);
+            let want_end = match host {
+                Host::Codex => 3,
+                _ => 5,
+            };
+            if hosts::dialect(host).delivers(&EventName::SessionEnd) {
+                assert_eq!(end, Some(want_end), "{host:?}");
+            }
+            let mut settings = json!({});
+            install_raised(&mut settings, &binary, host, &raised).expect("installable");
+            let once = settings.clone();
+            install(&mut settings, &binary, host).expect("installable");
+            assert_eq!(
+                settings, once,
+                "{host:?}: a re-install keeps the raised rows"
+            );
+            install_raised(&mut settings, &binary, host, &[]).expect("installable");
+            let mut plain = json!({});
+            install(&mut plain, &binary, host).expect("installable");
+            assert_eq!(settings, plain, "{host:?}: lowered again");
+        }
     }
 
     #[test]

@@ -126,10 +126,14 @@ impl Dialect {
     }
 
     /// The longest timeout (seconds) the host accepts for an event, where it clamps longer ones
-    /// with a warning on every run (Codex: SessionEnd, 3 s).
+    /// (Codex: SessionEnd, 3 s, with a warning on every run; Claude Code: SessionEnd, whose
+    /// hooks share one budget, since 2.1.74 the largest registered timeout up to 60 s). `None`
+    /// where no limit is known (Claude Code's other events, Copilot, Qwen, Droid, Gemini: none
+    /// documented or observed).
     pub fn timeout_cap_secs(&self, event: &EventName) -> Option<u64> {
         match self.host {
             Host::Codex => codex::timeout_cap_secs(event),
+            Host::ClaudeCode => (*event == EventName::SessionEnd).then_some(60),
             _ => None,
         }
     }
