@@ -284,6 +284,7 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                     kind: handler_kind,
                     command,
                     timeout_secs,
+                    timeout_declared: handler.get("timeout").is_some(),
                     is_async: checker.bool_field(
                         handler.get("async"),
                         Field(&at, "async"),

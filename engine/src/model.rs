@@ -12,6 +12,9 @@ pub struct Handler<K> {
     /// Its label (its kind's `label`): the shell command, or the executable and its arguments.
     pub command: String,
     pub timeout_secs: f64,
+    /// Whether the hook file gave the timeout (amplihack's registration for the event is raised
+    /// to hold it), rather than the default.
+    pub timeout_declared: bool,
     pub is_async: bool,
     /// `asyncRewake: true`: runs in the background; an exit 2 wakes the model with its stderr,
     /// prefixed by `rewakeMessage`.

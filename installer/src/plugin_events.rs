@@ -207,6 +207,130 @@ pub fn sync_hosts(ctx: &Context) -> Result<Vec<String>, CommandError> {
     Ok(lines)
 }
 
+/// The timeouts the active plugins (the user's, and this project's when trusted) declare, per
+/// event.
+pub fn declared(ctx: &Context) -> amplihack_settings::registration::Declared {
+    let (user, project) = with_places(ctx, shared::active_plugins);
+    let mut declared = shared::declared_timeouts(&user);
+    if let Some((_, plugins)) = project {
+        declared.extend(shared::declared_timeouts(&plugins));
+    }
+    declared
+}
+
+/// Brings the timeouts of amplihack's registrations in every registered hooks file (Claude
+/// Code's and the other hosts') in line with the plugins: a row whose event a plugin declares
+/// more for than amplihack's own deadline leaves is registered with enough for it (capped at
+/// the host's maximum) and says so to the binary (`--timeout N`); the others are as the table
+/// registers them. One line per file changed.
+pub fn sync_timeouts(ctx: &Context) -> Result<Vec<String>, CommandError> {
+    use amplihack_settings::registration;
+
+    let state = ctx.state();
+    let manifest = amplihack_state::manifest::load(&state).unwrap_or_default();
+    let targets: Vec<crate::hosts::Target> = crate::commands::shared::manifest_targets(&manifest)
+        .into_iter()
+        .filter(|t| crate::hosts::edits_json_hooks(t.host))
+        .collect();
+    if targets.is_empty() {
+        return Ok(Vec::new());
+    }
+    let declared = declared(ctx);
+    let mut lines = Vec::new();
+    for target in &targets {
+        let host = target.host;
+        let Ok(Some((_, current))) = target.read_json() else {
+            continue; // gone, or unreadable: `doctor` says why
+        };
+        let Some(binary) = shared::our_binary_in(host, &current) else {
+            continue; // amplihack is no longer registered there
+        };
+        let raised = registration::raised_for(host, &declared);
+        let apply = |value: &mut serde_json::Value| {
+            registration::install_raised(value, &binary, host, &raised)
+        };
+        let mut probe = current.clone();
+        if apply(&mut probe).is_err() || probe == current {
+            continue; // in step (or not editable: `doctor` says why)
+        }
+        let options = target.edit_options(&EditOptions::default());
+        safe_file::edit_json(&target.path, &options, |current| {
+            let mut value = current.cloned().unwrap_or_else(|| serde_json::json!({}));
+            apply(&mut value)?;
+            Ok(safe_file::NewContent::Value(value))
+        })
+        .map_err(|e| CommandError::Refused(e.to_string()))?;
+        if host == Host::Codex {
+            crate::hosts::codex::trust_after_write(&target.path, target.scope, false);
+        }
+        let what = if raised.is_empty() {
+            "amplihack's own timeouts (no plugin declares more)".to_string()
+        } else {
+            raised
+                .iter()
+                .map(|(subcommand, secs)| {
+                    let event = amplihack_protocol::table::find(subcommand)
+                        .map_or(*subcommand, |h| h.event_name());
+                    format!("{event} {secs} s")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        lines.push(format!(
+            "{}: {}: timeouts for your plugins: {what}",
+            crate::commands::shared::host_name(host),
+            target.path.display(),
+        ));
+    }
+    lines.extend(crate::hosts::codex::take_notes());
+    Ok(lines)
+}
+
+/// For `hooks list`: each timeout the plugin declares that a host amplihack is installed for
+/// does not allow (its maximum for the event), with what the plugin gets there instead.
+pub fn timeouts_beyond_hosts(plugin: &Plugin, hosts: &Hosts) -> Vec<String> {
+    use amplihack_protocol::table;
+    use amplihack_settings::registration;
+
+    let mut installed: Vec<Host> = Vec::new();
+    if hosts.claude {
+        installed.push(Host::ClaudeCode);
+    }
+    installed.extend(hosts.others.iter().copied());
+    let mut notes = Vec::new();
+    for (event, secs) in shared::declared_timeouts(std::slice::from_ref(plugin)) {
+        for host in &installed {
+            let dialect = amplihack_protocol::hosts::dialect(*host);
+            let Some(cap) = dialect.timeout_cap_secs(&event) else {
+                continue;
+            };
+            let row = registration::canonical(*host)
+                .into_iter()
+                .filter_map(|spec| table::find(spec.subcommand))
+                .find(|hook| hook.forwards && hook.event.as_ref() == Some(&event));
+            let Some(row) = row else {
+                continue;
+            };
+            let raised = registration::raised_for(*host, &[(event.clone(), secs)])
+                .first()
+                .map(|(_, s)| *s);
+            if table::plugin_fits(row, raised, secs) {
+                continue;
+            }
+            let deadline = raised.map_or(row.deadline, |s| row.deadline_under(s));
+            let gets = deadline.saturating_sub(std::time::Duration::from_secs(1));
+            notes.push(format!(
+                "{}: timeout {secs} s exceeds what {} allows ({cap} s for {}): it gets about {:.1} s there",
+                event.as_str(),
+                host.title(),
+                event.as_str(),
+                gets.as_secs_f64()
+            ));
+        }
+    }
+    notes
+}
+
 /// After uninstall: the record of the other hosts' plugin-event entries forgets the files no
 /// longer registered (the entries went with amplihack's others).
 pub fn forget_unregistered(locations: &crate::scopes::Locations) -> Result<(), CommandError> {
@@ -499,6 +623,10 @@ pub fn doctor_notes(ctx: &Context, fix: bool) -> Vec<String> {
                 "plugin events could not be registered with the other hosts: {e}"
             )),
         }
+        match sync_timeouts(ctx) {
+            Ok(lines) => notes.extend(lines.into_iter().map(|l| format!("repaired: {l}"))),
+            Err(e) => notes.push(format!("plugin timeouts could not be registered: {e}")),
+        }
     }
     let (version, registered, claude_registered) = delivery(ctx);
     let hosts = Hosts::of(ctx, claude_registered);
@@ -543,6 +671,12 @@ pub fn with_sync_for(mut outcome: Outcome, ctx: &Context, claude: bool) -> Outco
         Ok(more) => lines.extend(more),
         Err(message) => lines.push(format!(
             "plugin events could not be registered with the other hosts: {message}"
+        )),
+    }
+    match sync_timeouts(ctx) {
+        Ok(more) => lines.extend(more),
+        Err(message) => lines.push(format!(
+            "plugin timeouts could not be registered: {message}"
         )),
     }
     for line in &lines {

@@ -287,6 +287,7 @@ fn read_handler(
             command: label,
             kind,
             timeout_secs,
+            timeout_declared: timeout_secs != DEFAULT_TIMEOUT_SECS,
             is_async: false,
             rewake: None,
             condition: None,

@@ -210,6 +210,7 @@ fn read_hook(
         kind,
         command,
         timeout_secs,
+        timeout_declared: timeout_secs != DEFAULT_TIMEOUT_SECS,
         is_async: fields.boolean("async", false)?,
         rewake: None,
         condition: None,

@@ -78,6 +78,10 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
             for note in &not_run {
                 text.push_str(&format!("    not run: {note}\n"));
             }
+            let timeouts = crate::plugin_events::timeouts_beyond_hosts(&plugin, &hosts);
+            for note in &timeouts {
+                text.push_str(&format!("    {note}\n"));
+            }
             let per_host = not_delivered_by(&plugin, &other_hosts);
             // An event no host delivers is said once, above.
             for (event, hosts) in per_host
@@ -103,7 +107,7 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
                 .iter()
                 .map(|(event, why)| json!({"event": event, "why": why}))
                 .collect();
-            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_delivered_by": per_host.iter().map(|(event, hosts)| json!({"event": event, "hosts": hosts})).collect::<Vec<_>>(), "not_run": not_run, "from_next_session": from_next_session}));
+            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_delivered_by": per_host.iter().map(|(event, hosts)| json!({"event": event, "hosts": hosts})).collect::<Vec<_>>(), "not_run": not_run, "from_next_session": from_next_session, "timeouts_beyond_hosts": timeouts}));
         }
     }
     Ok(outcome_of("list", text, json!({"plugins": items}), 0))

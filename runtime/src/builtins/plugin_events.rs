@@ -39,6 +39,29 @@ pub fn events_of(plugin: &Plugin) -> Vec<String> {
     events
 }
 
+/// The timeouts the plugins declare (`"timeout"` on a handler that is enabled and waited for:
+/// not `async`), per event: what amplihack's registration for the event is raised to hold
+/// ([`registration::raised_for`]). A handler that declares none is left out.
+pub fn declared_timeouts(plugins: &[Plugin]) -> registration::Declared {
+    let mut declared = registration::Declared::new();
+    for group in plugins
+        .iter()
+        .flat_map(|p| p.config.iter())
+        .flat_map(|c| &c.groups)
+    {
+        for handler in &group.handlers {
+            let waited = handler.enabled && !handler.is_async && handler.rewake.is_none();
+            if waited && handler.timeout_declared {
+                declared.push((
+                    amplihack_protocol::EventName::parse(&group.event),
+                    handler.timeout_secs,
+                ));
+            }
+        }
+    }
+    declared
+}
+
 /// The active plugins, user level and (trusted) project level with the project's root.
 pub fn active_plugins(places: &Places<'_>) -> (Vec<Plugin>, Option<(PathBuf, Vec<Plugin>)>) {
     let disabled = plugins::disabled(places.state);
