@@ -41,3 +41,4 @@ mod plugin_events_hosts_e2e;
 mod plugins_native_e2e;
 mod qwen_droid_gemini_e2e;
 mod release_e2e;
+mod timeouts_native_e2e;
