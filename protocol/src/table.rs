@@ -460,7 +460,8 @@ mod tests {
         let end = find("session-end").expect("row");
         let tool = find("pre-tool-use").expect("row");
         // (row, base, declared, cap) -> registered, fits
-        let cases: &[(&Hook, Option<u64>, f64, Option<u64>, Option<u64>, bool)] = &[
+        type Case<'a> = (&'a Hook, Option<u64>, f64, Option<u64>, Option<u64>, bool);
+        let cases: &[Case] = &[
             (start, Some(10), 5.0, None, None, true),
             (start, Some(10), 7.0, None, None, true),
             (start, Some(10), 7.5, None, Some(11), true),
