@@ -2,11 +2,13 @@
 //!
 //! Run: `cargo bench --bench forwarding`. Every figure is a ratio against a reference measured in
 //! the same run, interleaved, so both sides see the same machine load; absolute times are
-//! printed, never gated. The goals (`gate.rs`: it fails only over twice a goal):
+//! printed, never gated. The goals (`gate.rs`: it fails only over twice a goal, or the limit
+//! given):
 //! * 8 plugins whose handlers each sleep 200 ms take at most 1.15x one such plugin (they run in
 //!   parallel; one after another would be 8x);
-//! * what 100 plugins that do not match the event add is at most 1.5x starting one `sh -c true`
-//!   (1.2-1.65 on machines of the same kind: file-system work against a process start);
+//! * what 100 plugins that do not match the event add is at most 0.25x starting one `sh -c true`,
+//!   failing over 0.75: the plugin index (`engine/src/plugin_index.rs`) leaves the stats that find
+//!   the files and one small read; before it every call parsed every file (1.28-1.65x);
 //! * what one matching handler adds is at most 2x starting `sh -c true` itself (on a quiet
 //!   machine about 1.4x: `sh -c true` plus 0.3 ms).
 
@@ -128,13 +130,18 @@ fn main() {
         );
         (none, hundred, single, sh)
     };
-    ok &= gate("100 plugins that do not match vs sh -c true", 1.5, || {
-        let (none, hundred, _, sh) = medians();
-        Some((
-            (hundred - none) / sh,
-            format!("added {:.3} ms", hundred - none),
-        ))
-    });
+    ok &= gate::gate_failing_over(
+        "100 plugins that do not match vs sh -c true",
+        0.25,
+        0.75,
+        || {
+            let (none, hundred, _, sh) = medians();
+            Some((
+                (hundred - none) / sh,
+                format!("added {:.3} ms", hundred - none),
+            ))
+        },
+    );
     ok &= gate("one handler's cost vs sh -c true", 2.0, || {
         let (none, _, single, sh) = medians();
         Some((

@@ -62,7 +62,22 @@ pub(super) fn discover(
     };
     for (level, dir) in all {
         let bridge_runs_it = !chosen.contains(&(level, dir.clone()));
-        let mut found = discovery::load_level(&dir, level);
+        // The index says whether any plugin of the level handles this event at all: the idle
+        // path costs the listing's stats and one small read, not a parse of every file.
+        let listing = discovery::listed_files(&dir);
+        let indexed = listing
+            .as_ref()
+            .ok()
+            .and_then(|l| plugin_index::may_handle(state, &dir, level, l, event));
+        if indexed == Some(false) {
+            continue;
+        }
+        let mut found = discovery::load_listed(&dir, level, listing.clone());
+        if indexed.is_none()
+            && let Ok(listing) = &listing
+        {
+            plugin_index::store(state, &dir, level, listing, &found);
+        }
         if bridge_runs_it && !found.iter().any(Plugin::is_foreign) {
             continue;
         }
