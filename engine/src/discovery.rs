@@ -113,6 +113,26 @@ pub struct Listing {
     pub dirs: Vec<Stamp>,
 }
 
+fn overfull_error(hooks_dir: &Path) -> ConfigError {
+    ConfigError {
+        file: hooks_dir.to_path_buf(),
+        field: "(directory)".into(),
+        problem: format!(
+            "holds more than {MAX_LEVEL_ENTRIES} entries; amplihack reads at most {MAX_LEVEL_ENTRIES} plugins a level, so none of this level's ran"
+        ),
+        fix: "remove what is not a plugin from the directory".into(),
+    }
+}
+
+/// Why the level is refused as a whole (more than [`MAX_LEVEL_ENTRIES`] entries), by its names
+/// alone: no `stat`.
+pub fn overfull(hooks_dir: &Path) -> Option<ConfigError> {
+    let names = std::fs::read_dir(hooks_dir)
+        .map(|entries| entries.take(MAX_LEVEL_ENTRIES + 1).count())
+        .unwrap_or(0);
+    (names > MAX_LEVEL_ENTRIES).then(|| overfull_error(hooks_dir))
+}
+
 /// [`plugin_files`] with what its `stat`s said ([`Listing`]): the same system calls.
 pub fn listed_files(hooks_dir: &Path) -> Result<Listing, ConfigError> {
     let mut listing = Listing::default();
@@ -139,14 +159,7 @@ pub fn listed_files(hooks_dir: &Path) -> Result<Listing, ConfigError> {
         Err(_) => return Ok(listing),
     };
     if entries.len() > MAX_LEVEL_ENTRIES {
-        return Err(ConfigError {
-            file: hooks_dir.to_path_buf(),
-            field: "(directory)".into(),
-            problem: format!(
-                "holds more than {MAX_LEVEL_ENTRIES} entries; amplihack reads at most {MAX_LEVEL_ENTRIES} plugins a level, so none of this level's ran"
-            ),
-            fix: "remove what is not a plugin from the directory".into(),
-        });
+        return Err(overfull_error(hooks_dir));
     }
     // The entry's type from readdir itself (no stat), a symlink followed: this pays for the
     // `hooks.yaml` stat below, so 100 plugins cost what they did.
