@@ -245,7 +245,9 @@ fn check_command(
                 args
             };
             let script = shell_script_argument(args)?;
-            check_line(&script.text, ctx, &mut cwd.clone(), depth + 1, walk)
+            let positional = script_positionals(args, script);
+            let script = with_positionals(&script.text, positional);
+            check_line(&script, ctx, &mut cwd.clone(), depth + 1, walk)
         }
         // `trap 'git commit --no-verify' EXIT`: its first argument runs later, as a script.
         "trap" => {
@@ -384,6 +386,50 @@ fn shell_script_argument(args: &[Word]) -> Option<&Word> {
         break;
     }
     if command_mode { args.get(i) } else { None }
+}
+
+/// The most text substituting a script's positional parameters may add.
+const POSITIONAL_BUDGET: usize = 1 << 20;
+
+/// The words after a `-c` script: `$0`, then `$1`, `$2`, ... of the script.
+fn script_positionals<'a>(args: &'a [Word], script: &Word) -> &'a [Word] {
+    let at = args
+        .iter()
+        .position(|w| std::ptr::eq(w, script))
+        .map_or(args.len(), |i| i + 1);
+    args.get(at + 1..).unwrap_or_default()
+}
+
+/// `script` with its positional parameters (`"$@"`, `$*`, `$1`…`$9`, `${1}`) replaced by the
+/// words given after it, each quoted: `bash -c 'git commit "$@"' _ --no-verify` is checked as
+/// what it runs. A script that reads none is returned as it is.
+fn with_positionals(script: &str, positional: &[Word]) -> String {
+    if positional.is_empty() || !script.contains('$') {
+        return script.to_string();
+    }
+    let quoted: Vec<String> = positional
+        .iter()
+        .map(|w| amplihack_protocol::command::shell_quote(&w.text))
+        .collect();
+    let all = quoted.join(" ");
+    // Bounded: `"$@"` a million times over a long word must not grow the work past linear.
+    let uses = script.matches('$').count();
+    if uses.saturating_mul(all.len()) > POSITIONAL_BUDGET {
+        return script.to_string();
+    }
+    let mut out = script
+        .replace("\"$@\"", &all)
+        .replace("\"$*\"", &all)
+        .replace("${@}", &all)
+        .replace("$@", &all)
+        .replace("$*", &all);
+    for (n, word) in quoted.iter().enumerate().take(9).rev() {
+        out = out
+            .replace(&format!("\"${}\"", n + 1), word)
+            .replace(&format!("${{{}}}", n + 1), word)
+            .replace(&format!("${}", n + 1), word);
+    }
+    out
 }
 
 fn change_dir(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<String> {
@@ -891,6 +937,8 @@ mod tests {
             "git $(echo commit) --no-verify -m x",
             "trap 'git commit --no-verify -m x' EXIT",
             "function f { git commit --no-verify -m x; }; f",
+            "bash -c 'git commit \"$@\"' _ --no-verify -m x",
+            "sh -c 'git \"$1\" \"$2\"' sh commit --no-verify",
         ] {
             let reason = verdict(command).unwrap_or_else(|| panic!("should deny: {command}"));
             assert!(reason.contains("amplihack blocked"), "{command}: {reason}");
