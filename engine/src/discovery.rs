@@ -67,24 +67,99 @@ pub const OVERFULL: &str = "(hooks directory)";
 /// The hooks files of one level, in order, without reading them; `Err` when the level holds more
 /// than [`MAX_LEVEL_ENTRIES`] entries.
 pub fn plugin_files(hooks_dir: &Path) -> Result<Vec<(String, PathBuf, PathBuf)>, ConfigError> {
-    let mut found = Vec::new();
+    Ok(listed_files(hooks_dir)?
+        .files
+        .into_iter()
+        .map(|f| (f.name, f.root, f.file))
+        .collect())
+}
+
+/// One hooks file found in a level, with what its `stat` said.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub name: String,
+    pub root: PathBuf,
+    pub file: PathBuf,
+    pub stamp: Stamp,
+}
+
+/// What identifies a file's version without reading it: its device and inode, size and mtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stamp {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i128,
+}
+
+impl Stamp {
+    pub fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        }
+    }
+}
+
+/// A level's hooks files ([`Listed`]), and the stamps of what decides which files those are: the
+/// level's directory and each plugin directory (an entry added or removed there changes its
+/// mtime), and the `hooks/` and `.claude-plugin/` directories a file was found in.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub files: Vec<Listed>,
+    pub dirs: Vec<Stamp>,
+}
+
+fn overfull_error(hooks_dir: &Path) -> ConfigError {
+    ConfigError {
+        file: hooks_dir.to_path_buf(),
+        field: "(directory)".into(),
+        problem: format!(
+            "holds more than {MAX_LEVEL_ENTRIES} entries; amplihack reads at most {MAX_LEVEL_ENTRIES} plugins a level, so none of this level's ran"
+        ),
+        fix: "remove what is not a plugin from the directory".into(),
+    }
+}
+
+/// Why the level is refused as a whole (more than [`MAX_LEVEL_ENTRIES`] entries), by its names
+/// alone: no `stat`.
+pub fn overfull(hooks_dir: &Path) -> Option<ConfigError> {
+    let names = std::fs::read_dir(hooks_dir)
+        .map(|entries| entries.take(MAX_LEVEL_ENTRIES + 1).count())
+        .unwrap_or(0);
+    (names > MAX_LEVEL_ENTRIES).then(|| overfull_error(hooks_dir))
+}
+
+/// [`plugin_files`] with what its `stat`s said ([`Listing`]): the same system calls.
+pub fn listed_files(hooks_dir: &Path) -> Result<Listing, ConfigError> {
+    let mut listing = Listing::default();
+    let regular = |path: &Path| {
+        std::fs::metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| Stamp::of(&m))
+    };
+    if let Ok(meta) = std::fs::metadata(hooks_dir) {
+        listing.dirs.push(Stamp::of(&meta));
+    }
     let own = hooks_dir.join("hooks.json");
-    if own.is_file() {
-        found.push(("hooks.json".to_string(), hooks_dir.to_path_buf(), own));
+    if let Some(stamp) = regular(&own) {
+        listing.files.push(Listed {
+            name: "hooks.json".to_string(),
+            root: hooks_dir.to_path_buf(),
+            file: own,
+            stamp,
+        });
     }
     let entries: Vec<std::fs::DirEntry> = match std::fs::read_dir(hooks_dir) {
         Ok(entries) => entries.flatten().take(MAX_LEVEL_ENTRIES + 1).collect(),
-        Err(_) => return Ok(found),
+        Err(_) => return Ok(listing),
     };
     if entries.len() > MAX_LEVEL_ENTRIES {
-        return Err(ConfigError {
-            file: hooks_dir.to_path_buf(),
-            field: "(directory)".into(),
-            problem: format!(
-                "holds more than {MAX_LEVEL_ENTRIES} entries; amplihack reads at most {MAX_LEVEL_ENTRIES} plugins a level, so none of this level's ran"
-            ),
-            fix: "remove what is not a plugin from the directory".into(),
-        });
+        return Err(overfull_error(hooks_dir));
     }
     // The entry's type from readdir itself (no stat), a symlink followed: this pays for the
     // `hooks.yaml` stat below, so 100 plugins cost what they did.
@@ -109,25 +184,46 @@ pub fn plugin_files(hooks_dir: &Path) -> Result<Vec<(String, PathBuf, PathBuf)>,
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let file = [
-            dir.join("hooks.json"),
-            dir.join("hooks/hooks.json"),
-            dir.join(MANIFEST),
-        ]
-        .into_iter()
-        .find(|f| f.is_file());
+        // Joined one at a time: most plugins stop at the first.
+        let file = ["hooks.json", "hooks/hooks.json", MANIFEST]
+            .into_iter()
+            .find_map(|name| {
+                let f = dir.join(name);
+                regular(&f).map(|stamp| (f, stamp))
+            });
         let yaml = dir.join(crate::dialects::proposal::FILE);
-        if let Some(file) = file
-            && !(name == AMPLIHACK_DIR && is_amplihack_registration(&file))
+        if let Some((file, stamp)) = &file
+            && name == AMPLIHACK_DIR
+            && is_amplihack_registration(file)
         {
-            found.push((name.clone(), dir.clone(), file));
+            // Not a plugin while it is amplihack's own registration: what it says decides that.
+            listing.dirs.push(*stamp);
+        } else if let Some((file, stamp)) = file {
+            // Where a file was found below the plugin's directory, that directory's entries
+            // decide it too (a `hooks.json` created beside a manifest, say).
+            if let Some(parent) = file.parent().filter(|p| *p != dir)
+                && let Ok(meta) = std::fs::metadata(parent)
+            {
+                listing.dirs.push(Stamp::of(&meta));
+            }
+            listing.files.push(Listed {
+                name: name.clone(),
+                root: dir.clone(),
+                file,
+                stamp,
+            });
         }
         // The proposal's YAML, beside or instead of hooks.json (dialects::proposal).
-        if yaml.is_file() {
-            found.push((name, dir, yaml));
+        if let Some(stamp) = regular(&yaml) {
+            listing.files.push(Listed {
+                name,
+                root: dir,
+                file: yaml,
+                stamp,
+            });
         }
     }
-    Ok(found)
+    Ok(listing)
 }
 
 /// A Claude Code plugin's manifest, whose `hooks` (inline, or the path of a hooks file) is read
@@ -162,8 +258,22 @@ pub fn is_amplihack_registration(file: &Path) -> bool {
 pub use crate::config::read_small;
 
 pub fn load_level(hooks_dir: &Path, level: Level) -> Vec<Plugin> {
-    let mut files = match plugin_files(hooks_dir) {
-        Ok(files) => files,
+    load_listed(hooks_dir, level, listed_files(hooks_dir))
+}
+
+/// The plugins of a level whose files were listed ([`listed_files`]; `Err`: the level is refused
+/// as a whole, [`OVERFULL`]), each file read and parsed.
+pub fn load_listed(
+    hooks_dir: &Path,
+    level: Level,
+    listing: Result<Listing, ConfigError>,
+) -> Vec<Plugin> {
+    let mut files: Vec<(String, PathBuf, PathBuf)> = match listing {
+        Ok(listing) => listing
+            .files
+            .into_iter()
+            .map(|f| (f.name, f.root, f.file))
+            .collect(),
         Err(error) => {
             return vec![Plugin {
                 name: OVERFULL.into(),

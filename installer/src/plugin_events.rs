@@ -104,6 +104,10 @@ pub fn sync_hosts(ctx: &Context) -> Result<Vec<String>, CommandError> {
 
     let state = ctx.state();
     let manifest = amplihack_state::manifest::load(&state).unwrap_or_default();
+    let deployed = manifest
+        .bin_dir
+        .as_ref()
+        .map(|dir| dir.join(amplihack_protocol::table::HOOKS_BINARY));
     let targets: Vec<Target> = crate::commands::shared::manifest_targets(&manifest)
         .into_iter()
         .filter(|t| t.host != Host::ClaudeCode && crate::hosts::edits_json_hooks(t.host))
@@ -162,8 +166,13 @@ pub fn sync_hosts(ctx: &Context) -> Result<Vec<String>, CommandError> {
         let Ok(Some((_, current))) = target.read_json() else {
             continue; // gone, or unreadable: `doctor` says why
         };
-        let Some(binary) = shared::our_binary_in(host, &current) else {
-            continue; // amplihack is no longer registered there
+        // The binary this install deployed (the manifest's), never one a file names: a
+        // repository's own hooks file may name any program `amplihack-hooks`.
+        let Some(binary) = deployed
+            .clone()
+            .filter(|d| shared::our_binary_in(host, &current).as_ref() == Some(d))
+        else {
+            continue; // amplihack is no longer registered there (or not with this binary)
         };
         let apply = |value: &mut serde_json::Value| -> Result<(bool, Vec<String>), ShapeError> {
             plugin_events::sync_in(host, value, &binary, &owned, &wanted)
@@ -181,7 +190,8 @@ pub fn sync_hosts(ctx: &Context) -> Result<Vec<String>, CommandError> {
             })
             .map_err(|e| CommandError::Refused(e.to_string()))?;
             if host == Host::Codex {
-                crate::hosts::codex::trust_after_write(&target.path, target.scope, false);
+                let written = crate::hosts::codex::Written::new(&binary, &wanted);
+                crate::hosts::codex::trust_after_write(&target.path, target.scope, false, &written);
             }
             lines.push(format!(
                 "{}: {}: plugin events registered: {}",

@@ -1327,7 +1327,8 @@ impl Lexer<'_> {
                 self.depth -= 1;
             }
             Some('\'') if !quoted => {
-                // ANSI-C quoting: common escapes only.
+                // ANSI-C quoting, every escape bash decodes: `$'\x2d\x2dno-verify'` is
+                // `--no-verify` to the program that runs.
                 self.pos += 1;
                 state.parsed.syntax.insert(Syntax::DOLLAR_QUOTE);
                 b.quoted = true;
@@ -1336,13 +1337,9 @@ impl Lexer<'_> {
                     match c {
                         '\'' => break,
                         '\\' => {
-                            let escaped = self.peek().unwrap_or('\\');
-                            self.pos += 1;
-                            b.push(match escaped {
-                                'n' => '\n',
-                                't' => '\t',
-                                other => other,
-                            });
+                            if let Some(decoded) = self.ansi_c_escape() {
+                                b.push(decoded);
+                            }
                         }
                         other => b.push(other),
                     }
@@ -1370,6 +1367,49 @@ impl Lexer<'_> {
             }
             _ => b.push('$'),
         }
+    }
+
+    /// The character an ANSI-C escape after its backslash stands for (bash's `$'…'`): `\n` and the
+    /// other letters, `\NNN` octal, `\xHH`, `\uHHHH`, `\UHHHHHHHH`, `\cX`; `None` for a lone
+    /// backslash at the end.
+    fn ansi_c_escape(&mut self) -> Option<char> {
+        let escaped = self.peek()?;
+        self.pos += 1;
+        let number = |this: &mut Self, radix: u32, most: usize| -> Option<char> {
+            let mut value: u32 = 0;
+            let mut read = 0;
+            while read < most
+                && let Some(digit) = this.peek().and_then(|c| c.to_digit(radix))
+            {
+                value = value.saturating_mul(radix).saturating_add(digit);
+                this.pos += 1;
+                read += 1;
+            }
+            (read > 0).then(|| char::from_u32(value).unwrap_or('\u{fffd}'))
+        };
+        Some(match escaped {
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'e' | 'E' => '\u{1b}',
+            'f' => '\u{c}',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\u{b}',
+            '0'..='7' => {
+                self.pos -= 1;
+                number(self, 8, 3)?
+            }
+            'x' => number(self, 16, 2).unwrap_or('x'),
+            'u' => number(self, 16, 4).unwrap_or('u'),
+            'U' => number(self, 16, 8).unwrap_or('U'),
+            'c' => {
+                let control = self.peek()?;
+                self.pos += 1;
+                char::from_u32(u32::from(control) & 0x1f).unwrap_or(control)
+            }
+            other => other,
+        })
     }
 
     /// The letters, digits and underscores from here: a parameter's name (`$NAME`, `${NAME…}`).
@@ -1469,7 +1509,9 @@ impl Lexer<'_> {
             _ => false,
         };
         let result: Option<String> = match (operator.trim_start_matches(':'), &value) {
-            ("", _) if !argument.text.is_empty() || colon => None, // `${x:1}` substring
+            // `${x:1}`, `${x:0:3}`: a substring, at literal offsets.
+            ("", Some(Some(v))) if colon && !argument.opaque => substring(v, &argument.text),
+            ("", _) if !argument.text.is_empty() || colon => None,
             (_, None) => None,
             ("", Some(Some(v))) => Some(v.clone()),
             ("", _) => Some(String::new()),
@@ -1495,6 +1537,40 @@ impl Lexer<'_> {
                 &operator,
                 &mut state.pattern_budget,
             ),
+            // Case: `${x,,}`, `${x^^}`, `${x,}`, `${x^}` (every character, or the first).
+            (op @ ("," | ",," | "^" | "^^"), Some(Some(v)))
+                if argument.text.is_empty() && !argument.opaque =>
+            {
+                let upper = op.starts_with('^');
+                let change = |c: char| -> String {
+                    if upper {
+                        c.to_uppercase().collect()
+                    } else {
+                        c.to_lowercase().collect()
+                    }
+                };
+                Some(if op.len() == 2 {
+                    v.chars().map(change).collect()
+                } else {
+                    let mut chars = v.chars();
+                    chars
+                        .next()
+                        .map(|first| change(first) + chars.as_str())
+                        .unwrap_or_default()
+                })
+            }
+            // `${x/a/b}`, `${x//a/b}`: a literal pattern replaced (a glob stays unknown).
+            (op @ ("/" | "//"), Some(Some(v))) if !argument.opaque && !argument.glob => {
+                let (pattern, with) = argument
+                    .text
+                    .split_once('/')
+                    .unwrap_or((&argument.text, ""));
+                Some(match (pattern, op) {
+                    ("", _) => v.clone(),
+                    (_, "//") => v.replace(pattern, with),
+                    _ => v.replacen(pattern, with, 1),
+                })
+            }
             _ => None,
         };
         match result {
@@ -1569,8 +1645,15 @@ fn finish(words: &mut Vec<Word>, out: &mut Vec<SimpleCommand>, state: &mut State
                 state.assigned.insert(name.text.clone(), None);
             }
         }
-        Some("read") => {
+        Some("read" | "mapfile" | "readarray") => {
             for name in body[1..].iter().filter(|w| is_name(&w.text)) {
+                state.assigned.insert(name.text.clone(), None);
+            }
+        }
+        // `printf -v NAME …`: NAME gets a value computed at run time.
+        Some("printf") => {
+            let named = body.windows(2).find(|pair| pair[0].text == "-v");
+            if let Some(name) = named.map(|pair| &pair[1]).filter(|w| is_name(&w.text)) {
                 state.assigned.insert(name.text.clone(), None);
             }
         }
@@ -1669,15 +1752,12 @@ pub struct Wrapper {
 /// The one table of command wrappers, for the Bash guard (what really runs) and for command
 /// recognition (which program a hook entry runs, however the user wrapped it).
 pub const WRAPPERS: &[Wrapper] = &[
+    wrapper("sudo", SUDO_VALUE_OPTIONS),
+    wrapper("doas", SUDO_VALUE_OPTIONS),
     wrapper(
-        "sudo",
-        &["-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "-D"],
+        "env",
+        &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
     ),
-    wrapper(
-        "doas",
-        &["-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "-D"],
-    ),
-    wrapper("env", &["-u", "-C", "-S", "--unset", "--chdir"]),
     wrapper("nice", &["-n", "--adjustment"]),
     wrapper("xargs", &["-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E"]),
     Wrapper {
@@ -1685,14 +1765,87 @@ pub const WRAPPERS: &[Wrapper] = &[
         ..wrapper("timeout", &["-s", "-k", "--signal", "--kill-after"])
     },
     wrapper("exec", &["-a"]),
-    wrapper("stdbuf", &["-i", "-o", "-e"]),
-    wrapper("ionice", &["-c", "-n", "-p", "-P", "-u"]),
+    wrapper(
+        "stdbuf",
+        &["-i", "-o", "-e", "--input", "--output", "--error"],
+    ),
+    wrapper(
+        "ionice",
+        &[
+            "-c",
+            "-n",
+            "-p",
+            "-P",
+            "-u",
+            "--class",
+            "--classdata",
+            "--pid",
+            "--pgid",
+            "--uid",
+        ],
+    ),
     wrapper("command", &[]),
     wrapper("builtin", &[]),
     wrapper("nohup", &[]),
-    wrapper("time", &[]),
+    wrapper("time", &["-o", "-f", "--output", "--format"]),
     wrapper("setsid", &[]),
 ];
+
+/// sudo's (and doas's) options that take the next word, short and long.
+const SUDO_VALUE_OPTIONS: &[&str] = &[
+    "-u",
+    "-g",
+    "-C",
+    "-h",
+    "-p",
+    "-r",
+    "-t",
+    "-U",
+    "-D",
+    "-R",
+    "-T",
+    "--user",
+    "--group",
+    "--close-from",
+    "--host",
+    "--prompt",
+    "--role",
+    "--type",
+    "--other-user",
+    "--chdir",
+    "--chroot",
+    "--command-timeout",
+];
+
+/// `${x:OFFSET}` or `${x:OFFSET:LENGTH}` of `value`, for literal integers (a negative offset
+/// counts from the end, a negative length stops that far from it); `None` for anything else.
+fn substring(value: &str, spec: &str) -> Option<String> {
+    let (offset, length) = match spec.split_once(':') {
+        Some((offset, length)) => (offset, Some(length)),
+        None => (spec, None),
+    };
+    let chars: Vec<char> = value.chars().collect();
+    let len = i64::try_from(chars.len()).ok()?;
+    let number = |text: &str| text.trim().parse::<i64>().ok();
+    let offset = if offset.trim().is_empty() {
+        0
+    } else {
+        number(offset)?
+    };
+    let start = if offset < 0 {
+        (len + offset).max(0)
+    } else {
+        offset.min(len)
+    };
+    let end = match length.map(number) {
+        None => len,
+        Some(None) => return None,
+        Some(Some(l)) if l < 0 => (len + l).max(start),
+        Some(Some(l)) => start.saturating_add(l).min(len),
+    };
+    let (start, end) = (usize::try_from(start).ok()?, usize::try_from(end).ok()?);
+    Some(chars.get(start..end)?.iter().collect())
+}
 
 const fn wrapper(name: &'static str, value_options: &'static [&'static str]) -> Wrapper {
     Wrapper {
@@ -1711,6 +1864,24 @@ pub fn basename(program: &str) -> &str {
 }
 
 impl Wrapper {
+    /// Whether `option` takes the next word as its value: one of the value options, or a
+    /// cluster of short options ending in one (`env -iu X`: `-u`'s value is `X`; in `-uX` it is
+    /// attached).
+    fn takes_next_word(&self, option: &str) -> bool {
+        if self.value_options.contains(&option) {
+            return true;
+        }
+        let Some(cluster) = option.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
+            return false;
+        };
+        for (at, flag) in cluster.char_indices() {
+            if self.value_options.contains(&format!("-{flag}").as_str()) {
+                return at + flag.len_utf8() == cluster.len();
+            }
+        }
+        false
+    }
+
     /// The wrapper `program` is (by its base name), if it is one.
     pub fn of(program: &str) -> Option<&'static Wrapper> {
         let name = basename(program);
@@ -1724,11 +1895,7 @@ impl Wrapper {
         let mut i = 0;
         while let Some(option) = args.get(i).map(AsRef::as_ref) {
             if option.starts_with('-') && option.len() > 1 {
-                i += if self.value_options.contains(&option) {
-                    2
-                } else {
-                    1
-                };
+                i += if self.takes_next_word(option) { 2 } else { 1 };
             } else if is_assignment(option) {
                 assignment(i);
                 i += 1;
@@ -1758,6 +1925,31 @@ mod tests {
             .into_iter()
             .map(|c| c.words.into_iter().map(|w| w.text).collect())
             .collect()
+    }
+
+    #[test]
+    fn parameter_operators_and_ansi_c_escapes_are_worked_out() {
+        let cases: &[(&str, &str)] = &[
+            ("echo ${HOME:0}", "/home/u"),
+            ("echo ${HOME:1:4}", "home"),
+            ("echo ${HOME: -1}", "u"),
+            ("echo ${HOME:6:-0}", ""),
+            ("echo ${HOME/home/x}", "/x/u"),
+            ("echo ${HOME//o/0}", "/h0me/u"),
+            ("echo ${HOME^^}", "/HOME/U"),
+            ("echo ${HOME^}", "/home/u"),
+            ("X=ab; echo ${X^}", "Ab"),
+            ("X=AB; echo ${X,,}", "ab"),
+            ("echo $'\\x2d\\055\\u002d\\e[0m\\cA'", "---\u{1b}[0m\u{1}"),
+        ];
+        for (src, want) in cases {
+            let last = words(src).pop().unwrap_or_default();
+            assert_eq!(
+                last.get(1).map(String::as_str).unwrap_or(""),
+                *want,
+                "{src}"
+            );
+        }
     }
 
     #[test]

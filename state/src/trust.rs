@@ -108,6 +108,16 @@ pub enum Untrusted {
     Changed(String),
 }
 
+/// Whether the user ever trusted `project` (and did not withdraw it): without a record nothing
+/// of the project's needs reading to know it does not run.
+pub fn is_recorded(state: &StateDir, project: &Path) -> bool {
+    load(state).is_ok_and(|store| {
+        store
+            .projects
+            .contains_key(project.to_string_lossy().as_ref())
+    })
+}
+
 /// `Ok` when `files` are exactly what was trusted for `project`. Which files: only the engine's
 /// `trust_scope::check` asks, so every caller checks the same set.
 pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), Untrusted> {

@@ -2,13 +2,18 @@
 //!
 //! Run: `cargo bench --bench forwarding`. Every figure is a ratio against a reference measured in
 //! the same run, interleaved, so both sides see the same machine load; absolute times are
-//! printed, never gated. The goals (`gate.rs`: it fails only over twice a goal):
+//! printed, never gated. The goals (`gate.rs`: it fails only over twice a goal, or the limit
+//! given):
 //! * 8 plugins whose handlers each sleep 200 ms take at most 1.15x one such plugin (they run in
 //!   parallel; one after another would be 8x);
-//! * what 100 plugins that do not match the event add is at most 1.5x starting one `sh -c true`
-//!   (1.2-1.65 on machines of the same kind: file-system work against a process start);
+//! * what 100 plugins that do not match the event add is at most 0.25x starting one `sh -c true`,
+//!   failing over 0.75: the plugin index (`engine/src/plugin_index.rs`) leaves the stats that find
+//!   the files and one small read; before it every call parsed every file (1.28-1.65x);
 //! * what one matching handler adds is at most 2x starting `sh -c true` itself (on a quiet
-//!   machine about 1.4x: `sh -c true` plus 0.3 ms).
+//!   machine about 1.4x: `sh -c true` plus 0.3 ms);
+//! * what an untrusted repository at the caps (1,000 plugin directories of 1 MiB hooks files)
+//!   adds to a call is at most 6.5x `sh -c true` (the goal of 5 ms, on this 2-core machine):
+//!   trust comes before any file is read.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -128,13 +133,18 @@ fn main() {
         );
         (none, hundred, single, sh)
     };
-    ok &= gate("100 plugins that do not match vs sh -c true", 1.5, || {
-        let (none, hundred, _, sh) = medians();
-        Some((
-            (hundred - none) / sh,
-            format!("added {:.3} ms", hundred - none),
-        ))
-    });
+    ok &= gate::gate_failing_over(
+        "100 plugins that do not match vs sh -c true",
+        0.25,
+        0.75,
+        || {
+            let (none, hundred, _, sh) = medians();
+            Some((
+                (hundred - none) / sh,
+                format!("added {:.3} ms", hundred - none),
+            ))
+        },
+    );
     ok &= gate("one handler's cost vs sh -c true", 2.0, || {
         let (none, _, single, sh) = medians();
         Some((
@@ -146,7 +156,52 @@ fn main() {
             ),
         ))
     });
+    // An untrusted repository at the caps: 1,000 plugin directories, each with a 1 MiB
+    // hooks.json (hard links of one file). Nothing of it may be read before trust says no.
+    let hostile = tempfile::tempdir().expect("tempdir");
+    let hostile_event =
+        captured::rehomed_file("claude-code-2.1.328/PreToolUse-Bash.json", hostile.path());
+    let hooks = hostile.path().join("project/.amplifier/hooks");
+    std::fs::create_dir_all(&hooks).expect("hooks");
+    let big = hostile.path().join("big.json");
+    let rule = r#"{"matcher":"Bash","hooks":[{"type":"command","command":"true"}]},"#;
+    let mut text = String::from("{\"hooks\":{\"PreToolUse\":[");
+    while text.len() < (1 << 20) - 200 {
+        text.push_str(rule);
+    }
+    text.push_str(rule.trim_end_matches(','));
+    text.push_str("]}}");
+    std::fs::write(&big, text).expect("big");
+    for i in 0..1_000 {
+        let dir = hooks.join(format!("p{i:04}"));
+        std::fs::create_dir_all(&dir).expect("plugin dir");
+        std::fs::hard_link(&big, dir.join("hooks.json")).expect("link");
+    }
+    ok &= gate(
+        "1,000 untrusted plugins at the caps vs sh -c true",
+        UNTRUSTED_GOAL,
+        || {
+            let (mut none, mut hostile_calls, mut sh) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..runs / 3 {
+                none.push(time_hook(empty.path(), &event));
+                hostile_calls.push(time_hook(empty.path(), &hostile_event));
+                sh.push(time_sh_true());
+            }
+            let [none, hostile_calls, sh] = [none, hostile_calls, sh].map(|v| ms(median(v)));
+            Some((
+                (hostile_calls - none) / sh,
+                format!(
+                    "added {:.3} ms (goal 5 ms), sh -c true {sh:.3} ms",
+                    hostile_calls - none
+                ),
+            ))
+        },
+    );
     if !ok {
         std::process::exit(1);
     }
 }
+
+/// The goal of 5 ms on this 2-core machine (hostile-repos round 2), where `sh -c true` takes
+/// 0.75 ms, as the ratio every figure here is: about 6.5 process starts.
+const UNTRUSTED_GOAL: f64 = 6.5;

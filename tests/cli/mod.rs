@@ -16,6 +16,7 @@ mod log_cli;
 mod outputs_cli;
 mod plugin_events_cli;
 mod plugin_events_hosts_cli;
+mod plugin_index_cli;
 mod qwen_droid_gemini_dialects_cli;
 mod timeouts_cli;
 mod validate_unknown_cli;

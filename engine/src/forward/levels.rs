@@ -62,7 +62,59 @@ pub(super) fn discover(
     };
     for (level, dir) in all {
         let bridge_runs_it = !chosen.contains(&(level, dir.clone()));
-        let mut found = discovery::load_level(&dir, level);
+        // Trust before work: a project never trusted is skipped before any of its files is read,
+        // parsed or resolved, at the cost of its directory's names; the first call of a session
+        // lists it to say how many plugins were skipped.
+        if level == Level::Project && !bridge_runs_it {
+            let project = crate::trust_scope::project_of(&dir);
+            if !trust::is_recorded(state, &project) {
+                let session = event.session_id.as_deref();
+                // A level too full to list is refused as such, as trust would refuse it.
+                let why = match discovery::overfull(&dir) {
+                    None => crate::trust_scope::NotRun::Untrusted(trust::Untrusted::Never),
+                    Some(error) => {
+                        crate::trust_scope::NotRun::Refused(crate::trust_scope::Refusal {
+                            file: error.file,
+                            problem: error.problem,
+                            fix: error.fix,
+                        })
+                    }
+                };
+                if first_notice(state, session, &notice_key(&project, &why)) {
+                    let amcp = discovery::amcp_file(&dir, level);
+                    let listed = discovery::listed_files(&dir).map_or(1, |l| l.files.len());
+                    let count = listed + usize::from(amcp.is_some());
+                    if count > 0 {
+                        let mut places = Vec::new();
+                        if listed > 0 {
+                            places.push(dir.display().to_string());
+                        }
+                        if let Some((root, _)) = amcp {
+                            places.push(root.display().to_string());
+                        }
+                        say_untrusted(&project, count, &places, &why, outcome);
+                    }
+                }
+                outcome.skipped.push("project: not trusted".into());
+                continue;
+            }
+        }
+        // The index says whether any plugin of the level handles this event at all: the idle
+        // path costs the listing's stats and one small read, not a parse of every file.
+        let listing = discovery::listed_files(&dir);
+        let indexed = listing
+            .as_ref()
+            .ok()
+            .and_then(|l| plugin_index::may_handle(state, &dir, level, l, event));
+        if indexed == Some(false) {
+            continue;
+        }
+        let mut found = discovery::load_listed(&dir, level, listing.clone());
+        if indexed.is_none()
+            && let Ok(listing) = &listing
+        {
+            plugin_index::store(state, &dir, level, listing, &found);
+        }
         if bridge_runs_it && !found.iter().any(Plugin::is_foreign) {
             continue;
         }
@@ -125,16 +177,7 @@ pub(super) fn notify_untrusted(
     why: crate::trust_scope::NotRun,
     outcome: &mut Outcome,
 ) {
-    use crate::trust_scope::NotRun;
-    let key = match &why {
-        NotRun::Untrusted(trust::Untrusted::Never) => format!("untrusted:{}", project.display()),
-        NotRun::Untrusted(trust::Untrusted::Changed(file)) => {
-            format!("changed:{}:{file}", project.display())
-        }
-        NotRun::Refused(refusal) => format!("refused:{}:{refusal}", project.display()),
-    };
-    let first = session::update(state, session, |s| s.first_notice(&key)).unwrap_or(true);
-    if !first {
+    if !first_notice(state, session, &notice_key(project, &why)) {
         return;
     }
     // Where they are: `.amplifier/hooks`, `.amcp`, or both (an AMCP-only project has no
@@ -151,11 +194,39 @@ pub(super) fn notify_untrusted(
             places.push(place);
         }
     }
+    say_untrusted(project, plugins.len(), &places, &why, outcome);
+}
+
+/// What one notice about a project's plugins is remembered by, once per session.
+fn notice_key(project: &Path, why: &crate::trust_scope::NotRun) -> String {
+    use crate::trust_scope::NotRun;
+    match why {
+        NotRun::Untrusted(trust::Untrusted::Never) => format!("untrusted:{}", project.display()),
+        NotRun::Untrusted(trust::Untrusted::Changed(file)) => {
+            format!("changed:{}:{file}", project.display())
+        }
+        NotRun::Refused(refusal) => format!("refused:{}:{refusal}", project.display()),
+    }
+}
+
+/// Whether this session has not been told `key` yet (and now has).
+fn first_notice(state: &StateDir, session: Option<&str>, key: &str) -> bool {
+    session::update(state, session, |s| s.first_notice(key)).unwrap_or(true)
+}
+
+/// Tells the user (once) that `count` plugins of `project`, in `places`, were skipped, and why.
+fn say_untrusted(
+    project: &Path,
+    count: usize,
+    places: &[String],
+    why: &crate::trust_scope::NotRun,
+    outcome: &mut Outcome,
+) {
+    use crate::trust_scope::NotRun;
     let quoted = amplihack_protocol::command::shell_quote(&project.to_string_lossy());
-    let message = match &why {
+    let message = match why {
         NotRun::Refused(refusal) => format!(
-            "amplihack: the {} hook plugin(s) in {} were skipped: trust cannot cover what they run: {refusal}",
-            plugins.len(),
+            "amplihack: the {count} hook plugin(s) in {} were skipped: trust cannot cover what they run: {refusal}",
             places.join(" and "),
         ),
         NotRun::Untrusted(why) => {
@@ -166,8 +237,7 @@ pub(super) fn notify_untrusted(
                 }
             };
             format!(
-                "amplihack: {} hook plugin(s) in {} {what} and were skipped. Review them, then run: amplihack hooks trust --project {quoted}",
-                plugins.len(),
+                "amplihack: {count} hook plugin(s) in {} {what} and were skipped. Review them, then run: amplihack hooks trust --project {quoted}",
                 places.join(" and "),
             )
         }

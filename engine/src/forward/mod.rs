@@ -25,6 +25,7 @@ use crate::discovery::{self, Level, Plugin};
 use crate::execute::{self, Finished, Ran, Spawn};
 use crate::handlers::{Context, HandlerKind, Plan, Planning};
 use crate::matcher;
+use crate::plugin_index;
 
 mod audit_records;
 mod context_cap;

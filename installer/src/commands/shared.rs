@@ -132,7 +132,13 @@ pub(crate) fn register_known(
         None => safe_file::edit_json(&target.path, options, change)?,
     };
     if target.host == Host::Codex {
-        crate::hosts::codex::trust_after_write(&target.path, target.scope, options.dry_run);
+        let written = crate::hosts::codex::Written::new(hooks_binary, &[]);
+        crate::hosts::codex::trust_after_write(
+            &target.path,
+            target.scope,
+            options.dry_run,
+            &written,
+        );
     }
     Ok(report)
 }

@@ -136,7 +136,8 @@ fn untrusted_project(project: &Path, config: &Path) -> String {
     )
 }
 
-/// amplihack's entries from `file` among what Codex lists.
+/// amplihack's entries from `file` among what Codex lists, as far as a check can tell: commands
+/// that run a program named amplihack-hooks. For reporting only; trust goes to [`Written`].
 fn ours_in<'a>(listed: &'a [Listed], file: &Path) -> Vec<&'a Listed> {
     listed
         .iter()
@@ -144,10 +145,50 @@ fn ours_in<'a>(listed: &'a [Listed], file: &Path) -> Vec<&'a Listed> {
         .collect()
 }
 
+/// Exactly what amplihack writes into a Codex hooks file: per entry, its event (as Codex names
+/// it) and its whole command, for the binary this install deployed. Trust goes only to an entry
+/// equal to one of these in both, never to one that only names a program `amplihack-hooks` or
+/// hides our command behind something else: a repository's own `.codex/hooks.json` is hostile.
+pub struct Written {
+    entries: Vec<(String, String)>,
+}
+
+impl Written {
+    /// The table's rows for Codex, and a `dispatch` entry for each of `plugin_events`, running
+    /// `binary`.
+    pub fn new(binary: &Path, plugin_events: &[String]) -> Written {
+        use amplihack_protocol::EventName;
+        let specs = registration::canonical(Host::Codex).into_iter().chain(
+            plugin_events.iter().filter_map(|event| {
+                registration::plugin_event_spec(Host::Codex, &EventName::parse(event))
+            }),
+        );
+        Written {
+            entries: specs
+                .map(|spec| {
+                    (
+                        spec.event.to_string(),
+                        registration::command_for(binary, &spec, Host::Codex),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether Codex's `hook` is one of these entries: the same command and the same event
+    /// (Codex lists `preToolUse` for `PreToolUse`).
+    fn holds(&self, hook: &Listed) -> bool {
+        let folded = |name: &str| name.replace('_', "").to_ascii_lowercase();
+        self.entries.iter().any(|(event, command)| {
+            *command == hook.command && folded(event) == folded(&hook.event_name)
+        })
+    }
+}
+
 /// After amplihack's entries were written to `file`: trusts exactly them through `codex
 /// app-server`, and records the keys for uninstall. What the user must do is gathered for
 /// [`take_notes`].
-pub fn trust_after_write(file: &Path, scope: Scope, dry_run: bool) {
+pub fn trust_after_write(file: &Path, scope: Scope, dry_run: bool, written: &Written) {
     if dry_run {
         return;
     }
@@ -158,7 +199,7 @@ pub fn trust_after_write(file: &Path, scope: Scope, dry_run: bool) {
     let Some(cwd) = cwd_of(file, scope) else {
         return;
     };
-    if let Err(e) = trust(&codex, file, scope, &cwd) {
+    if let Err(e) = trust(&codex, file, scope, &cwd, written) {
         note(format!(
             "{}: could not trust amplihack's entries through Codex ({e}); Codex skips them until trusted: run `amplihack doctor --fix`",
             file.display()
@@ -166,12 +207,34 @@ pub fn trust_after_write(file: &Path, scope: Scope, dry_run: bool) {
     }
 }
 
-fn trust(codex: &Path, file: &Path, scope: Scope, cwd: &Path) -> Result<(), String> {
+fn trust(
+    codex: &Path,
+    file: &Path,
+    scope: Scope,
+    cwd: &Path,
+    written: &Written,
+) -> Result<(), String> {
     let locations = Locations::from_env(cwd).map_err(|e| e.to_string())?;
     let config = home(&locations).join("config.toml");
     let mut server = AppServer::start(codex, cwd)?;
     let listed = server.hooks(cwd)?;
-    let ours = ours_in(&listed, file);
+    let ours: Vec<&Listed> = listed
+        .iter()
+        .filter(|h| h.source_path == file && written.holds(h))
+        .collect();
+    // Anything else in the file that names amplihack-hooks is not amplihack's to trust.
+    let lookalikes: Vec<String> = ours_in(&listed, file)
+        .into_iter()
+        .filter(|h| !written.holds(h))
+        .map(|h| format!("{} `{}`", h.event_name, h.command))
+        .collect();
+    if !lookalikes.is_empty() {
+        note(format!(
+            "{}: not trusted, though they name amplihack-hooks: {} (amplihack trusts only the entries it wrote, exactly as it wrote them; review these in Codex's TUI, /hooks)",
+            file.display(),
+            lookalikes.join("; ")
+        ));
+    }
     if ours.is_empty() {
         note(match scope {
             Scope::Project => untrusted_project(cwd, &config),

@@ -245,15 +245,36 @@ fn check_command(
                 args
             };
             let script = shell_script_argument(args)?;
+            let positional = script_positionals(args, script);
+            let script = with_positionals(&script.text, positional);
+            check_line(&script, ctx, &mut cwd.clone(), depth + 1, walk)
+        }
+        // `trap 'git commit --no-verify' EXIT`: its first argument runs later, as a script.
+        "trap" => {
+            let script = args.first().filter(|w| !w.text.starts_with('-'))?;
             check_line(&script.text, ctx, &mut cwd.clone(), depth + 1, walk)
         }
         "eval" => {
             let joined: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
             check_line(&joined.join(" "), ctx, cwd, depth + 1, walk)
         }
-        "git" => {
+        // `git …`, or a subcommand's own program (`/usr/lib/git-core/git-commit`): the same.
+        program if program == "git" || dashed_git(program).is_some() => {
             let env =
                 walk.hooks_path_env || assignments.iter().any(|w| env_sets_hooks_path(&w.text));
+            let dashed;
+            let args = match dashed_git(program) {
+                Some(subcommand) => {
+                    dashed = std::iter::once(Word {
+                        text: subcommand.to_string(),
+                        ..first.clone()
+                    })
+                    .chain(args.iter().cloned())
+                    .collect::<Vec<_>>();
+                    &dashed[..]
+                }
+                None => args,
+            };
             match check_git(args, env) {
                 Git::Deny(reason) => Some(reason),
                 Git::Shell(script) => check_line(&script, ctx, &mut cwd.clone(), depth + 1, walk),
@@ -284,6 +305,16 @@ fn strip_wrappers(mut words: &[Word]) -> (&[Word], Vec<&Word>) {
             continue;
         }
         match basename(&first.text) {
+            // `function NAME { …; }` (and `function NAME() { …; }`): the body is checked as
+            // the commands it holds, since calling the function runs them.
+            "function" => {
+                words = match rest {
+                    [_, brace, ..] if brace.text == "{" || brace.text == "()" => &rest[1..],
+                    [_, ..] => &rest[1..],
+                    [] => rest,
+                };
+                continue;
+            }
             "coproc" => {
                 // `coproc NAME { …; }`: the name belongs to the keyword.
                 words = match rest {
@@ -355,6 +386,50 @@ fn shell_script_argument(args: &[Word]) -> Option<&Word> {
         break;
     }
     if command_mode { args.get(i) } else { None }
+}
+
+/// The most text substituting a script's positional parameters may add.
+const POSITIONAL_BUDGET: usize = 1 << 20;
+
+/// The words after a `-c` script: `$0`, then `$1`, `$2`, ... of the script.
+fn script_positionals<'a>(args: &'a [Word], script: &Word) -> &'a [Word] {
+    let at = args
+        .iter()
+        .position(|w| std::ptr::eq(w, script))
+        .map_or(args.len(), |i| i + 1);
+    args.get(at + 1..).unwrap_or_default()
+}
+
+/// `script` with its positional parameters (`"$@"`, `$*`, `$1`…`$9`, `${1}`) replaced by the
+/// words given after it, each quoted: `bash -c 'git commit "$@"' _ --no-verify` is checked as
+/// what it runs. A script that reads none is returned as it is.
+fn with_positionals(script: &str, positional: &[Word]) -> String {
+    if positional.is_empty() || !script.contains('$') {
+        return script.to_string();
+    }
+    let quoted: Vec<String> = positional
+        .iter()
+        .map(|w| amplihack_protocol::command::shell_quote(&w.text))
+        .collect();
+    let all = quoted.join(" ");
+    // Bounded: `"$@"` a million times over a long word must not grow the work past linear.
+    let uses = script.matches('$').count();
+    if uses.saturating_mul(all.len()) > POSITIONAL_BUDGET {
+        return script.to_string();
+    }
+    let mut out = script
+        .replace("\"$@\"", &all)
+        .replace("\"$*\"", &all)
+        .replace("${@}", &all)
+        .replace("$@", &all)
+        .replace("$*", &all);
+    for (n, word) in quoted.iter().enumerate().take(9).rev() {
+        out = out
+            .replace(&format!("\"${}\"", n + 1), word)
+            .replace(&format!("${{{}}}", n + 1), word)
+            .replace(&format!("${}", n + 1), word);
+    }
+    out
 }
 
 fn change_dir(args: &[Word], ctx: &GuardContext<'_>, cwd: Option<&str>) -> Option<String> {
@@ -430,18 +505,45 @@ enum Git {
 /// How many `-c alias.x=…` expansions are followed (git itself refuses loops).
 const MAX_ALIASES: usize = 8;
 
+/// The subcommand a dashed git program runs (`git-commit` → `commit`), for the verifying ones.
+fn dashed_git(program: &str) -> Option<&str> {
+    program
+        .strip_prefix("git-")
+        .filter(|sub| VERIFYING_SUBCOMMANDS.contains(sub))
+}
+
+/// git's global options that take the next word as their value.
+const GIT_VALUE_OPTIONS: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--attr-source",
+    "--shallow-file",
+    "--super-prefix",
+];
+
 /// `env_sets_hooks_path`: the command's environment sets `core.hooksPath` (`GIT_CONFIG_*`).
 fn check_git(args: &[Word], env_sets_hooks_path: bool) -> Git {
+    check_git_with(args, env_sets_hooks_path, Vec::new(), 0)
+}
+
+/// [`check_git`] with the `-c alias.…` seen so far and how many aliases were expanded: an alias
+/// may itself start with global options (`alias.ci='-c core.hooksPath=x commit'`).
+fn check_git_with(
+    args: &[Word],
+    env_sets_hooks_path: bool,
+    mut aliases: Vec<(String, String)>,
+    expanded: usize,
+) -> Git {
     let mut hooks_path_override = env_sets_hooks_path;
-    let mut aliases: Vec<(String, String)> = Vec::new();
     let mut i = 0;
     // Global options come before the subcommand; some take a value.
     while let Some(arg) = args.get(i) {
         let text = arg.text.as_str();
-        if matches!(
-            text,
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
-        ) {
+        if GIT_VALUE_OPTIONS.contains(&text) {
             if let Some(value) = args.get(i + 1) {
                 if text == "-c" {
                     hooks_path_override |= sets_hooks_path(&value.text);
@@ -471,12 +573,27 @@ fn check_git(args: &[Word], env_sets_hooks_path: bool) -> Git {
     let Some(subcommand) = args.get(i) else {
         return Git::Allow;
     };
+    // A subcommand the line computes (`git $c --no-verify`, `printf -v c commit`): whichever
+    // it is, skipping verification for one of the verifying subcommands is denied.
+    if subcommand.opaque
+        && VERIFYING_SUBCOMMANDS
+            .iter()
+            .any(|s| skips_verification(s, &args[i + 1..]))
+    {
+        return Git::Deny(
+            "amplihack blocked `git <computed subcommand> --no-verify`: skipping the repository's verification hooks is not allowed. Run the git command without --no-verify and fix what the hooks report.".into(),
+        );
+    }
     let mut subcommand = subcommand.text.clone();
     let mut rest = std::borrow::Cow::Borrowed(&args[i + 1..]);
-    // `git -c alias.ci='commit --no-verify' ci`: the alias is what runs. Aliases from the
-    // repository's or the user's config files are not read.
-    for _ in 0..MAX_ALIASES {
-        let Some((_, value)) = aliases.iter().find(|(name, _)| *name == subcommand) else {
+    // `git -c alias.ci='commit --no-verify' ci`: the alias is what runs (alias names are
+    // case-insensitive, as git's config keys). Aliases from the repository's or the user's config
+    // files are not read.
+    for round in expanded..MAX_ALIASES {
+        let Some((_, value)) = aliases
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(&subcommand))
+        else {
             break;
         };
         if let Some(script) = value.strip_prefix('!') {
@@ -496,6 +613,11 @@ fn check_git(args: &[Word], env_sets_hooks_path: bool) -> Git {
         let Some((first, more)) = words.split_first() else {
             break;
         };
+        if first.text.starts_with('-') {
+            // Global options in the alias: read them as git does, before its subcommand.
+            let expanded_args: Vec<Word> = words.iter().chain(rest.iter()).cloned().collect();
+            return check_git_with(&expanded_args, hooks_path_override, aliases, round + 1);
+        }
         subcommand = first.text.clone();
         rest = more.iter().chain(rest.iter()).cloned().collect();
     }
@@ -621,7 +743,8 @@ fn skips_verification(subcommand: &str, args: &[Word]) -> bool {
             }
         } else if let Some(cluster) = text.strip_prefix('-').filter(|c| !c.is_empty()) {
             for (index, flag) in cluster.char_indices() {
-                if subcommand == "commit" && flag == 'n' {
+                // `-n` is `--no-verify` for commit and am (push's `-n` is a dry run).
+                if matches!(subcommand, "commit" | "am") && flag == 'n' {
                     return true;
                 }
                 if short_value_options(subcommand).contains(flag) {
@@ -785,6 +908,37 @@ mod tests {
             "git -c core.hookspath=/dev/null push",
             "true; git commit --no-verify",
             "git add . && git commit --no-verify -m 'x'",
+            // Hostile-repos round 2: global options with a value before the subcommand.
+            "git --attr-source HEAD commit --no-verify -m x",
+            "git --shallow-file x commit --no-verify -m x",
+            "git --super-prefix a/ commit --no-verify -m x",
+            // Aliases: names are case-insensitive; an alias may start with global options.
+            "git -c alias.CI='commit --no-verify' ci -m x",
+            "git -c alias.ci='-c core.hooksPath=/dev/null commit' ci -m x",
+            "git -c alias.ci='-c alias.x=commit x --no-verify' ci -m x",
+            // Other paths to git: a subcommand's own program, `am -n`.
+            "/usr/lib/git-core/git-commit --no-verify -m x",
+            "git-push --no-verify",
+            "git am -n < patch",
+            "git am -3n < patch",
+            // Wrapper options the table did not know.
+            "env -iu X git commit --no-verify -m x",
+            "ionice --class 2 git commit --no-verify -m x",
+            "stdbuf --output L git commit --no-verify -m x",
+            "/usr/bin/time -o F git commit --no-verify -m x",
+            "sudo --user U git commit --no-verify -m x",
+            // bash's ANSI-C quoting: hex, octal and unicode escapes.
+            "git commit $'\\x2d\\x2dno-verify' -m x",
+            "git commit $'\\055\\055no-verify' -m x",
+            "git commit $'\\u002d\\u002dno-verify' -m x",
+            "git commit $'--no-\\x76erify' -m x",
+            // A subcommand the line computes; a script that runs later.
+            "printf -v c %s commit; git $c --no-verify -m x",
+            "git $(echo commit) --no-verify -m x",
+            "trap 'git commit --no-verify -m x' EXIT",
+            "function f { git commit --no-verify -m x; }; f",
+            "bash -c 'git commit \"$@\"' _ --no-verify -m x",
+            "sh -c 'git \"$1\" \"$2\"' sh commit --no-verify",
         ] {
             let reason = verdict(command).unwrap_or_else(|| panic!("should deny: {command}"));
             assert!(reason.contains("amplihack blocked"), "{command}: {reason}");
@@ -794,6 +948,9 @@ mod tests {
     #[test]
     fn mentions_and_other_commands_are_allowed() {
         for command in [
+            "git push -n origin main",
+            "git --exec-path",
+            "git -c alias.ci=commit CI -m x",
             "git commit -m \"--no-verify\"",
             "git commit -m '--no-verify is bad'",
             "git commit -F --no-verify",
@@ -823,6 +980,13 @@ mod tests {
             "rm -rf \"$HOME\"",
             "rm -rf ${HOME}/",
             "rm -R $HOME",
+            // Parameter operators that give the same path back.
+            "rm -rf ${HOME:0}",
+            "rm -rf ${HOME:0:99}",
+            "rm -rf ${HOME/x/x}",
+            "rm -rf ${HOME//u/u}",
+            "rm -rf ${HOME,,}",
+            "rm -rf $'\\x2f'",
             "rm --recursive --force /home/u",
             "rm --rec /home/u",
             "rm -rf .",
