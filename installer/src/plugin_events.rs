@@ -67,6 +67,14 @@ pub const HOSTS_RECORD: &str = "host-plugin-events.json";
 
 type HostsRecord = std::collections::BTreeMap<std::path::PathBuf, Vec<String>>;
 
+/// The plugin events amplihack registered in `file` before (its `dispatch` entries there).
+pub(crate) fn recorded_events_in(
+    state: &amplihack_state::StateDir,
+    file: &std::path::Path,
+) -> Vec<String> {
+    hosts_record(state).remove(file).unwrap_or_default()
+}
+
 fn hosts_record(state: &amplihack_state::StateDir) -> HostsRecord {
     amplihack_state::files::read_json(&state.file(HOSTS_RECORD))
         .ok()
@@ -246,14 +254,23 @@ pub fn sync_timeouts(ctx: &Context) -> Result<Vec<String>, CommandError> {
         return Ok(Vec::new());
     }
     let declared = declared(ctx);
+    let deployed = manifest
+        .bin_dir
+        .as_ref()
+        .map(|dir| dir.join(amplihack_protocol::table::HOOKS_BINARY));
+    let plugin_events = hosts_record(&state);
     let mut lines = Vec::new();
     for target in &targets {
         let host = target.host;
         let Ok(Some((_, current))) = target.read_json() else {
             continue; // gone, or unreadable: `doctor` says why
         };
-        let Some(binary) = shared::our_binary_in(host, &current) else {
-            continue; // amplihack is no longer registered there
+        // The binary this install deployed, never one a file names (see sync_hosts).
+        let Some(binary) = deployed
+            .clone()
+            .filter(|d| shared::our_binary_in(host, &current).as_ref() == Some(d))
+        else {
+            continue; // amplihack is no longer registered there (or not with this binary)
         };
         let raised = registration::raised_for(host, &declared);
         let apply = |value: &mut serde_json::Value| {
@@ -271,7 +288,9 @@ pub fn sync_timeouts(ctx: &Context) -> Result<Vec<String>, CommandError> {
         })
         .map_err(|e| CommandError::Refused(e.to_string()))?;
         if host == Host::Codex {
-            crate::hosts::codex::trust_after_write(&target.path, target.scope, false);
+            let events = plugin_events.get(&target.path).cloned().unwrap_or_default();
+            let written = crate::hosts::codex::Written::new(&binary, &events);
+            crate::hosts::codex::trust_after_write(&target.path, target.scope, false, &written);
         }
         let what = if raised.is_empty() {
             "amplihack's own timeouts (no plugin declares more)".to_string()

@@ -132,7 +132,11 @@ pub(crate) fn register_known(
         None => safe_file::edit_json(&target.path, options, change)?,
     };
     if target.host == Host::Codex {
-        let written = crate::hosts::codex::Written::new(hooks_binary, &[]);
+        // The file's rows, and the plugin events amplihack registered there before.
+        let events = crate::scopes::Locations::from_env(&target.path)
+            .map(|l| crate::plugin_events::recorded_events_in(&l.state(), &target.path))
+            .unwrap_or_default();
+        let written = crate::hosts::codex::Written::new(hooks_binary, &events);
         crate::hosts::codex::trust_after_write(
             &target.path,
             target.scope,

@@ -150,7 +150,8 @@ fn ours_in<'a>(listed: &'a [Listed], file: &Path) -> Vec<&'a Listed> {
 /// equal to one of these in both, never to one that only names a program `amplihack-hooks` or
 /// hides our command behind something else: a repository's own `.codex/hooks.json` is hostile.
 pub struct Written {
-    entries: Vec<(String, String)>,
+    binary: std::path::PathBuf,
+    specs: Vec<registration::HookSpec>,
 }
 
 impl Written {
@@ -164,23 +165,21 @@ impl Written {
             }),
         );
         Written {
-            entries: specs
-                .map(|spec| {
-                    (
-                        spec.event.to_string(),
-                        registration::command_for(binary, &spec, Host::Codex),
-                    )
-                })
-                .collect(),
+            binary: binary.to_path_buf(),
+            specs: specs.collect(),
         }
     }
 
     /// Whether Codex's `hook` is one of these entries: the same command and the same event
-    /// (Codex lists `preToolUse` for `PreToolUse`).
+    /// (Codex lists `preToolUse` for `PreToolUse`). A row raised for the plugins' timeouts
+    /// carries amplihack's own `--timeout N`, which is compared as amplihack writes it.
     fn holds(&self, hook: &Listed) -> bool {
         let folded = |name: &str| name.replace('_', "").to_ascii_lowercase();
-        self.entries.iter().any(|(event, command)| {
-            *command == hook.command && folded(event) == folded(&hook.event_name)
+        let raised = registration::raised_in(&hook.command);
+        self.specs.iter().any(|spec| {
+            let spec = registration::HookSpec { raised, ..*spec };
+            registration::command_for(&self.binary, &spec, Host::Codex) == hook.command
+                && folded(spec.event) == folded(&hook.event_name)
         })
     }
 }
