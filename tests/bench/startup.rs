@@ -16,8 +16,11 @@
 //!   `AMPLIHACK_BENCH_MAX_INSTALL_RATIO` (default 1.6) times `jq .` on the same file.
 //!
 //! Absolute limits, failing at once: the peak RSS exceeds `AMPLIHACK_BENCH_MAX_RSS_KIB` (default 4096), the binary carries a TLS,
-//!   HTTP client or async runtime (`rustls`, `ureq`, `tokio`) or exceeds 4 MiB
-//!   (`AMPLIHACK_BENCH_MAX_SIZE_KIB`).
+//!   HTTP client or async runtime (`rustls`, `ureq`, `tokio`) or exceeds 5 MiB
+//!   (`AMPLIHACK_BENCH_MAX_SIZE_KIB`). It was 4 MiB until matchers became JavaScript regular
+//!   expressions: `regress` carries about 750 KB of Unicode tables (the `dist` binary went from
+//!   3.35 MB to 4.24 MB). They are mapped, not read, at start-up: the ratios above are the gate
+//!   on what that costs.
 //!
 //! A shared 2-core machine has bursts of noise that can move one median by 10%; a measurement
 //! that falls short is taken again, up to three times in all, and the best one counts. A slower
@@ -381,7 +384,7 @@ fn finish(mut failed: bool, hooks: &Path, project: &str) {
                 failed = true;
             }
         }
-        let max_size: u64 = env_or("AMPLIHACK_BENCH_MAX_SIZE_KIB", 4096) * 1024;
+        let max_size: u64 = env_or("AMPLIHACK_BENCH_MAX_SIZE_KIB", 5120) * 1024;
         if bytes.len() as u64 > max_size {
             println!(
                 "  FAIL: amplihack-hooks is {} bytes, over {max_size}",
