@@ -192,7 +192,14 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             manifest::update(&locations.state(), |m| m.docs.clear())?;
         }
     }
-    if !args.keep_binaries {
+    // A package manager's binaries are its to remove (`npm uninstall`, `pip uninstall`, ...).
+    let owner = crate::install_method::InstallMethod::detect(
+        &bin_dir
+            .join("amplihack")
+            .canonicalize()
+            .unwrap_or_else(|_| bin_dir.join("amplihack")),
+    );
+    if !args.keep_binaries && owner.manager().is_none() {
         for name in BINARIES {
             let path = bin_dir.join(name);
             if path.is_file() {
@@ -249,6 +256,14 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             } else {
                 "removed"
             }
+        ));
+    }
+    if !args.keep_binaries
+        && let (Some(manager), Some(_)) = (owner.manager(), owner.update_command())
+    {
+        outcome.text.push_str(&format!(
+            "  binaries   {}  left to {manager}, which installed them (remove them with {manager})\n",
+            bin_dir.display()
         ));
     }
     outcome.json["binaries_removed"] = json!(removed);
