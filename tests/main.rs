@@ -31,6 +31,7 @@ mod hook_texts_e2e;
 mod host_clis_smoke;
 mod managed_scope_e2e;
 mod opencode_e2e;
+mod packages_e2e;
 mod plugin_events_e2e;
 mod plugin_events_hosts_e2e;
 mod plugins_native_e2e;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use assert_cmd::Command as AssertCommand;
 use serde_json::{Value, json};
-use support::{TestEnv, fixture, run_with_timeout, stderr};
+use support::{TestEnv, run_with_timeout, stderr};
 
 fn assert_cmd(env: &TestEnv, args: &[&str]) -> AssertCommand {
     AssertCommand::from_std(env.hooks(args))
