@@ -36,6 +36,7 @@ mod long_outputs_native_e2e;
 mod managed_scope_e2e;
 mod matchers_native_e2e;
 mod opencode_e2e;
+mod packages_e2e;
 mod plugin_events_e2e;
 mod plugin_events_hosts_e2e;
 mod plugins_native_e2e;

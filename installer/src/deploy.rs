@@ -272,16 +272,16 @@ pub fn is_executable(path: &Path) -> bool {
 const MODULE_FILES: [(&str, &str); 4] = [
     (
         "pyproject.toml",
-        include_str!("../../amplifier/pyproject.toml"),
+        include_str!("../amplifier-module/pyproject.toml"),
     ),
-    ("README.md", include_str!("../../amplifier/README.md")),
+    ("README.md", include_str!("../amplifier-module/README.md")),
     (
         "amplifier_module_hooks_amplihack/__init__.py",
-        include_str!("../../amplifier/amplifier_module_hooks_amplihack/__init__.py"),
+        include_str!("../amplifier-module/amplifier_module_hooks_amplihack/__init__.py"),
     ),
     (
         "amplifier_module_hooks_amplihack/agent.py",
-        include_str!("../../amplifier/amplifier_module_hooks_amplihack/agent.py"),
+        include_str!("../amplifier-module/amplifier_module_hooks_amplihack/agent.py"),
     ),
 ];
 

@@ -6,6 +6,7 @@
 //! * [`safe_file`]: locked, backed-up, atomic edits that refuse unparseable files;
 //! * [`scopes`]: where each scope's files are, for each host;
 //! * [`deploy`]: copying the binaries into the bin directory;
+//! * [`install_method`]: whether npm, pip, uv, pipx or cargo installed the binaries;
 //! * [`commands`]: `install`, `uninstall`, `doctor`, `status`, `reregister`, one module each;
 //! * [`user_hooks`]: `amplihack hooks …`, the user's own hook plugins;
 //! * [`plugin_events`]: Claude Code registrations for the events the user's plugins need;
@@ -21,6 +22,7 @@ pub mod docs;
 pub mod error;
 pub mod finding;
 pub mod hosts;
+pub mod install_method;
 pub mod lock;
 pub mod log;
 pub mod managed;

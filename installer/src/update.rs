@@ -13,6 +13,9 @@
 //! 5. run the new `amplihack` to re-register every settings file in the install manifest.
 //!
 //! Any failure before step 4 leaves the working binaries untouched and says what happened.
+//!
+//! Binaries a package manager installed (npm, pip, `uv tool`, pipx, cargo: see
+//! [`crate::install_method`]) are not touched: `update` names that tool's command and exits 1.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -27,6 +30,7 @@ use sha2::{Digest, Sha256};
 
 use crate::commands::{CommandError, Outcome};
 use crate::deploy::{self, BINARIES};
+use crate::install_method::InstallMethod;
 use crate::scopes::Locations;
 
 pub const DEFAULT_RELEASES_URL: &str = concat!(env!("CARGO_PKG_REPOSITORY"), "/releases");
@@ -68,6 +72,12 @@ pub enum UpdateError {
     /// `AMPLIHACK_RELEASES_URL` is not `https://` (plain `http://` is for a loopback host only).
     InsecureUrl {
         url: String,
+    },
+    /// The binaries belong to a package manager (npm, pip, uv, pipx, cargo): it updates them.
+    PackageManaged {
+        dir: PathBuf,
+        manager: &'static str,
+        command: String,
     },
 }
 
@@ -114,6 +124,17 @@ impl fmt::Display for UpdateError {
                 "{RELEASES_VAR} is {url}: releases are fetched over HTTPS only (plain http:// only \
                  from this machine: localhost, 127.0.0.1, [::1]); set it to an https:// URL, or \
                  unset it for {DEFAULT_RELEASES_URL}; {KEPT}"
+            ),
+            UpdateError::PackageManaged {
+                dir,
+                manager,
+                command,
+            } => write!(
+                f,
+                "amplihack in {} was installed with {manager}, which owns those files: update it \
+                 with `{command}` (then `amplihack install` registers the new version); nothing \
+                 was changed",
+                dir.display()
             ),
         }
     }
@@ -428,9 +449,26 @@ fn bin_dir(args: &UpdateArgs, locations: &Locations) -> PathBuf {
         .unwrap_or_else(|| deploy::bin_dir(None, &locations.home))
 }
 
+/// Refuses to touch binaries a package manager installed (the files are its own: a later
+/// `npm`/`pip`/`cargo` run would overwrite or fail on them), naming the command that updates them.
+fn package_managed(bin_dir: &Path) -> Result<(), UpdateError> {
+    let installed = bin_dir.join("amplihack");
+    let installed = installed.canonicalize().unwrap_or(installed);
+    let method = InstallMethod::detect(&installed);
+    match (method.manager(), method.update_command()) {
+        (Some(manager), Some(command)) => Err(UpdateError::PackageManaged {
+            dir: installed.parent().unwrap_or(bin_dir).to_path_buf(),
+            manager,
+            command,
+        }),
+        _ => Ok(()),
+    }
+}
+
 pub fn update(args: &UpdateArgs, project: &std::path::Path) -> Result<Outcome, CommandError> {
     let locations = Locations::from_env(project)?;
     let bin_dir = bin_dir(args, &locations);
+    package_managed(&bin_dir)?;
     if args.rollback {
         return rollback(&locations, &bin_dir);
     }

@@ -14,6 +14,7 @@ use super::shared::{
 use super::{ChangeArgs, CommandError, Outcome};
 use crate::deploy;
 use crate::hosts::HostChoice;
+use crate::install_method::InstallMethod;
 use crate::registration::{self, Host};
 use crate::safe_file::{self, Action, EditOptions};
 use crate::scopes::{Locations, Scope};
@@ -65,8 +66,20 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     let host = args.host;
     let managed_bin = (managed && std::env::var_os(amplihack_env::AMPLIHACK_BIN_DIR).is_none())
         .then(|| PathBuf::from(crate::managed::MANAGED_BIN_DIR));
+    // Installed by a package manager (npm, pip, uv tool, pipx, cargo): the hosts run its native
+    // binaries where it keeps them, unless another bin directory is asked for.
+    let method = InstallMethod::current();
+    let package_bin = (args.bin_dir.is_none()
+        && managed_bin.is_none()
+        && std::env::var_os(amplihack_env::AMPLIHACK_BIN_DIR).is_none_or(|d| d.is_empty())
+        && method.registers_in_place())
+    .then(|| deploy::source_dir().ok())
+    .flatten();
     let bin_dir = deploy::bin_dir(
-        args.bin_dir.as_deref().or(managed_bin.as_deref()),
+        args.bin_dir
+            .as_deref()
+            .or(managed_bin.as_deref())
+            .or(package_bin.as_deref()),
         &locations.home,
     );
     // `--plugin-events`, checked against the installed Claude Code before anything is touched.
@@ -307,7 +320,14 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             reports.push((other, report));
         }
     }
-    if !deployment.on_path {
+    if package_bin.is_some() {
+        warnings.push(format!(
+            "the binaries stay where {} installed them ({}) and the hosts run them from there; update with `{}`",
+            method.manager().unwrap_or("the package manager"),
+            bin_dir.display(),
+            method.update_command().unwrap_or_default()
+        ));
+    } else if !deployment.on_path {
         warnings.push(format!(
             "{0} is not on your PATH; the hooks still work (they use the absolute path), but to run `amplihack` add `export PATH=\"{0}:$PATH\"` to your shell profile",
             bin_dir.display()

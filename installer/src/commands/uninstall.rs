@@ -224,7 +224,14 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             manifest::update(&locations.state(), |m| m.docs.clear())?;
         }
     }
-    if remove_binaries {
+    // A package manager's binaries are its to remove (`npm uninstall`, `pip uninstall`, ...).
+    let owner = crate::install_method::InstallMethod::detect(
+        &bin_dir
+            .join("amplihack")
+            .canonicalize()
+            .unwrap_or_else(|_| bin_dir.join("amplihack")),
+    );
+    if remove_binaries && owner.manager().is_none() {
         for name in BINARIES {
             let path = bin_dir.join(name);
             if path.is_file() {
@@ -300,6 +307,12 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
     if binaries_kept {
         outcome.text.push_str(&format!(
             "  binaries   {}  kept: the registrations above run them (they go with the last registration)\n",
+            bin_dir.display()
+        ));
+    }
+    if remove_binaries && let (Some(manager), Some(_)) = (owner.manager(), owner.update_command()) {
+        outcome.text.push_str(&format!(
+            "  binaries   {}  left to {manager}, which installed them (remove them with {manager})\n",
             bin_dir.display()
         ));
     }
