@@ -239,6 +239,7 @@ check "forwarding benchmark (cargo bench --bench forwarding)" bench forwarding
 check "rules benchmark: 100 in-process rules vs one sh -c true (cargo bench --bench rules)" bench rules
 check "guard benchmark: the Bash guard, and the lexer reading hook commands as written, on 1 MB hostile commands, goal 50 ms (cargo bench --bench guard)" bench guard
 if ! $quick; then
+  check "the manual: every page listed, every link resolving, mdBook building it (docs/check)" docs/check
   check "plugin-cost benchmark: one plugin in the real Claude Code, through amplihack vs natively (cargo bench --bench claude_code_plugins)" bench claude_code_plugins
   check "Amplifier benchmark: amplihack's module vs the hook-shell bridge (tests/bench/amplifier_tool_pre.py)" amplifier_bench
 fi

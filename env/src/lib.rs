@@ -2,7 +2,7 @@
 //! who sets it ([`Origin`]). Code names a variable through its constant here, never as a literal,
 //! so a rename is one edit and a search finds every use.
 //!
-//! The README's "Environment" table documents every variable a user sets ([`Origin::User`]) and
+//! The manual's Environment page (`docs/src/using/environment.md`) documents every variable a user sets ([`Origin::User`]) and
 //! names only variables listed here; the native Amplifier module (`amplifier/
 //! amplifier_module_hooks_amplihack/__init__.py`) uses only names listed here. Both are checked
 //! by this crate's tests.
@@ -10,7 +10,7 @@
 /// Who sets a variable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
-    /// The user, to configure amplihack: documented in the README's Environment table.
+    /// The user, to configure amplihack: documented in the manual's Environment page.
     User,
     /// A host (Claude Code, Amplifier or its bridge) for the hooks it runs.
     Host,
@@ -176,7 +176,7 @@ mod tests {
         std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
-    /// `AMPLIHACK_X`-like words in backquotes (README) or quotes (Python).
+    /// `AMPLIHACK_X`-like words in backquotes (the manual) or quotes (Python).
     fn names_in(text: &str, quote: char) -> BTreeSet<String> {
         text.split(quote)
             .skip(1)
@@ -193,12 +193,12 @@ mod tests {
             .collect()
     }
 
-    /// The README's Environment table: the rows between its header and the next blank line.
+    /// The manual's Environment table: the rows between its header and the next blank line.
     fn readme_table() -> BTreeSet<String> {
-        let readme = repo_file("README.md");
+        let readme = repo_file("docs/src/using/environment.md");
         let start = readme
             .find("| variable | effect |")
-            .expect("the README has an Environment table");
+            .expect("the manual's Environment page has its table");
         let table: String = readme[start..]
             .lines()
             .take_while(|line| line.starts_with('|'))
@@ -222,14 +222,14 @@ mod tests {
         for name in &documented {
             assert!(
                 is_known(name),
-                "README names {name}, which is not in amplihack-env"
+                "the manual names {name}, which is not in amplihack-env"
             );
         }
         for (name, origin) in ALL {
             if *origin == Origin::User {
                 assert!(
                     documented.contains(*name),
-                    "{name} is a user setting missing from README's Environment table"
+                    "{name} is a user setting missing from the manual's Environment table"
                 );
             }
         }

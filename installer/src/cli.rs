@@ -11,7 +11,7 @@ use crate::scopes::Locations;
 #[command(
     name = "amplihack",
     version = amplihack_protocol::VERSION,
-    about = "Install, check and remove amplihack's hooks for Claude Code and Amplifier"
+    about = "Install, check and remove amplihack's hooks for Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI and opencode"
 )]
 pub struct Cli {
     #[command(subcommand)]

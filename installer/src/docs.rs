@@ -45,7 +45,7 @@ impl Binary {
 fn hooks_command() -> clap::Command {
     let mut command = clap::Command::new(HOOKS_BINARY)
         .version(amplihack_protocol::VERSION)
-        .about("The hook binary Claude Code and Amplifier call on every event")
+        .about("The hook binary every agent calls on every event (Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI and opencode)")
         .long_about(
             "Reads one JSON event on stdin, runs amplihack's built-ins and your plugins \
              (~/.amplifier/hooks/ and a trusted project's .amplifier/hooks/), and answers in the \

@@ -19,7 +19,7 @@ use crate::deploy::DeployError;
 use crate::managed::PluginEventsError;
 use crate::update::UpdateError;
 
-/// The exit codes, documented in the README's `amplihack` section.
+/// The exit codes, documented in the manual's `amplihack` page (docs/src/using/amplihack.md).
 pub mod exit {
     pub const OK: i32 = 0;
     /// A check found a problem, or the command refused something the user can fix.

@@ -1,4 +1,4 @@
-//! The hook protocol, typed, for both hosts that call `amplihack-hooks`.
+//! The hook protocol, typed, for every host that calls `amplihack-hooks` (Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI and opencode).
 //!
 //! * [`event`]: one JSON event read from stdin becomes a [`HookEvent`]: a typed view of the fields
 //!   the built-ins and the engine need, plus every field the host sent, kept verbatim so the event
@@ -6,7 +6,7 @@
 //! * [`reply`]: one [`Reply`] per event (decision, reason, updated input, context, messages).
 //! * [`claude`] and [`amplifier`]: the reply rendered in the dialect of the host that called.
 //!   Claude Code reads `hookSpecificOutput`/`decision`; Amplifier's `hook-shell` bridge honours
-//!   only a top-level `decision: "block"` and `contextInjection` (see `README.md`, "Amplifier").
+//!   only a top-level `decision: "block"` and `contextInjection` (see the manual, `docs/src/using/amplifier.md`).
 //!
 //! * [`hosts`]: each host's dialect (Codex, Copilot, Qwen, Droid, Gemini, opencode beside the
 //!   two above): its names read into Claude Code's event model, its reply rendered.

@@ -29,7 +29,7 @@ pub(crate) enum Command {
 
 pub fn usage() -> String {
     let mut text = format!(
-        "amplihack-hooks {VERSION}: the hook binary that Claude Code and Amplifier call on every event.\n\n\
+        "amplihack-hooks {VERSION}: the hook binary that every agent calls on every event (Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI and opencode).\n\n\
          Usage: amplihack-hooks [--host claude|amplifier] <SUBCOMMAND> < event.json\n\n\
          Reads one JSON event on stdin and answers in the calling host's dialect.\n\
          Exit 0: handled (or amplihack failed and let the event through); 1: invalid input.\n\n\

@@ -81,7 +81,7 @@ impl Context {
             .unwrap_or_else(|| "/".into())
     }
 
-    /// The project root: `CLAUDE_PROJECT_DIR` (both hosts set it), `AMPLIFIER_PROJECT_DIR`, else
+    /// The project root: `CLAUDE_PROJECT_DIR` (Claude Code and Amplifier set it), `AMPLIFIER_PROJECT_DIR`, else
     /// the git work tree of the working directory, else the working directory. A session started
     /// in a subdirectory finds the project's files.
     pub fn project_root(&self, event: &HookEvent) -> PathBuf {

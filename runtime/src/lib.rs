@@ -6,9 +6,9 @@
 //!   stdin). A failure prints one line on stderr, appends it to the failure log, and prints
 //!   nothing on stdout, so the host carries on as if the hook were not there.
 //! * `1`: invalid input (not JSON, not an object, a known event missing a field) or a usage
-//!   error. Claude Code and Amplifier treat 1 as a non-blocking error. Under a host where a
+//!   error. Every host treats 1 as a non-blocking error. Under a host where a
 //!   failing hook denies the tool (`--host copilot`), these exit 0 too, reported the same way.
-//! * `2`: never used to report a failure. (Blocks are sent as JSON on exit 0, which both hosts
+//! * `2`: never used to report a failure. (Blocks are sent as JSON on exit 0, which every host
 //!   honour and which carries the reason.)
 //!
 //! `lib.rs` is the run itself (arguments to reply, fail-open); beside it, [`args`] (the command

@@ -441,7 +441,7 @@ fn managed_policy(managed: &crate::managed::Managed, checked: &[Target]) -> Vec<
                 crate::managed::HOOKS_ONLY_KEY,
                 elsewhere.join(", ")
             ),
-            "an administrator registers amplihack for every user: `sudo amplihack install --scope managed` (README, \"For administrators\")".into(),
+            "an administrator registers amplihack for every user: `sudo amplihack install --scope managed` (manual: docs/src/admin/managed.md)".into(),
         ));
     }
     findings

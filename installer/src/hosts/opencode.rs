@@ -3,7 +3,7 @@
 //! `amplihack-hooks` into opencode's plugin directory: `$XDG_CONFIG_HOME/opencode/plugin/`
 //! (default `~/.config/opencode/plugin/`) for the user, `<project>/.opencode/plugin/` for a
 //! project. opencode loads every `.js` file there in-process; the plugin runs
-//! `amplihack-hooks dispatch --host opencode` per event (docs/hosts/opencode.md).
+//! `amplihack-hooks dispatch --host opencode` per event (docs/src/hosts/opencode.md).
 
 use std::path::{Path, PathBuf};
 
