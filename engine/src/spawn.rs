@@ -23,9 +23,10 @@ pub struct Started {
     pub exec_error: Option<OwnedFd>,
 }
 
-/// Starts a handler as [`start`] does, but waits for it to have called `execve` (vfork, through
-/// `std::process::Command`): cheapest when there is nothing else to start meanwhile (one handler,
-/// or the last of a batch), since the parent's memory is not copied.
+/// Starts a handler as [`start`] does, but waits for it to have called `execve`
+/// (`std::process::Command`; the child clears its signal mask first, so std forks rather than
+/// vforks): for one handler, or the last of a batch, when there is nothing else to start
+/// meanwhile.
 pub fn start_waiting(
     argv: &[String],
     cwd: &Path,
@@ -46,6 +47,19 @@ pub fn start_waiting(
         .stderr(Stdio::piped());
     for (key, value) in env {
         command.env(key, value);
+    }
+    // The caller holds the stop signals blocked while it starts and records the handler
+    // (execute::StopSignalsHeld), and a vfork child inherits that mask: the handler starts with
+    // none blocked, or a plugin's `signal.alarm` never fires and `kill` does not stop it.
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // async-signal-safe functions (sigemptyset, sigprocmask) on a local set.
+    unsafe {
+        command.pre_exec(|| {
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut empty);
+            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+            Ok(())
+        });
     }
     let mut child = command.spawn()?;
     let missing = || std::io::Error::other("a pipe to the handler was not set up");

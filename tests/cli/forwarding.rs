@@ -1477,3 +1477,43 @@ fn http_handlers_post_the_event_under_amplifier() {
     );
     assert_eq!(stub.received().len(), 2, "Claude Code POSTs its own copy");
 }
+
+/// Handlers start with no signal blocked on every spawn path: a lone handler (started the vfork
+/// way) and a batch (the first by fork, the last the vfork way). A Python plugin's
+/// `signal.alarm` fires, and `kill PID` stops what it started (hostile-repos round 2, finding 7).
+#[test]
+fn handlers_start_with_no_signal_blocked_on_every_spawn_path() {
+    for handlers in [1, 3] {
+        let env = TestEnv::new();
+        let records: Vec<std::path::PathBuf> = (0..handlers)
+            .map(|i| env.root().join(format!("sigblk-{i}")))
+            .collect();
+        let commands = records
+            .iter()
+            // `exec`: the handler's own process reads its mask (a shell reading another's
+            // status may catch it mid-fork, with its signals blocked for a moment).
+            .map(|r| {
+                command(&format!(
+                    "exec grep SigBlk /proc/self/status > '{}'",
+                    r.display()
+                ))
+            })
+            .collect();
+        env.plugin(
+            &env.user_hooks_dir(),
+            "signals",
+            &one_group("PreToolUse", None, commands),
+        );
+        let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        for record in &records {
+            let text = std::fs::read_to_string(record).unwrap_or_default();
+            assert_eq!(
+                text.trim(),
+                "SigBlk:\t0000000000000000",
+                "{handlers} handler(s): {}",
+                record.display()
+            );
+        }
+    }
+}
