@@ -24,6 +24,7 @@ pub mod command;
 pub mod event;
 pub mod host;
 pub mod hosts;
+pub mod printable;
 pub mod reply;
 pub mod shell;
 pub mod table;

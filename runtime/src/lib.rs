@@ -201,7 +201,9 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
 
 /// One line on stderr and one in the failure log.
 pub(crate) fn report(subcommand: &str, kind: &str, message: &str) {
+    // One line, and nothing in it (a plugin's stderr, a file name) acts on the terminal.
     let message = message.replace(['\n', '\r'], " ");
+    let message = amplihack_protocol::printable::printable(&message);
     let line = format!("amplihack-hooks {subcommand}: {kind}: {message}");
     let logged = match failure_log::append(&line) {
         Ok(path) => format!(" [log: {}]", path.display()),

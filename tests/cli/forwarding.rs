@@ -1517,3 +1517,48 @@ fn handlers_start_with_no_signal_blocked_on_every_spawn_path() {
         }
     }
 }
+
+/// Text from a repository or a plugin never acts on the terminal: a file named to erase the lines
+/// above it, and a plugin's stderr with escapes, come out written out in `hooks trust`,
+/// `hooks list` and the hook binary's own stderr line (hostile-repos round 2, finding 4).
+#[test]
+fn repository_and_plugin_text_is_printed_with_its_controls_written_out() {
+    let env = TestEnv::new();
+    let hostile = "zz\r\u{1b}[1A\u{1b}[2K\u{202e}hs.evil";
+    let hooks = env.project.join(".amplifier/hooks");
+    env.script(&hooks.join("p").join(hostile), "exit 0");
+    env.plugin(
+        &hooks,
+        "p",
+        &one_group(
+            "PreToolUse",
+            None,
+            vec![command("printf 'bad \\033[2J\\033[H news\\n' >&2; exit 1")],
+        ),
+    );
+    let outputs = [
+        env.run_amplihack(&[
+            "hooks",
+            "trust",
+            "--project",
+            &env.project.to_string_lossy(),
+        ]),
+        env.run_amplihack(&["hooks", "list", "--project", &env.project.to_string_lossy()]),
+    ];
+    for output in &outputs {
+        let text = format!("{}{}", stdout(output), stderr(output));
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\r') && !text.contains('\u{202e}'),
+            "{text:?}"
+        );
+    }
+    assert!(
+        stdout(&outputs[0]).contains("zz\\r\\e[1A\\e[2K\\u{202e}hs.evil"),
+        "{:?}",
+        stdout(&outputs[0])
+    );
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    let said = stderr(&output);
+    assert!(said.contains("bad \\e[2J\\e[H news"), "{said:?}");
+    assert!(!said.contains('\u{1b}'), "{said:?}");
+}

@@ -165,7 +165,9 @@ fn detail(record: &Record) -> String {
     if record.output_cut {
         parts.push("(output cut)".into());
     }
-    parts.join("; ")
+    // A reason and a stderr line come from plugins and models: written out, never acting on the
+    // terminal (`log` and `log --follow` alike).
+    amplihack_protocol::printable::printable(&parts.join("; ")).into_owned()
 }
 
 /// `0.4ms`, `12ms`, `1.25s`.

@@ -104,5 +104,8 @@ impl Context {
 fn outcome_of(command: &str, text: String, json: Value, code: i32) -> Outcome {
     let mut json = json;
     json["command"] = json!(format!("hooks {command}"));
+    // Plugin names, file names and messages come from repositories: nothing in them may act on
+    // the terminal (a file named `zz\r\e[1A\e[2K` erased the trusted files listed above it).
+    let text = amplihack_protocol::printable::printable_lines(&text).into_owned();
     Outcome { text, json, code }
 }
