@@ -7,8 +7,8 @@
 //! amplihack (the command that failed is the plugin's, which Claude Code did not run itself). The
 //! model is sent the line neither way.
 
-use crate::support::fake_anthropic::{FakeAnthropic, Turn};
-use crate::support::{self, TestEnv};
+use crate::support::fake_anthropic::Turn;
+use crate::support::{self, TestEnv, native};
 
 const LINE: &str = "crashing-check: config.yml not found";
 
@@ -39,51 +39,45 @@ fn plugin() -> std::path::PathBuf {
 
 #[test]
 fn a_crashing_handler_is_shown_and_the_tool_runs_as_natively() {
-    let native_env = TestEnv::new();
-    let dir = native_env.root().join("plugins/crashing-check");
-    support::copy_dir(&plugin(), &dir);
-    let fake = FakeAnthropic::start(vec![Turn::bash("echo ran > ran.txt"), Turn::text("done")]);
-    let dir_arg = dir.to_string_lossy().into_owned();
-    native_env.claude_with(&fake.url, &["-p", "go", "--plugin-dir", &dir_arg], &[]);
-    let native = transcript_mentions(&native_env);
-    let native_model_saw = fake
+    let script = || vec![Turn::bash("echo ran > ran.txt"), Turn::text("done")];
+    let native = native::natively(&plugin(), script());
+    let mentions = transcript_mentions(&native.env);
+    let native_model_saw = native
+        .fake
         .main_requests()
         .iter()
         .any(|r| r.to_string().contains(LINE));
     assert!(
-        native_env.project.join("ran.txt").exists(),
+        native.env.project.join("ran.txt").exists(),
         "natively the tool ran"
     );
     assert!(
-        native
+        mentions
             .iter()
             .any(|l| l.contains("\"hook_non_blocking_error\"")
                 && l.contains(&format!("Failed with non-blocking status code: {LINE}"))),
-        "natively: {native:#?}"
+        "natively: {mentions:#?}"
     );
 
-    let env = TestEnv::new();
-    let install = env.run_amplihack(&["install"]);
-    assert!(install.status.success(), "{}", support::stderr(&install));
-    support::copy_dir(&plugin(), &env.user_hooks_dir().join("crashing-check"));
-    let fake = FakeAnthropic::start(vec![Turn::bash("echo ran > ran.txt"), Turn::text("done")]);
-    env.claude_with(&fake.url, &["-p", "go"], &[]);
-    let forwarded = transcript_mentions(&env);
+    let forwarded = native::through_amplihack(&plugin(), script());
+    let mentions = transcript_mentions(&forwarded.env);
     assert!(
-        env.project.join("ran.txt").exists(),
+        forwarded.env.project.join("ran.txt").exists(),
         "under amplihack the tool ran"
     );
     assert!(
-        forwarded
+        mentions
             .iter()
             .any(|l| l.contains("\"hook_system_message\"")
                 && l.contains(&format!(
                     "hook from crashing-check failed with exit 1: {LINE}"
                 ))),
-        "under amplihack: {forwarded:#?}"
+        "under amplihack: {mentions:#?}"
     );
     assert_eq!(
-        fake.main_requests()
+        forwarded
+            .fake
+            .main_requests()
             .iter()
             .any(|r| r.to_string().contains(LINE)),
         native_model_saw,

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
-use crate::support::{self, TestEnv};
+use crate::support::{self, native};
 
 fn plugin() -> std::path::PathBuf {
     support::repo_root().join("tests/fixtures/plugins/long-notes")
@@ -54,13 +54,8 @@ fn persisted(fake: &FakeAnthropic) -> Vec<(String, String)> {
 
 #[test]
 fn long_outputs_reach_the_model_as_natively() {
-    let native_env = TestEnv::new();
-    let dir = native_env.root().join("plugins/long-notes");
-    support::copy_dir(&plugin(), &dir);
-    let fake = FakeAnthropic::start(vec![Turn::bash("echo hi"), Turn::text("done")]);
-    let dir_arg = dir.to_string_lossy().into_owned();
-    native_env.claude_with(&fake.url, &["-p", "go", "--plugin-dir", &dir_arg], &[]);
-    let native = persisted(&fake);
+    let script = || vec![Turn::bash("echo hi"), Turn::text("done")];
+    let native = persisted(&native::natively(&plugin(), script()).fake);
     assert_eq!(
         native.len(),
         2,
@@ -77,20 +72,12 @@ fn long_outputs_reach_the_model_as_natively() {
         );
     }
 
-    let env = TestEnv::new();
-    let install = env.run_amplihack(&["install"]);
-    assert!(install.status.success(), "{}", support::stderr(&install));
-    support::copy_dir(&plugin(), &env.user_hooks_dir().join("long-notes"));
-    let fake = FakeAnthropic::start(vec![Turn::bash("echo hi"), Turn::text("done")]);
-    let run = env.claude_with(&fake.url, &["-p", "go"], &[]);
+    let forwarded = native::through_amplihack(&plugin(), script());
     assert_eq!(
-        persisted(&fake),
+        persisted(&forwarded.fake),
         native,
         "under amplihack (left) and natively (right)"
     );
-    assert!(
-        run.hook_complaints().is_empty(),
-        "{}",
-        run.hook_complaints().join("\n")
-    );
+    let complaints = forwarded.run.hook_complaints();
+    assert!(complaints.is_empty(), "{}", complaints.join("\n"));
 }

@@ -5,8 +5,8 @@
 //! named group fire; `(?i)`, Python's `(?P<…>)` and an unclosed group, which JavaScript rejects,
 //! never do. `hooks validate` warns of the three.
 
-use crate::support::fake_anthropic::{FakeAnthropic, Turn};
-use crate::support::{self, TestEnv};
+use crate::support::fake_anthropic::Turn;
+use crate::support::{self, TestEnv, native};
 
 const FIRED: [&str; 5] = [
     "backreference",
@@ -32,23 +32,15 @@ fn plugin() -> std::path::PathBuf {
 
 #[test]
 fn the_same_matchers_fire_under_amplihack_as_natively() {
-    let native_env = TestEnv::new();
-    let dir = native_env.root().join("plugins/js-matchers");
-    support::copy_dir(&plugin(), &dir);
-    let fake = FakeAnthropic::start(vec![Turn::bash("echo hello"), Turn::text("done")]);
-    let dir_arg = dir.to_string_lossy().into_owned();
-    native_env.claude_with(&fake.url, &["-p", "go", "--plugin-dir", &dir_arg], &[]);
-    let native = fired(&native_env);
+    let script = || vec![Turn::bash("echo hello"), Turn::text("done")];
+    let native = native::natively(&plugin(), script());
+    let native = fired(&native.env);
     assert_eq!(native, FIRED, "natively");
 
-    let env = TestEnv::new();
-    let install = env.run_amplihack(&["install"]);
-    assert!(install.status.success(), "{}", support::stderr(&install));
-    support::copy_dir(&plugin(), &env.user_hooks_dir().join("js-matchers"));
-    let fake = FakeAnthropic::start(vec![Turn::bash("echo hello"), Turn::text("done")]);
-    let run = env.claude_with(&fake.url, &["-p", "go"], &[]);
+    let forwarded = native::through_amplihack(&plugin(), script());
+    let (env, run) = (&forwarded.env, &forwarded.run);
     assert_eq!(
-        fired(&env),
+        fired(env),
         native,
         "under amplihack (left) and natively (right)"
     );

@@ -38,7 +38,13 @@ fn release() -> &'static Path {
         command
             .args(["--version", VERSION, "--out"])
             .arg(&out)
-            .env("CARGO_TARGET_DIR", repo_root().join("target/release-test"));
+            .env("CARGO_TARGET_DIR", repo_root().join("target/release-test"))
+            // The packages' shape and their installs are under test, not the code generation:
+            // the quicker `release` profile, shared with tests/release_e2e.rs's builds.
+            .env(
+                "AMPLIHACK_CARGO_PROFILE",
+                std::env::var("AMPLIHACK_CARGO_PROFILE").unwrap_or_else(|_| "release".into()),
+            );
         let (output, _) = run_with_timeout(command, b"", Duration::from_secs(1_500));
         assert!(
             output.status.success(),

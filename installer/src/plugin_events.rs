@@ -67,6 +67,19 @@ pub const HOSTS_RECORD: &str = "host-plugin-events.json";
 
 type HostsRecord = std::collections::BTreeMap<std::path::PathBuf, Vec<String>>;
 
+/// The binary this install deployed (the manifest's), when `current` (a host's hooks file) runs
+/// it: never one a file names, since a repository's own hooks file may name any program
+/// `amplihack-hooks`.
+fn deployed_in(
+    deployed: Option<&std::path::PathBuf>,
+    host: Host,
+    current: &serde_json::Value,
+) -> Option<std::path::PathBuf> {
+    deployed
+        .filter(|d| shared::our_binary_in(host, current).as_ref() == Some(*d))
+        .cloned()
+}
+
 /// The plugin events amplihack registered in `file` before (its `dispatch` entries there).
 pub(crate) fn recorded_events_in(
     state: &amplihack_state::StateDir,
@@ -174,12 +187,7 @@ pub fn sync_hosts(ctx: &Context) -> Result<Vec<String>, CommandError> {
         let Ok(Some((_, current))) = target.read_json() else {
             continue; // gone, or unreadable: `doctor` says why
         };
-        // The binary this install deployed (the manifest's), never one a file names: a
-        // repository's own hooks file may name any program `amplihack-hooks`.
-        let Some(binary) = deployed
-            .clone()
-            .filter(|d| shared::our_binary_in(host, &current).as_ref() == Some(d))
-        else {
+        let Some(binary) = deployed_in(deployed.as_ref(), host, &current) else {
             continue; // amplihack is no longer registered there (or not with this binary)
         };
         let apply = |value: &mut serde_json::Value| -> Result<(bool, Vec<String>), ShapeError> {
@@ -265,11 +273,7 @@ pub fn sync_timeouts(ctx: &Context) -> Result<Vec<String>, CommandError> {
         let Ok(Some((_, current))) = target.read_json() else {
             continue; // gone, or unreadable: `doctor` says why
         };
-        // The binary this install deployed, never one a file names (see sync_hosts).
-        let Some(binary) = deployed
-            .clone()
-            .filter(|d| shared::our_binary_in(host, &current).as_ref() == Some(d))
-        else {
+        let Some(binary) = deployed_in(deployed.as_ref(), host, &current) else {
             continue; // amplihack is no longer registered there (or not with this binary)
         };
         let raised = registration::raised_for(host, &declared);

@@ -8,6 +8,7 @@ pub mod fake_anthropic;
 pub mod fake_models;
 pub mod host_clis;
 pub mod http_stub;
+pub mod native;
 pub mod releases;
 pub mod snapshot;
 

@@ -1,0 +1,40 @@
+//! One plugin run both ways in the real Claude Code, for the comparisons with native: loaded by
+//! Claude Code itself (`--plugin-dir`), and copied unchanged into `~/.amplifier/hooks/` behind
+//! `amplihack install`. Each run has its own environment and its own fake model.
+
+use std::path::Path;
+
+use super::fake_anthropic::{FakeAnthropic, Turn};
+use super::{ClaudeRun, TestEnv, copy_dir, stderr};
+
+/// One way of running the plugin: its environment, the fake model it talked to, and the run.
+pub struct Ran {
+    pub env: TestEnv,
+    pub fake: FakeAnthropic,
+    pub run: ClaudeRun,
+}
+
+/// `plugin` (a directory) loaded by Claude Code with `--plugin-dir`, one `-p` session of `script`.
+pub fn natively(plugin: &Path, script: Vec<Turn>) -> Ran {
+    let env = TestEnv::new();
+    let name = plugin.file_name().expect("a plugin directory");
+    let dir = env.root().join("plugins").join(name);
+    copy_dir(plugin, &dir);
+    let fake = FakeAnthropic::start(script);
+    let dir_arg = dir.to_string_lossy().into_owned();
+    let run = env.claude_with(&fake.url, &["-p", "go", "--plugin-dir", &dir_arg], &[]);
+    Ran { env, fake, run }
+}
+
+/// `plugin` copied into the user's `~/.amplifier/hooks/` after `amplihack install`, the same
+/// session.
+pub fn through_amplihack(plugin: &Path, script: Vec<Turn>) -> Ran {
+    let env = TestEnv::new();
+    let install = env.run_amplihack(&["install"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    let name = plugin.file_name().expect("a plugin directory");
+    copy_dir(plugin, &env.user_hooks_dir().join(name));
+    let fake = FakeAnthropic::start(script);
+    let run = env.claude_with(&fake.url, &["-p", "go"], &[]);
+    Ran { env, fake, run }
+}
