@@ -202,3 +202,122 @@ fn doctor_notices_a_codex_session_that_did_not_call_amplihack() {
     );
     assert!(!text.contains(&normal_id), "{text}");
 }
+
+const COPILOT_PROJECT_MARKER: &str = "PROJECT-MARKER-B07H-H0575";
+
+/// One Copilot turn in the project with repository hooks loaded in prompt mode (as in a trusted
+/// folder): Copilot 1.0.102 then runs the project's `.claude/settings.json` hooks too.
+fn copilot_turn_with_repo_hooks(
+    env: &TestEnv,
+    script: Vec<crate::support::fake_models::Turn>,
+) -> (
+    crate::support::fake_models::FakeModels,
+    crate::support::host_clis::CliRun,
+) {
+    use crate::support::fake_models::FakeModels;
+    use crate::support::host_clis::{Cli, run_turn_with};
+    let models = FakeModels::start(script);
+    let run = run_turn_with(
+        env,
+        Cli::Copilot,
+        &models,
+        "Commit the work.",
+        &[],
+        &[("GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS", "true")],
+    );
+    (models, run)
+}
+
+/// In the real Copilot CLI, which runs a repository's `.claude/settings.json` hooks as its own:
+/// with amplihack registered for Claude Code in the project and for Copilot, amplihack answers
+/// each event once (PROJECT.md reaches the model once, the guard denies once); with only Claude
+/// Code's registration, that one answers, in Copilot's form.
+#[test]
+fn copilot_running_claude_codes_registration_calls_amplihack_once_per_event() {
+    use crate::support::fake_models::Turn;
+    use crate::support::host_clis::{logged_payloads, logging_hook};
+    let env = TestEnv::new();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&env.project)
+        .status()
+        .expect("git");
+    assert!(git.success());
+    env.write(
+        &env.project.join(".claude/context/PROJECT.md"),
+        &format!("# The project\n\n{COPILOT_PROJECT_MARKER}\n"),
+    );
+    for host in ["claude", "copilot"] {
+        let scope = if host == "claude" { "project" } else { "user" };
+        let output = env.run_amplihack(&["install", "--host", host, "--scope", scope]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    // A hook of the user's own beside amplihack's in .claude/settings.json: Copilot runs it.
+    let settings = env.project.join(".claude/settings.json");
+    let log = env.root().join("claude-settings-hook.jsonl");
+    let hook = logging_hook(&env, "claude-settings", &log);
+    let mut value = env.read_json(&settings);
+    value["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .expect("amplihack's PreToolUse groups")
+        .push(serde_json::json!({"hooks": [{"type": "command", "command": hook}]}));
+    env.write(&settings, &value.to_string());
+
+    let (models, run) = copilot_turn_with_repo_hooks(
+        &env,
+        vec![
+            Turn::shell("git commit --no-verify -m wip"),
+            Turn::shell("echo still-here"),
+        ],
+    );
+    let seen = format!("{}\nrequests:\n{}", run.describe(), models.describe());
+    assert!(run.output.status.success(), "{seen}");
+    let by_copilot = logged_payloads(&log);
+    // (After a deny Copilot runs no further hooks for that tool call.)
+    assert!(
+        by_copilot
+            .iter()
+            .any(|p| p["tool_input"]["command"] == "echo still-here"),
+        "Copilot ran .claude/settings.json's PreToolUse: {by_copilot:#?}\n{seen}"
+    );
+    assert_eq!(models.count_in_last(COPILOT_PROJECT_MARKER), 1, "{seen}");
+    // The guard's reason, once in the conversation's tool results.
+    assert_eq!(
+        models.count_in_last("amplihack blocked `git commit --no-verify`"),
+        1,
+        "{seen}"
+    );
+    assert!(models.tool_result_contains("still-here"), "{seen}");
+    // PostToolUse's metrics built-in records each tool call once: amplihack ran once for it.
+    let metrics = env
+        .project
+        .join(".claude/runtime/metrics/post_tool_use_metrics.jsonl");
+    let recorded = logged_payloads(&metrics);
+    assert_eq!(
+        recorded.len(),
+        1,
+        "one PostToolUse, one record: {recorded:#?}\n{seen}"
+    );
+
+    // Only Claude Code's registration: it answers, once, as Copilot's.
+    let output = env.run_amplihack(&["uninstall", "--host", "copilot"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (models, run) = copilot_turn_with_repo_hooks(
+        &env,
+        vec![
+            Turn::shell("git commit --no-verify -m wip"),
+            Turn::shell("echo still-here"),
+        ],
+    );
+    let seen = format!("{}\nrequests:\n{}", run.describe(), models.describe());
+    assert!(run.output.status.success(), "{seen}");
+    assert_eq!(models.count_in_last(COPILOT_PROJECT_MARKER), 1, "{seen}");
+    assert!(
+        models
+            .tool_results()
+            .iter()
+            .any(|r| r.contains("amplihack blocked `git commit --no-verify`")),
+        "{seen}"
+    );
+    assert!(models.tool_result_contains("still-here"), "{seen}");
+}
