@@ -135,6 +135,11 @@ variables! {
     CLAUDE_CODE_MAX_OUTPUT_TOKENS: Host;
     /// Codex's home directory (default `~/.codex`): its `hooks.json` and `config.toml`.
     CODEX_HOME: Host;
+    /// `1` in every hook and tool Copilot CLI runs, including the Claude Code hooks it runs from a
+    /// repository's `.claude/settings.json`.
+    COPILOT_CLI: Host;
+    /// Copilot CLI's project root, given to hooks.
+    COPILOT_PROJECT_DIR: Host;
 
     // The XDG base directories.
     /// amplihack's state is `$XDG_STATE_HOME/amplihack` (default `~/.local/state/amplihack`).

@@ -19,6 +19,7 @@
 pub mod args;
 pub mod builtin_audit;
 pub mod builtins;
+pub mod calling_host;
 pub mod context;
 pub mod failure_log;
 pub mod model_text;
@@ -29,6 +30,7 @@ mod watchdog;
 use std::ffi::OsString;
 use std::io::Write;
 use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -71,7 +73,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     {
         return deadline_exceeded(&row.to_string_lossy(), &ms.to_string_lossy());
     }
-    let invocation = match parse_args(&args) {
+    let mut invocation = match parse_args(&args) {
         Ok(Command::Help) => return write_stdout(&usage(), 0),
         Ok(Command::Version) => return write_stdout(&format!("amplihack-hooks {VERSION}\n"), 0),
         Ok(Command::Table) => return write_stdout(&args::table_json(), 0),
@@ -85,6 +87,19 @@ pub fn main(args: Vec<OsString>) -> i32 {
             return amplihack_protocol::hosts::problem_exit_code(args::named_host(&args));
         }
     };
+    let named = invocation
+        .host
+        .unwrap_or_else(|| Host::detect(|name| std::env::var(name).ok()));
+    match calling_host::calling_host(named, |name| std::env::var_os(name), Path::exists) {
+        Some(host) if host != named => invocation.host = Some(host),
+        Some(_) => {}
+        None => {
+            // Copilot runs this Claude Code registration and its own amplihack entry for the
+            // same event: that one answers. Never twice.
+            let _ = read_stdin();
+            return 0;
+        }
+    }
     let name = invocation.subcommand.subcommand;
     panic::set_hook(Box::new(|info| {
         let location = info

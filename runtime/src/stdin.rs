@@ -16,25 +16,7 @@ pub const MAX_STDIN: usize = 16 * 1024 * 1024;
 /// process is started ahead of its event, so its start is off the event's path; the deadline
 /// counts from the event's arrival. Anything but a pipe (a file, a terminal) counts as arrived.
 pub(crate) fn input_arrives() -> bool {
-    let mut fd = libc::pollfd {
-        fd: 0,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    loop {
-        // SAFETY: poll on one pollfd of our own, its length passed with it.
-        let ready = unsafe { libc::poll(&mut fd, 1, -1) };
-        if ready >= 0 {
-            break;
-        }
-        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return true;
-        }
-    }
-    let mut waiting: libc::c_int = 0;
-    // SAFETY: FIONREAD stores the byte count into our own integer.
-    let known = unsafe { libc::ioctl(0, libc::FIONREAD, &mut waiting) } == 0;
-    !(known && waiting == 0 && fd.revents & libc::POLLHUP != 0)
+    amplihack_platform::io::stdin_arrives()
 }
 
 pub(crate) fn read_stdin() -> Result<Vec<u8>, Failure> {

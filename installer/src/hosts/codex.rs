@@ -32,8 +32,8 @@ pub const SPEC: HostSpec = HostSpec {
         list: sessions,
         causes: &[
             (
-                "hooks switched off in Codex's config.toml (`[features] codex_hooks = false`)",
-                "turn them on again in $CODEX_HOME/config.toml",
+                "hooks switched off in Codex's config (`[features] hooks = false`, or the older `codex_hooks = false`; also `-c features.hooks=false`)",
+                "turn them on again in $CODEX_HOME/config.toml (or drop the `-c` override)",
             ),
             (
                 "entries Codex does not trust (it skips untrusted or modified hooks without a word)",

@@ -218,8 +218,8 @@ fn run_claude(
                 std::thread::sleep(Duration::from_millis(20))
             }
             _ => {
-                // SAFETY: kill(2) on the child's own process group.
-                unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+                // The child leads a process group of its own.
+                amplihack_platform::process::kill_group(child.id());
                 let _ = child.wait();
                 return Err(BuiltinError::Other(format!(
                     "reflection's `{program} -p` gave no answer within {} s; the stop went through",
