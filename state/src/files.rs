@@ -279,18 +279,41 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
     replace_with_mode(path, bytes, 0o600)
 }
 
-/// Opens `path` for appending, creating it 0600 (and its directory 0700).
+/// Opens `path` for appending, creating it 0600 (and its directory 0700). Never through a
+/// link: a symbolic link planted at `path` (`hooks.log -> ~/.bashrc`) is refused (`O_NOFOLLOW`),
+/// and so is anything but a regular file (`O_NONBLOCK`, so a planted FIFO never blocks).
 pub fn open_append(path: &Path) -> Result<File, StateError> {
     if let Some(dir) = path.parent() {
         private_dir(dir)?;
     }
-    let existed = path.exists();
+    let existed = fs::symlink_metadata(path).is_ok();
     let file = OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .map_err(io_error(path, "open"))?;
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => StateError::Refused {
+                path: path.to_path_buf(),
+                why: "is a symbolic link",
+            },
+            // A FIFO nobody reads, opened without blocking.
+            Some(libc::ENXIO) => StateError::Refused {
+                path: path.to_path_buf(),
+                why: "is not a regular file",
+            },
+            _ => io_error(path, "open")(e),
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(io_error(path, "read the metadata of"))?;
+    if !meta.is_file() {
+        return Err(StateError::Refused {
+            path: path.to_path_buf(),
+            why: "is not a regular file",
+        });
+    }
     if !existed {
         file.set_permissions(Permissions::from_mode(0o600))
             .map_err(io_error(path, "set permissions of"))?;
@@ -310,7 +333,7 @@ pub fn append_line(path: &Path, line: &str) -> Result<(), StateError> {
 
 /// Renames `path` past `max_bytes` to `<path>.1` (one generation kept).
 pub fn rotate(path: &Path, max_bytes: u64) {
-    if fs::metadata(path).is_ok_and(|m| m.len() > max_bytes) {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.len() > max_bytes) {
         let mut old = path.as_os_str().to_owned();
         old.push(".1");
         let _ = fs::rename(path, PathBuf::from(old));

@@ -475,3 +475,53 @@ fn a_plain_repository_still_gets_metrics_transcripts_and_the_users_lock() {
     assert!(env.run_amplihack(&["unlock"]).status.success());
     assert_eq!(ran(&env), Vec::<String>::new());
 }
+
+/// Finding 11 (round 2): the failure log is never written through a link or into a FIFO
+/// planted where `hooks.log` goes in `AMPLIHACK_LOG_DIR`: the line still reaches stderr, and the
+/// file the link names is unchanged.
+#[test]
+fn the_failure_log_never_follows_a_link_or_blocks_on_a_fifo() {
+    let env = TestEnv::new();
+    let logs = env.root().join("shared-logs");
+    std::fs::create_dir_all(&logs).expect("logs");
+    let bashrc = home_file(&env, ".bashrc", "# mine\n");
+    link(&bashrc, &logs.join("hooks.log"));
+    let invalid = Value::String("not an event".into());
+    let log_dir = logs.display().to_string();
+    let (out, took) = env.run_hooks(
+        &["pre-tool-use"],
+        &invalid,
+        &[("AMPLIHACK_LOG_DIR", log_dir.as_str())],
+    );
+    // Invalid input: its own exit status, whatever the log.
+    assert!(out.status.code().is_some(), "{}", stderr(&out));
+    assert!(took < Duration::from_secs(10));
+    assert_eq!(
+        std::fs::read_to_string(&bashrc).expect("bashrc"),
+        "# mine\n"
+    );
+    assert!(
+        stderr(&out).contains("log unavailable") && stderr(&out).contains("symbolic link"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A FIFO: refused at once, not waited on.
+    std::fs::remove_file(logs.join("hooks.log")).expect("unlink");
+    let fifo = std::ffi::CString::new(logs.join("hooks.log").display().to_string()).expect("c");
+    // SAFETY: mkfifo on a path in the test's own directory.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let (out, took) = env.run_hooks(
+        &["pre-tool-use"],
+        &invalid,
+        &[("AMPLIHACK_LOG_DIR", log_dir.as_str())],
+    );
+    // Invalid input: its own exit status, whatever the log.
+    assert!(out.status.code().is_some(), "{}", stderr(&out));
+    assert!(took < Duration::from_secs(10), "waited on the FIFO");
+    assert!(
+        stderr(&out).contains("not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+}
