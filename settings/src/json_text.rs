@@ -407,6 +407,9 @@ fn splice_node(text: &Text, node: &Node, old: &Value, new: &Value, unit: &str) -
     if old == new {
         return text.get(node.start..node.end).to_string();
     }
+    if let Some(out) = splice_emptiness(text, node, new, unit) {
+        return out;
+    }
     match (&node.kind, old, new) {
         (NodeKind::Object(members), Value::Object(old_map), Value::Object(new_map)) => {
             splice_object(text, node, members, old_map, new_map, unit).unwrap_or_else(whole)
@@ -428,6 +431,61 @@ fn splice_node(text: &Text, node: &Node, old: &Value, new: &Value, unit: &str) -
             out
         }
         _ => whole(),
+    }
+}
+
+/// An object or array with a comment inside that is filled from empty, or emptied: the comment
+/// stays. Filled: what it holds goes after the comment, one member or item a line, before the
+/// whitespace that closed it (`{ // none yet\n}` becomes `{ // none yet\n  "a": 1\n}`).
+/// Emptied: the text before its first child (the comment) and after its last are kept, which
+/// undoes the filling byte for byte. `None` for anything else (no comment, a partial change).
+fn splice_emptiness(text: &Text, node: &Node, new: &Value, unit: &str) -> Option<String> {
+    let children: Vec<(usize, usize)> = match &node.kind {
+        NodeKind::Object(members) => members.iter().map(|(_, k, v)| (*k, v.end)).collect(),
+        NodeKind::Array(items) => items.iter().map(|i| (i.start, i.end)).collect(),
+        NodeKind::Scalar => return None,
+    };
+    let open = node.start + 1;
+    let close = node.end.checked_sub(1)?;
+    let indent = format!("{}{unit}", line_indent(text.original, node.start));
+    let entries: Vec<String> = match (&node.kind, new) {
+        (NodeKind::Object(_), Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| {
+                let key = Value::String(k.clone()).to_string();
+                format!("{key}: {}", pretty_at(v, unit, &indent))
+            })
+            .collect(),
+        (NodeKind::Array(_), Value::Array(items)) => {
+            items.iter().map(|v| pretty_at(v, unit, &indent)).collect()
+        }
+        _ => return None,
+    };
+    match (children.first(), children.last(), entries.is_empty()) {
+        // Filled from empty.
+        (None, _, false) if open <= close && text.has_comment(open..close) => {
+            let inside = text.get(open..close);
+            let kept = inside.trim_end();
+            let tail = &inside[kept.len()..];
+            Some(format!(
+                "{}{kept}\n{indent}{}{tail}{}",
+                text.get(node.start..open),
+                entries.join(&format!(",\n{indent}")),
+                text.get(close..node.end)
+            ))
+        }
+        // Emptied.
+        (Some(&(first, _)), Some(&(_, last_end)), true) if text.has_comment(open..first) => {
+            let before = text.get(open..first).trim_end();
+            // What followed the last child (whitespace, comments), but a trailing comma.
+            let after = text.get(last_end..node.end);
+            let after = match after.trim_start().strip_prefix(',') {
+                Some(rest) => format!("{}{rest}", &after[..after.len() - after.trim_start().len()]),
+                None => after.to_string(),
+            };
+            Some(format!("{}{before}{after}", text.get(node.start..open)))
+        }
+        _ => None,
     }
 }
 
@@ -713,6 +771,35 @@ mod tests {
             assert_eq!(installed.matches(comment).count(), 1, "{installed}");
         }
         assert_eq!(splice(&installed, &new, &old), original, "{installed}");
+    }
+
+    /// A comment inside an empty object or array stays when amplihack fills it, and taking
+    /// amplihack's entries out again gives the text back byte for byte.
+    #[test]
+    fn a_comment_in_an_empty_object_or_array_is_kept() {
+        let ours = json!([{"hooks": [{"type": "command", "command": "x"}]}]);
+        let cases = [
+            (
+                "{\n  \"hooks\": { // none yet\n  }\n}\n",
+                json!({"hooks": {"Stop": ours}}),
+                "{\n  \"hooks\": { // none yet\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"x\"\n          }\n        ]\n      }\n    ]\n  }\n}\n",
+            ),
+            (
+                "{\"hooks\": {\"Stop\": [ /* later */ ]}}",
+                json!({"hooks": {"Stop": [1]}}),
+                "{\"hooks\": {\"Stop\": [ /* later */\n  1 ]}}",
+            ),
+        ];
+        for (original, new, installed) in cases {
+            let old: Value = serde_json::from_str(&blank_jsonc(original)).expect("jsonc");
+            let out = splice(original, &old, &new);
+            assert_eq!(out, installed);
+            assert_eq!(
+                serde_json::from_str::<Value>(&blank_jsonc(&out)).expect("jsonc"),
+                new
+            );
+            assert_eq!(splice(&out, &new, &old), original);
+        }
     }
 
     #[test]

@@ -451,10 +451,33 @@ pub fn install_raised(
 /// of that. (`hooks` itself stays: whether it was there before is the installer's record.)
 /// Returns whether anything changed.
 pub fn uninstall(settings: &mut Value) -> Result<bool, ShapeError> {
+    uninstall_keeping(settings, &[])
+}
+
+/// [`uninstall`], but the event keys in `user_empty` stay even when emptied: they held an empty
+/// array before install added to them (the user's `"Stop": []`, see [`empty_events`]).
+pub fn uninstall_keeping(settings: &mut Value, user_empty: &[String]) -> Result<bool, ShapeError> {
     let Some(hooks) = hooks_object(settings, false)? else {
         return Ok(false);
     };
-    Ok(strip_ours(hooks, |_| true, |_, _| false))
+    Ok(strip_ours(
+        hooks,
+        |event| !user_empty.iter().any(|e| e == event),
+        |_, _| false,
+    ))
+}
+
+/// The event keys of a settings value that hold an empty array: the user's own, which an
+/// install then uninstall must give back (record them before install adds to them).
+pub fn empty_events(settings: &Value) -> Vec<String> {
+    settings
+        .get("hooks")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(_, v)| v.as_array().is_some_and(Vec::is_empty))
+        .map(|(k, _)| k.clone())
+        .collect()
 }
 
 /// Every amplihack handler's command in a settings value, with its event and matcher.

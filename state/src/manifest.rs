@@ -29,6 +29,11 @@ pub struct Manifest {
     /// key out again when it is left empty, so the file comes back byte for byte.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks_key_added: Vec<PathBuf>,
+    /// Event keys that held an empty array (`"Stop": []`) before `install` added to them, per
+    /// file: the user's, so `uninstall` leaves them, empty again, where it removes the ones it
+    /// emptied otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub empty_events: Vec<EmptyEvent>,
     /// Man pages and completion scripts `install` wrote, and the directories it made for them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub docs: Vec<PathBuf>,
@@ -37,6 +42,13 @@ pub struct Manifest {
     /// even when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created_dirs: Vec<PathBuf>,
+}
+
+/// An event key of a settings file that was the user's and empty before install.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmptyEvent {
+    pub path: PathBuf,
+    pub event: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +70,7 @@ impl Manifest {
             && self.bin_dir.is_none()
             && self.created.is_empty()
             && self.hooks_key_added.is_empty()
+            && self.empty_events.is_empty()
             && self.hosts.is_empty()
             && self.created_dirs.is_empty()
     }

@@ -38,6 +38,14 @@ const FILES: &[(&str, &str)] = &[
         "{\"model\": {\"name\": \"a//b\"} /* \"hooks\": {} */}",
     ),
     (
+        "an empty hooks object with a comment inside",
+        "{\n  \"model\": {\"name\": \"m\"},\n  \"hooks\": { // none yet\n  }\n}\n",
+    ),
+    (
+        "the user's own empty event keys, kept by uninstall",
+        "{\n  \"hooks\": {\n    \"PreToolUse\": [],\n    \"Stop\": [],\n    \"BeforeTool\": [],\n    \"AfterAgent\": []\n  }\n}\n",
+    ),
+    (
         "CRLF line endings",
         "{\r\n  // crlf\r\n  \"model\": {\"name\": \"m\"},\r\n}\r\n",
     ),

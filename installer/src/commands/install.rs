@@ -114,6 +114,8 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         .chain(targets.iter().filter_map(bridge_of));
     // The user's files that have no `hooks` key yet: uninstall takes the one added out again.
     let mut hooks_key_added = Vec::new();
+    // The user's empty event keys (`"Stop": []`): uninstall leaves them.
+    let mut empty_events = Vec::new();
     // What was read, for the registration to reuse (Claude Code files).
     let mut read: Vec<(PathBuf, Option<(String, serde_json::Value)>)> = Vec::new();
     for target in json_files {
@@ -123,6 +125,16 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             && crate::hosts::edits_json_hooks(target.host)
         {
             hooks_key_added.push(target.path.clone());
+        }
+        if let Some((_, value)) = &current
+            && crate::hosts::edits_json_hooks(target.host)
+        {
+            for event in registration::empty_events(value) {
+                empty_events.push(manifest::EmptyEvent {
+                    path: target.path.clone(),
+                    event,
+                });
+            }
         }
         let mut probe = current
             .as_ref()
@@ -359,7 +371,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             .filter(|(_, r)| r.action == Action::Created)
             .map(|(t, _)| t.path.clone())
             .collect();
-        if !created.is_empty() || !hooks_key_added.is_empty() {
+        if !created.is_empty() || !hooks_key_added.is_empty() || !empty_events.is_empty() {
             manifest::update(&locations.state(), |m| {
                 for path in created {
                     if !m.created.contains(&path) {
@@ -369,6 +381,11 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
                 for path in hooks_key_added {
                     if !m.hooks_key_added.contains(&path) {
                         m.hooks_key_added.push(path);
+                    }
+                }
+                for empty in empty_events {
+                    if !m.empty_events.contains(&empty) {
+                        m.empty_events.push(empty);
                     }
                 }
             })?;

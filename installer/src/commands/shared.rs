@@ -494,19 +494,21 @@ pub(crate) fn project_of(target: &Target) -> Option<PathBuf> {
 /// Takes amplihack's entries out of one registration file; deletes the file when nothing of
 /// the user's is left in it (amplihack's own bridge plugin file, or a settings file install
 /// created), and then amplihack's plugin directory and git exclusion. `hooks_key_added`: install
-/// added the file's `hooks` key, which goes again when left empty (the user's bytes back).
+/// added the file's `hooks` key, which goes again when left empty (the user's bytes back);
+/// `user_empty`: the event keys that were the user's and empty before install, which stay.
 pub(crate) fn unregister(
     target: &Target,
     options: &EditOptions,
     created_by_us: bool,
     hooks_key_added: bool,
+    user_empty: &[String],
 ) -> Result<EditReport, CommandError> {
     let report = safe_file::edit_json(&target.path, &target.edit_options(options), |current| {
         let Some(current) = current else {
             return Ok(NewContent::Delete);
         };
         let mut value = current.clone();
-        registration::uninstall(&mut value)?;
+        registration::uninstall_keeping(&mut value, user_empty)?;
         // A file install created: its `hooks` key was ours too.
         if (hooks_key_added || created_by_us)
             && let Value::Object(root) = &mut value
@@ -582,7 +584,7 @@ pub(crate) fn register_amplifier(
         reports.push((bridge, report));
     }
     if let Some(legacy) = legacy_bridge_of(target).filter(|l| l.path.exists()) {
-        let report = unregister(&legacy, options, created.contains(&legacy.path), false)?;
+        let report = unregister(&legacy, options, created.contains(&legacy.path), false, &[])?;
         if report.action != Action::Unchanged {
             reports.push((legacy, report));
         }

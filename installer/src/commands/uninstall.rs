@@ -156,7 +156,19 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             ..options
         };
         let hooks_key_added = manifest.hooks_key_added.contains(&target.path);
-        let report = unregister(target, &own_options, created_by_us, hooks_key_added)?;
+        let user_empty: Vec<String> = manifest
+            .empty_events
+            .iter()
+            .filter(|e| e.path == target.path)
+            .map(|e| e.event.clone())
+            .collect();
+        let report = unregister(
+            target,
+            &own_options,
+            created_by_us,
+            hooks_key_added,
+            &user_empty,
+        )?;
         if target.host == Host::Codex {
             crate::hosts::codex::forget_trust(&target.path, &locations, dry_run)?;
         }
@@ -251,6 +263,8 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             });
             m.hooks_key_added
                 .retain(|p| !json_files.iter().any(|t| t.path == *p));
+            m.empty_events
+                .retain(|e| !json_files.iter().any(|t| t.path == e.path));
             let registered: Vec<String> = m.registrations.iter().map(|r| r.host.clone()).collect();
             m.hosts.retain(|h| registered.contains(h));
         })?;
