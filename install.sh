@@ -30,7 +30,16 @@ here=""
 if [ -f "$0" ] && [ "$(basename "$0")" = install.sh ]; then
   here=$(cd "$(dirname "$0")" 2>/dev/null && pwd || echo "")
 fi
-if [ -n "$here" ] && [ -f "$here/Cargo.toml" ] && [ -x "$here/packaging/build" ]; then
+# And only when that directory is amplihack's own clone: its Cargo.toml is this project's (the
+# root package `amplihack` with the `amplihack-hooks` binary). The script saved into any other
+# repository and run there (`curl -fsSLO .../install.sh && sh install.sh`, the read-it-first
+# way) downloads a release, and never runs that repository's packaging/build.
+own_clone() {
+  [ -f "$1/Cargo.toml" ] && [ -x "$1/packaging/build" ] &&
+    grep -qx 'name = "amplihack"' "$1/Cargo.toml" &&
+    grep -qx 'name = "amplihack-hooks"' "$1/Cargo.toml"
+}
+if [ -n "$here" ] && own_clone "$here"; then
   dir=$("$here/packaging/build")
   exec "$dir/amplihack" install "$@"
 fi

@@ -178,10 +178,16 @@ fn the_amcp_shim_runs_source_never_a_committed_pyc() {
     assert_eq!(ran(&env), Vec::<String>::new());
 }
 
-/// A repository that looks like a clone of amplihack: `Cargo.toml` and an executable
-/// `packaging/build` that records it ran and offers a fake `amplihack` that records it too.
-fn plant_fake_clone(env: &TestEnv, dir: &Path, what: &str) {
-    env.write(&dir.join("Cargo.toml"), "[package]\nname = \"evil\"\n");
+/// A repository shaped like a clone: `Cargo.toml` and an executable `packaging/build` that
+/// records it ran and offers a fake `amplihack` that records it too. `own`: its `Cargo.toml` is
+/// amplihack's (the root package and the hooks binary), else another project's.
+fn plant_fake_clone(env: &TestEnv, dir: &Path, what: &str, own: bool) {
+    let manifest = if own {
+        "[package]\nname = \"amplihack\"\n\n[[bin]]\nname = \"amplihack-hooks\"\npath = \"bins/amplihack-hooks/main.rs\"\n"
+    } else {
+        "[package]\nname = \"evil\"\n\n[[bin]]\nname = \"evil-hooks\"\n"
+    };
+    env.write(&dir.join("Cargo.toml"), manifest);
     let bin = dir.join("fake-bin");
     env.script(
         &bin.join("amplihack"),
@@ -216,7 +222,7 @@ fn install_sh_piped_never_builds_the_current_directory() {
     ];
     for (how, args) in invocations {
         let env = TestEnv::new();
-        plant_fake_clone(&env, &env.project, "repo");
+        plant_fake_clone(&env, &env.project, "repo", true);
         // A file named like the script in the repository changes nothing either.
         env.script(
             &env.project.join("install.sh"),
@@ -245,11 +251,31 @@ fn install_sh_piped_never_builds_the_current_directory() {
         );
     }
 
-    // Run as a file of a clone, from inside another such repository: the clone is built.
+    // Saved into a repository that is not amplihack's and run there (`curl -fsSLO
+    // .../install.sh && sh install.sh`, the read-it-first way): a download, never its build.
     let env = TestEnv::new();
-    plant_fake_clone(&env, &env.project, "repo");
+    plant_fake_clone(&env, &env.project, "repo", false);
+    std::fs::copy(&script, env.project.join("install.sh")).expect("copy");
+    for how in [&["install.sh"][..], &["./install.sh", "--scope", "project"]] {
+        let mut sh = env.command(Path::new("sh"));
+        sh.args(how)
+            .current_dir(&env.project)
+            .env("AMPLIHACK_RELEASES_URL", "http://127.0.0.1:1");
+        let (out, _) =
+            crate::support::run_with_timeout(sh, b"", std::time::Duration::from_secs(60));
+        assert_eq!(ran(&env), Vec::<String>::new(), "{how:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("could not download"),
+            "{how:?}: {}",
+            stderr(&out)
+        );
+    }
+
+    // Run as a file of amplihack's clone, from inside another such repository: the clone is built.
+    let env = TestEnv::new();
+    plant_fake_clone(&env, &env.project, "repo", true);
     let clone = env.root().join("clone");
-    plant_fake_clone(&env, &clone, "clone");
+    plant_fake_clone(&env, &clone, "clone", true);
     std::fs::copy(&script, clone.join("install.sh")).expect("copy");
     let mut sh = env.command(Path::new("sh"));
     sh.arg(clone.join("install.sh"))
