@@ -43,6 +43,5 @@ pub fn append(line: &str) -> Result<PathBuf, String> {
 }
 
 fn current_uid() -> u32 {
-    // SAFETY: getuid cannot fail.
-    unsafe { libc::getuid() }
+    amplihack_platform::fs::real_uid()
 }

@@ -710,10 +710,7 @@ fn commit_locked(
 
 /// Rewrites a hard-linked file through its inode (mode, owner and every link kept), synced.
 fn write_in_place(target: &Path, text: &str) -> Result<(), FileError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+    let mut file = amplihack_platform::fs::no_follow_no_block(OpenOptions::new().write(true))
         .open(target)
         .map_err(io_error(target, "open for writing"))?;
     file.write_all(text.as_bytes())
@@ -802,9 +799,9 @@ fn read_regular(path: &Path, target: &Path) -> Result<Option<Vec<u8>>, FileError
         Err(ReadError::Io(e)) => return Err(io_error(path, "read")(e)),
         // What reading a directory reports (EISDIR), with its fix.
         Err(ReadError::NotRegular("a directory")) => {
-            return Err(io_error(path, "read")(io::Error::from_raw_os_error(
-                libc::EISDIR,
-            )));
+            return Err(io_error(path, "read")(
+                amplihack_platform::fs::is_a_directory(),
+            ));
         }
         Err(ReadError::NotRegular(kind)) => {
             return Err(FileError::NotRegular {
@@ -1011,9 +1008,7 @@ mod tests {
     fn files_that_are_not_regular_are_refused_at_once() {
         let dir = tempfile::tempdir().expect("tempdir");
         let fifo = dir.path().join("settings.json");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("cstring");
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        amplihack_platform::fs::make_fifo(&fifo).expect("fifo");
         let device = dir.path().join("device.json");
         std::os::unix::fs::symlink("/dev/zero", &device).expect("symlink");
         for (path, kind) in [(&fifo, "a FIFO"), (&device, "a device")] {

@@ -15,7 +15,6 @@
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::files::{StateError, io_error};
@@ -82,9 +81,7 @@ fn kind_of(kind: std::fs::FileType) -> &'static str {
 /// non-blocking (a FIFO opens at once; no terminal becomes the controlling one) and the type is
 /// checked on the open file, so nothing swapped in between a check and the read is read either.
 pub fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+    let file = amplihack_platform::fs::no_block_no_tty(std::fs::OpenOptions::new().read(true))
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -219,9 +216,7 @@ mod tests {
     fn fifos_devices_and_large_files_are_refused_without_blocking() {
         let dir = tempfile::tempdir().expect("tempdir");
         let fifo = dir.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("cstring");
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        amplihack_platform::fs::make_fifo(&fifo).expect("fifo");
         assert!(matches!(
             read_text(&fifo, 10),
             Err(ReadError::NotRegular("a FIFO"))

@@ -16,6 +16,8 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use amplihack_platform::fs::{Refusal, no_follow_no_block, refusal};
+
 /// Why a state file could not be read or written. Each names the file and the cause.
 #[derive(Debug)]
 pub enum StateError {
@@ -287,19 +289,14 @@ pub fn open_append(path: &Path) -> Result<File, StateError> {
         private_dir(dir)?;
     }
     let existed = fs::symlink_metadata(path).is_ok();
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+    let file = no_follow_no_block(OpenOptions::new().create(true).append(true).mode(0o600))
         .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => StateError::Refused {
+        .map_err(|e| match refusal(&e) {
+            Some(Refusal::Link) => StateError::Refused {
                 path: path.to_path_buf(),
                 why: "is a symbolic link",
             },
-            // A FIFO nobody reads, opened without blocking.
-            Some(libc::ENXIO) => StateError::Refused {
+            Some(Refusal::NotRegular) => StateError::Refused {
                 path: path.to_path_buf(),
                 why: "is not a regular file",
             },
@@ -516,13 +513,13 @@ mod tests {
     fn private_whatever_the_umask() {
         let root = tempfile::tempdir().expect("tempdir");
         for umask in [0o000, 0o022, 0o077] {
-            // SAFETY: umask is process-wide; this test only creates files and restores it.
-            let old = unsafe { libc::umask(umask) };
+            // The umask is process-wide; this test only creates files and restores it.
+            let old = amplihack_platform::fs::set_umask(umask);
             let dir = root.path().join(format!("u{umask:o}/a/b"));
             private_dir(&dir).expect("dir");
             replace(&dir.join("r.json"), b"{}").expect("replace");
             append_line(&dir.join("l.jsonl"), "{}").expect("append");
-            unsafe { libc::umask(old) };
+            amplihack_platform::fs::set_umask(old);
             assert_eq!(mode(&dir), 0o700, "umask {umask:o}");
             assert_eq!(mode(dir.parent().expect("p")), 0o700);
             assert_eq!(mode(&dir.join("r.json")), 0o600);

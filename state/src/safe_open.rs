@@ -12,10 +12,12 @@ use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::fs::Permissions;
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
+
+use amplihack_platform::fs::{self, Access, Kind, Refusal};
 
 use crate::bounded::{Bounded, read_from};
 use crate::files::{StateError, io_error};
@@ -34,13 +36,13 @@ fn refused(path: &Path, why: &'static str) -> StateError {
     }
 }
 
-/// A link (`ELOOP`) or a non-directory where a directory belongs is a refusal, not an I/O error.
+/// A link or a non-directory where a directory belongs is a refusal, not an I/O error.
 fn walk_error(path: &Path, action: &'static str, e: io::Error) -> StateError {
-    match e.raw_os_error() {
-        Some(libc::ELOOP) => refused(path, "is a symbolic link"),
-        Some(libc::ENOTDIR) => refused(path, "is not a directory"),
-        Some(libc::ENXIO) => refused(path, "is not a regular file"),
-        _ => io_error(path, action)(e),
+    match fs::refusal(&e) {
+        Some(Refusal::Link) => refused(path, "is a symbolic link"),
+        Some(Refusal::NotDirectory) => refused(path, "is not a directory"),
+        Some(Refusal::NotRegular) => refused(path, "is not a regular file"),
+        None => io_error(path, action)(e),
     }
 }
 
@@ -57,68 +59,25 @@ fn plain(name: &str, path: &Path) -> Result<CString, StateError> {
     }
 }
 
-fn openat(dir: RawFd, name: &CString, flags: i32, mode: libc::mode_t) -> io::Result<OwnedFd> {
-    loop {
-        // SAFETY: `name` is a valid C string; `dir` is an open descriptor (or AT_FDCWD).
-        let fd = unsafe {
-            libc::openat(
-                dir,
-                name.as_ptr(),
-                flags | libc::O_CLOEXEC,
-                libc::c_uint::from(mode),
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: a fresh descriptor we own.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
+/// Whether `name` in `dir` is a symbolic link itself (without following it).
+fn is_link(dir: BorrowedFd<'_>, name: &CString) -> bool {
+    matches!(fs::kind_at(dir, name), Ok(Kind::Link))
 }
 
-/// Whether `name` in `dir` is a symbolic link itself (`fstatat` without following it).
-fn is_link(dir: RawFd, name: &CString) -> bool {
-    // SAFETY: zeroed `stat` is a valid out-buffer; valid descriptor and C string.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let ret = unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
-    ret == 0 && is(&st, libc::S_IFLNK)
-}
-
-/// A refusal naming a link as a link (Linux answers `ENOTDIR` for a link to a directory opened
-/// with `O_NOFOLLOW | O_DIRECTORY`, `ELOOP` for the others).
+/// A refusal naming a link as a link (Linux answers "not a directory" for a link to a directory
+/// opened as a directory without following, "too many links" for the others).
 fn walk_error_at(
-    dir: RawFd,
+    dir: BorrowedFd<'_>,
     name: &CString,
     path: &Path,
     action: &'static str,
     e: io::Error,
 ) -> StateError {
-    if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) && is_link(dir, name) {
+    if matches!(fs::refusal(&e), Some(Refusal::Link | Refusal::NotDirectory)) && is_link(dir, name)
+    {
         return refused(path, "is a symbolic link");
     }
     walk_error(path, action, e)
-}
-
-fn check(ret: libc::c_int) -> io::Result<()> {
-    if ret == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-fn fstat(fd: RawFd) -> io::Result<libc::stat> {
-    // SAFETY: zeroed `stat` is a valid out-buffer; `fd` is open.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    check(unsafe { libc::fstat(fd, &mut st) })?;
-    Ok(st)
-}
-
-fn is(st: &libc::stat, kind: libc::mode_t) -> bool {
-    st.st_mode & libc::S_IFMT == kind
 }
 
 impl Dir {
@@ -138,8 +97,7 @@ impl Dir {
     /// it is walked without following links.
     fn root(root: &Path) -> Result<Dir, StateError> {
         let name = c_name(root.as_os_str(), root)?;
-        let fd = openat(libc::AT_FDCWD, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0)
-            .map_err(|e| io_error(root, "open directory")(e))?;
+        let fd = fs::open_dir(&name).map_err(|e| io_error(root, "open directory")(e))?;
         Ok(Dir {
             fd,
             path: root.to_path_buf(),
@@ -164,42 +122,29 @@ impl Dir {
     fn step(&self, name: &OsStr, create: bool) -> Result<Option<Dir>, StateError> {
         let path = self.path.join(name);
         let c = c_name(name, &path)?;
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+        let here = self.fd.as_fd();
         let mut made = false;
-        let fd = match openat(self.fd.as_raw_fd(), &c, flags, 0) {
+        let fd = match fs::open_dir_at(here, &c) {
             Ok(fd) => fd,
             Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
-                // SAFETY: valid descriptor and C string.
-                match check(unsafe { libc::mkdirat(self.fd.as_raw_fd(), c.as_ptr(), 0o700) }) {
+                match fs::make_dir_at(here, &c, 0o700) {
                     Ok(()) => made = true,
                     Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                     Err(e) => return Err(walk_error(&path, "create directory", e)),
                 }
-                openat(self.fd.as_raw_fd(), &c, flags, 0).map_err(|e| {
-                    walk_error_at(self.fd.as_raw_fd(), &c, &path, "open directory", e)
-                })?
+                fs::open_dir_at(here, &c)
+                    .map_err(|e| walk_error_at(here, &c, &path, "open directory", e))?
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(walk_error_at(
-                    self.fd.as_raw_fd(),
-                    &c,
-                    &path,
-                    "open directory",
-                    e,
-                ));
-            }
+            Err(e) => return Err(walk_error_at(here, &c, &path, "open directory", e)),
         };
-        let st = fstat(fd.as_raw_fd()).map_err(io_error(&path, "inspect"))?;
-        // SAFETY: geteuid cannot fail.
-        if st.st_uid != unsafe { libc::geteuid() } {
+        let (_, mine) = fs::inspect(fd.as_fd()).map_err(io_error(&path, "inspect"))?;
+        if !mine {
             return Err(refused(&path, "belongs to another user"));
         }
         if made {
             // Whatever the umask.
-            // SAFETY: valid descriptor.
-            check(unsafe { libc::fchmod(fd.as_raw_fd(), 0o700) })
-                .map_err(io_error(&path, "set permissions of"))?;
+            fs::set_mode(fd.as_fd(), 0o700).map_err(io_error(&path, "set permissions of"))?;
         }
         Ok(Some(Dir { fd, path }))
     }
@@ -208,20 +153,21 @@ impl Dir {
         &self.path
     }
 
-    /// Opens `name` in this directory with `flags` (plus `O_NOFOLLOW | O_NONBLOCK`); a regular
-    /// file only.
-    fn open_file(&self, name: &str, flags: i32, action: &'static str) -> Result<File, StateError> {
+    /// Opens `name` in this directory (never through a link, never blocking); a regular file
+    /// only.
+    fn open_file(
+        &self,
+        name: &str,
+        access: Access,
+        action: &'static str,
+    ) -> Result<File, StateError> {
         let path = self.path.join(name);
         let c = plain(name, &path)?;
-        let fd = openat(
-            self.fd.as_raw_fd(),
-            &c,
-            flags | libc::O_NOFOLLOW | libc::O_NONBLOCK,
-            0o600,
-        )
-        .map_err(|e| walk_error_at(self.fd.as_raw_fd(), &c, &path, action, e))?;
-        let st = fstat(fd.as_raw_fd()).map_err(io_error(&path, "inspect"))?;
-        if !is(&st, libc::S_IFREG) {
+        let here = self.fd.as_fd();
+        let fd: OwnedFd = fs::open_file_at(here, &c, access)
+            .map_err(|e| walk_error_at(here, &c, &path, action, e))?;
+        let (kind, _) = fs::inspect(fd.as_fd()).map_err(io_error(&path, "inspect"))?;
+        if !matches!(kind, Kind::File(_)) {
             return Err(refused(&path, "is not a regular file"));
         }
         Ok(File::from(fd))
@@ -229,8 +175,7 @@ impl Dir {
 
     /// A new file (0600); `None` when `name` exists already (whatever it is: never followed).
     pub fn create_new(&self, name: &str) -> Result<Option<File>, StateError> {
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
-        match self.open_file(name, flags, "create") {
+        match self.open_file(name, Access::CreateNew, "create") {
             Ok(file) => {
                 file.set_permissions(Permissions::from_mode(0o600))
                     .map_err(io_error(&self.path.join(name), "set permissions of"))?;
@@ -245,14 +190,13 @@ impl Dir {
 
     /// `name` opened for appending, created 0600 when missing.
     pub fn open_append(&self, name: &str) -> Result<File, StateError> {
-        let flags = libc::O_WRONLY | libc::O_APPEND;
-        match self.open_file(name, flags, "open") {
+        match self.open_file(name, Access::Append, "open") {
             Err(StateError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
                 // Created 0600 (whatever the umask); another call may have created it first.
                 if let Some(file) = self.create_new(name)? {
                     drop(file);
                 }
-                self.open_file(name, flags, "open")
+                self.open_file(name, Access::Append, "open")
             }
             opened => opened,
         }
@@ -282,30 +226,19 @@ impl Dir {
             .ok_or_else(|| refused(&self.path.join(&temp), "exists already"))?;
         let written = file.write_all(bytes).and_then(|()| file.sync_all());
         let temp_c = plain(&temp, &path)?;
-        let renamed = written.and_then(|()| {
-            // SAFETY: valid descriptors and C strings.
-            check(unsafe {
-                libc::renameat(
-                    self.fd.as_raw_fd(),
-                    temp_c.as_ptr(),
-                    self.fd.as_raw_fd(),
-                    target.as_ptr(),
-                )
-            })
-        });
+        let renamed = written.and_then(|()| fs::rename_at(self.fd.as_fd(), &temp_c, &target));
         if let Err(e) = renamed {
             let _ = self.remove(&temp);
             return Err(io_error(&path, "replace")(e));
         }
-        // SAFETY: valid descriptor.
-        unsafe { libc::fsync(self.fd.as_raw_fd()) };
+        fs::sync_dir(self.fd.as_fd());
         Ok(())
     }
 
     /// A regular file's first `max` bytes; `None` when it does not exist. A link is refused.
     pub fn read(&self, name: &str, max: u64) -> Result<Option<Bounded>, StateError> {
         let path = self.path.join(name);
-        match self.open_file(name, libc::O_RDONLY, "read") {
+        match self.open_file(name, Access::Read, "read") {
             Ok(file) => read_from(file, max)
                 .map(Some)
                 .map_err(io_error(&path, "read")),
@@ -318,7 +251,7 @@ impl Dir {
 
     /// A regular file opened for reading (never through a link); `None` when it does not exist.
     pub fn open_read(&self, name: &str) -> Result<Option<File>, StateError> {
-        match self.open_file(name, libc::O_RDONLY, "read") {
+        match self.open_file(name, Access::Read, "read") {
             Ok(file) => Ok(Some(file)),
             Err(StateError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
                 Ok(None)
@@ -331,8 +264,7 @@ impl Dir {
     pub fn remove(&self, name: &str) -> Result<bool, StateError> {
         let path = self.path.join(name);
         let c = plain(name, &path)?;
-        // SAFETY: valid descriptor and C string.
-        match check(unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), 0) }) {
+        match fs::remove_at(self.fd.as_fd(), &c) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(io_error(&path, "remove")(e)),
@@ -347,26 +279,8 @@ impl Dir {
         ) else {
             return;
         };
-        // SAFETY: zeroed `stat` is a valid out-buffer; valid descriptor and C string.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        let found = unsafe {
-            libc::fstatat(
-                self.fd.as_raw_fd(),
-                from.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        } == 0;
-        if found && is(&st, libc::S_IFREG) && u64::try_from(st.st_size).unwrap_or(0) > max_bytes {
-            // SAFETY: valid descriptors and C strings.
-            let _ = unsafe {
-                libc::renameat(
-                    self.fd.as_raw_fd(),
-                    from.as_ptr(),
-                    self.fd.as_raw_fd(),
-                    to.as_ptr(),
-                )
-            };
+        if matches!(fs::kind_at(self.fd.as_fd(), &from), Ok(Kind::File(size)) if size > max_bytes) {
+            let _ = fs::rename_at(self.fd.as_fd(), &from, &to);
         }
     }
 }
@@ -384,7 +298,7 @@ pub fn check_beneath(root: &Path, path: &Path) -> Result<(), StateError> {
     let Some(dir) = Dir::open(root, parent)? else {
         return Ok(());
     };
-    if is_link(dir.fd.as_raw_fd(), &c_name(name, path)?) {
+    if is_link(dir.fd.as_fd(), &c_name(name, path)?) {
         return Err(refused(path, "is a symbolic link"));
     }
     Ok(())
@@ -530,9 +444,7 @@ mod tests {
             Ok(false)
         ));
         let fifo = root.path().join("fifo");
-        let c = CString::new(fifo.as_os_str().as_bytes()).expect("c");
-        // SAFETY: valid C string.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        fs::make_fifo(&fifo).expect("fifo");
         assert!(matches!(
             read_bounded(&fifo, 4),
             Err(StateError::Refused { .. })
