@@ -16,3 +16,4 @@ compile_error!(
 pub mod fs;
 pub mod io;
 pub mod process;
+pub mod signals;

@@ -1,8 +1,9 @@
 //! The deadline and the signals: whatever happens, `amplihack-hooks` answers in time and leaves
-//! no handler behind. All of the runtime's `unsafe` for signals and timers lives here: a one-shot
+//! no handler behind. The runtime's signals and timers are set here (through `amplihack_platform::signals`): a one-shot
 //! `ITIMER_REAL` for the subcommand's deadline whose handler re-executes the binary to report,
 //! and handlers for the host's stop signals that kill the handlers' process groups.
 
+use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -34,22 +35,10 @@ pub(crate) fn deadline(subcommand: &Hook, registered_secs: Option<u64>) -> Durat
 /// When the host gives up on us (SIGTERM, SIGHUP, SIGINT), the handlers we started go too: every
 /// handler's process group is killed before we exit. No orphans.
 pub(crate) fn on_stop_signals() {
-    extern "C" fn stop(_signal: libc::c_int) {
-        forward::kill_handlers();
-        const NOTE: &[u8] =
-            b"amplihack-hooks: stopped by a signal; its handlers were stopped too\n";
-        // SAFETY: write(2) and _exit(2) are async-signal-safe.
-        unsafe {
-            libc::write(2, NOTE.as_ptr().cast(), NOTE.len());
-            libc::_exit(0);
-        }
-    }
-    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
-        // SAFETY: installs a handler that only calls async-signal-safe functions.
-        unsafe {
-            libc::signal(signal, stop as *const () as libc::sighandler_t);
-        }
-    }
+    amplihack_platform::signals::on_stop(
+        forward::kill_handlers,
+        b"amplihack-hooks: stopped by a signal; its handlers were stopped too\n",
+    );
 }
 
 /// The deadline's re-exec flag: the watchdog replaces the process image with
@@ -70,39 +59,17 @@ pub(crate) fn arm_watchdog(subcommand: &'static Hook, after: Duration) {
         .unwrap_or_default();
     DEADLINE_ROW.store(row, Ordering::SeqCst);
     DEADLINE_MS.store(after.as_millis() as u64, Ordering::SeqCst);
-    // SAFETY: installs a handler that only uses async-signal-safe calls; the timer is our own.
-    let armed = unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_deadline as *const () as libc::sighandler_t;
-        action.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
-        let timer = libc::itimerval {
-            it_interval: libc::timeval {
-                tv_sec: 0,
-                tv_usec: 0,
-            },
-            it_value: libc::timeval {
-                tv_sec: after.as_secs() as libc::time_t,
-                tv_usec: libc::suseconds_t::from(after.subsec_micros().max(1) as i32),
-            },
-        };
-        libc::sigaction(libc::SIGALRM, &action, std::ptr::null_mut()) == 0
-            && libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) == 0
-    };
-    if !armed {
+    let armed = amplihack_platform::signals::deadline(after, on_deadline);
+    if let Err(e) = armed {
         crate::report(
             subcommand.subcommand,
             "watchdog unavailable",
-            &std::io::Error::last_os_error().to_string(),
+            &e.to_string(),
         );
     }
 }
 
-unsafe extern "C" {
-    static environ: *const *const libc::c_char;
-}
-
-extern "C" fn on_deadline(_signal: libc::c_int) {
+fn on_deadline() {
     if already_finished() {
         // The answer is already on its way out.
         return;
@@ -111,21 +78,19 @@ extern "C" fn on_deadline(_signal: libc::c_int) {
     let (mut row, mut ms) = ([0u8; 24], [0u8; 24]);
     decimal(DEADLINE_ROW.load(Ordering::SeqCst) as u64, &mut row);
     decimal(DEADLINE_MS.load(Ordering::SeqCst), &mut ms);
-    let argv = [
-        c"amplihack-hooks".as_ptr(),
-        c"--deadline-exceeded".as_ptr(),
-        row.as_ptr().cast::<libc::c_char>(),
-        ms.as_ptr().cast::<libc::c_char>(),
-        std::ptr::null(),
-    ];
     const FALLBACK: &[u8] =
         b"amplihack-hooks: deadline exceeded, event let through (the report could not be written)\n";
-    // SAFETY: execve, write and _exit are async-signal-safe; every argument is NUL-terminated.
-    unsafe {
-        libc::execve(c"/proc/self/exe".as_ptr(), argv.as_ptr(), environ);
-        libc::write(2, FALLBACK.as_ptr().cast(), FALLBACK.len());
-        libc::_exit(0);
-    }
+    // `decimal` always ends what it writes with a NUL.
+    let (Ok(row), Ok(ms)) = (
+        CStr::from_bytes_until_nul(&row),
+        CStr::from_bytes_until_nul(&ms),
+    ) else {
+        return;
+    };
+    amplihack_platform::signals::run_self_instead(
+        [c"amplihack-hooks", c"--deadline-exceeded", row, ms],
+        FALLBACK,
+    )
 }
 
 /// `value` in decimal, NUL-terminated, into `out` (no allocation: used in a signal handler).
