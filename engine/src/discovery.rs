@@ -387,8 +387,7 @@ pub fn amcp_file(hooks_dir: &Path, level: Level) -> Option<(PathBuf, PathBuf)> {
 /// one nobody else controls.
 pub fn project_with_hooks(start: &Path, home: Option<&Path>) -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = amplihack_platform::fs::effective_uid();
     for (i, dir) in start.ancestors().enumerate() {
         if Some(dir) == home {
             return None;
