@@ -321,3 +321,77 @@ fn copilot_running_claude_codes_registration_calls_amplihack_once_per_event() {
     );
     assert!(models.tool_result_contains("still-here"), "{seen}");
 }
+
+/// Which hosts run Claude Code's registrations, in the versions the tests pin: Copilot does (the
+/// test above). Every other host, given a logging hook on every Claude Code event in each of
+/// Claude Code's settings files (user, project, project-local) and one hook of its own, runs its
+/// own on the tool call and never Claude Code's, so amplihack registered for both cannot run
+/// twice there. (Codex runs with its hook trust bypassed: an untrusted file would not hide one.)
+#[test]
+fn no_host_but_copilot_runs_claude_codes_registrations() {
+    use crate::support::fake_models::{FakeModels, Turn};
+    use crate::support::host_clis::{
+        Cli, logged_payloads, logging_hook, register_command_hook, run_turn_with,
+    };
+    for cli in [
+        Cli::Codex,
+        Cli::Qwen,
+        Cli::Droid,
+        Cli::Gemini,
+        Cli::Opencode,
+    ] {
+        let env = TestEnv::new();
+        let git = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&env.project)
+            .status()
+            .expect("git");
+        assert!(git.success());
+        let claude_log = env.root().join("claude-settings.jsonl");
+        let claude_hook = logging_hook(&env, "claude-settings", &claude_log);
+        let group = serde_json::json!([{"hooks": [{"type": "command", "command": claude_hook}]}]);
+        let mut hooks = serde_json::Map::new();
+        for event in [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "Stop",
+            "SessionEnd",
+        ] {
+            hooks.insert(event.to_string(), group.clone());
+        }
+        let settings = serde_json::json!({ "hooks": hooks }).to_string();
+        for file in [
+            env.home.join(".claude/settings.json"),
+            env.project.join(".claude/settings.json"),
+            env.project.join(".claude/settings.local.json"),
+        ] {
+            env.write(&file, &settings);
+        }
+        let own_log = env.root().join("own.jsonl");
+        let own_hook = logging_hook(&env, "own", &own_log);
+        register_command_hook(&env, cli, cli.pre_tool_event(), &own_hook);
+
+        let models = FakeModels::start(vec![Turn::shell("echo ran-the-tool")]);
+        let args: &[&str] = match cli {
+            Cli::Codex => &["--dangerously-bypass-hook-trust"],
+            _ => &[],
+        };
+        let run = run_turn_with(&env, cli, &models, "Run the tool.", args, &[]);
+        let seen = format!("{}\nrequests:\n{}", run.describe(), models.describe());
+        assert!(run.output.status.success(), "{seen}");
+        assert!(models.tool_result_contains("ran-the-tool"), "{seen}");
+        assert!(
+            !logged_payloads(&own_log).is_empty(),
+            "{}: its own hook ran on the tool call\n{seen}",
+            cli.name()
+        );
+        assert_eq!(
+            logged_payloads(&claude_log),
+            Vec::<serde_json::Value>::new(),
+            "{}: ran a hook from Claude Code's settings\n{seen}",
+            cli.name()
+        );
+    }
+}
