@@ -343,62 +343,33 @@ fn version_order(a: &str, b: &str) -> std::cmp::Ordering {
     parts(b).cmp(&parts(a)).then_with(|| b.cmp(a))
 }
 
-/// What one host's records add up to: per item (a column key, an event, a trust), the versions
-/// that proved it.
-#[derive(Default)]
-struct Proofs {
-    versions: BTreeSet<String>,
-    items: BTreeMap<String, BTreeSet<String>>,
+/// What one host version's records add up to: the items proved (a column key, `event:<name>`,
+/// `trust:<key>`).
+type Proved = BTreeSet<String>;
+
+fn items(capability: &Capability) -> Vec<String> {
+    match capability {
+        Capability::Events(events) => events.iter().map(|e| format!("event:{e}")).collect(),
+        Capability::TrustStep(trust) => vec![format!("trust:{}", trust.key())],
+        other => vec![
+            other.to_json()["capability"]
+                .as_str()
+                .unwrap_or("?")
+                .to_string(),
+        ],
+    }
 }
 
-impl Proofs {
-    fn add(&mut self, version: &str, capability: &Capability) {
-        self.versions.insert(version.to_string());
-        let mut item = |key: String| {
-            self.items
-                .entry(key)
-                .or_default()
-                .insert(version.to_string());
-        };
-        match capability {
-            Capability::Events(events) => events.iter().for_each(|e| item(format!("event:{e}"))),
-            Capability::TrustStep(trust) => item(format!("trust:{}", trust.key())),
-            other => item(
-                other.to_json()["capability"]
-                    .as_str()
-                    .unwrap_or("?")
-                    .to_string(),
-            ),
-        }
-    }
-
-    fn sorted_versions(&self) -> Vec<&str> {
-        let mut versions: Vec<&str> = self.versions.iter().map(String::as_str).collect();
-        versions.sort_by(|a, b| version_order(a, b));
-        versions
-    }
-
-    /// `None` when nothing proved `key`; else the versions to name after it (none when every
-    /// version of the row proved it).
-    fn proved(&self, key: &str) -> Option<String> {
-        let by = self.items.get(key)?;
-        if by.len() == self.versions.len() {
-            return Some(String::new());
-        }
-        let mut by: Vec<&str> = by.iter().map(String::as_str).collect();
-        by.sort_by(|a, b| version_order(a, b));
-        Some(format!(" ({})", by.join(", ")))
-    }
-
-    fn list(&self, items: impl Iterator<Item = (String, &'static str)>) -> String {
-        let cells: Vec<String> = items
-            .filter_map(|(key, text)| self.proved(&key).map(|only| format!("{text}{only}")))
-            .collect();
-        if cells.is_empty() {
-            "—".to_string()
-        } else {
-            cells.join(", ")
-        }
+/// A cell listing what `proved` holds of `items`, or — for none.
+fn list(proved: &Proved, items: impl Iterator<Item = (String, &'static str)>) -> String {
+    let cells: Vec<&str> = items
+        .filter(|(key, _)| proved.contains(key))
+        .map(|(_, text)| text)
+        .collect();
+    if cells.is_empty() {
+        "—".to_string()
+    } else {
+        cells.join(", ")
     }
 }
 
@@ -414,27 +385,24 @@ pub fn header() -> String {
     format!("{header}\n{rule}")
 }
 
-fn row(host: &Host, proofs: &Proofs, link_prefix: &str) -> String {
-    let versions = proofs.sorted_versions();
+/// One row: the host, the versions that proved exactly `proved` (newest first).
+fn row(host: &Host, versions: &[&str], proved: &Proved, link_prefix: &str) -> String {
     let mut line = format!(
-        "| [{}]({link_prefix}{}) | {} | {} |",
-        host.name,
-        host.page,
+        "{} {} | {} |",
+        row_start(host, link_prefix),
         if versions.is_empty() {
             "—".to_string()
         } else {
             versions.join(", ")
         },
-        proofs.list(EVENTS.iter().map(|e| (format!("event:{e}"), *e))),
+        list(proved, EVENTS.iter().map(|e| (format!("event:{e}"), *e))),
     );
     for (_, key) in COLUMNS {
-        match proofs.proved(key) {
-            Some(only) => write!(line, " ✓{only} |"),
-            None => write!(line, " — |"),
-        }
-        .expect("string");
+        let cell = if proved.contains(key) { "✓" } else { "—" };
+        write!(line, " {cell} |").expect("string");
     }
-    let trust = proofs.list(
+    let trust = list(
+        proved,
         Trust::ALL
             .into_iter()
             .map(|t| (format!("trust:{}", t.key()), t.cell())),
@@ -443,13 +411,50 @@ fn row(host: &Host, proofs: &Proofs, link_prefix: &str) -> String {
     line
 }
 
-/// The first cell of `host`'s row, which identifies it in a committed table.
+/// The first cell of `host`'s rows, which identifies them in a committed table.
 fn row_start(host: &Host, link_prefix: &str) -> String {
     format!("| [{}]({link_prefix}{}) |", host.name, host.page)
 }
 
-/// The table `records` prove, its links written with `link_prefix`; a skipped host's row is
-/// taken from `committed` (the block now in the file) where it has one. Returns the table and,
+/// `host`'s rows from `records`: versions that proved the same things share a row, newest
+/// version first; a host nothing proved has one row of —.
+fn host_rows(host: &Host, records: &[Record], link_prefix: &str) -> Vec<String> {
+    let mut by_version: BTreeMap<&str, Proved> = BTreeMap::new();
+    for record in records {
+        if let Record::Proved {
+            host: h,
+            version,
+            capability,
+        } = record
+            && h == host.id
+        {
+            by_version
+                .entry(version.as_str())
+                .or_default()
+                .extend(items(capability));
+        }
+    }
+    if by_version.is_empty() {
+        return vec![row(host, &[], &Proved::new(), link_prefix)];
+    }
+    let mut versions: Vec<&str> = by_version.keys().copied().collect();
+    versions.sort_by(|a, b| version_order(a, b));
+    let mut groups: Vec<(Vec<&str>, &Proved)> = Vec::new();
+    for version in versions {
+        let proved = &by_version[version];
+        match groups.iter_mut().find(|(_, p)| *p == proved) {
+            Some((same, _)) => same.push(version),
+            None => groups.push((vec![version], proved)),
+        }
+    }
+    groups
+        .iter()
+        .map(|(versions, proved)| row(host, versions, proved, link_prefix))
+        .collect()
+}
+
+/// The table `records` prove, its links written with `link_prefix`; a skipped host's rows are
+/// taken from `committed` (the block now in the file) where it has them. Returns the table and,
 /// per skipped host, why.
 pub fn render(records: &[Record], committed: &str, link_prefix: &str) -> (String, Vec<String>) {
     let mut lines = vec![header()];
@@ -463,26 +468,17 @@ pub fn render(records: &[Record], committed: &str, link_prefix: &str) -> (String
             })
             .collect();
         let start = row_start(host, link_prefix);
-        let kept = committed.lines().find(|l| l.starts_with(&start));
-        if let (false, Some(kept)) = (skips.is_empty(), kept) {
+        let kept: Vec<&str> = committed
+            .lines()
+            .filter(|l| l.starts_with(&start))
+            .collect();
+        if !skips.is_empty() && !kept.is_empty() {
             let why: Vec<&str> = skips.into_iter().collect();
             notes.push(format!("{} ({})", host.name, why.join("; ")));
-            lines.push(kept.to_string());
+            lines.extend(kept.iter().map(|l| l.to_string()));
             continue;
         }
-        let mut proofs = Proofs::default();
-        for record in records {
-            if let Record::Proved {
-                host: h,
-                version,
-                capability,
-            } = record
-                && h == host.id
-            {
-                proofs.add(version, capability);
-            }
-        }
-        lines.push(row(host, &proofs, link_prefix));
+        lines.extend(host_rows(host, records, link_prefix));
     }
     (lines.join("\n"), notes)
 }
@@ -624,40 +620,68 @@ mod tests {
             .expect("a Codex row")
     }
 
-    /// Records render as ✓ for what every version proved, the versions named for what only some
-    /// did, — for the rest, hosts in [`HOSTS`] order.
+    /// Versions that proved the same things share a row, newest first; a version that proved
+    /// less gets its own; a host nothing proved is a row of —; hosts in [`HOSTS`] order.
     #[test]
-    fn records_render_one_row_per_host_in_order() {
+    fn records_render_rows_per_host_in_order() {
         let records = vec![
             proof("codex", "0.169.0", Capability::DenyWithReason),
             proof("codex", "0.171.0", Capability::DenyWithReason),
-            proof("codex", "0.169.0", Capability::LockMode),
+            proof(
+                "codex",
+                "0.169.0",
+                Capability::Events(vec!["Stop", "PreToolUse"]),
+            ),
+            proof("codex", "0.171.0", Capability::Events(vec!["PreToolUse"])),
+            proof("codex", "0.171.0", Capability::Events(vec!["Stop"])),
+            proof("codex", "0.169.0", Capability::TrustStep(Trust::ByInstall)),
+            proof("codex", "0.171.0", Capability::TrustStep(Trust::ByInstall)),
             proof(
                 "codex",
                 "0.171.0",
-                Capability::Events(vec!["Stop", "PreToolUse"]),
+                Capability::TrustStep(Trust::UserTrustsTheFolder),
             ),
-            proof("codex", "0.169.0", Capability::Events(vec!["PreToolUse"])),
-            proof("codex", "0.169.0", Capability::TrustStep(Trust::ByInstall)),
-            proof("codex", "0.171.0", Capability::TrustStep(Trust::ByInstall)),
+            proof(
+                "codex",
+                "0.169.0",
+                Capability::TrustStep(Trust::UserTrustsTheFolder),
+            ),
+            proof("claude", "2.1.332", Capability::LockMode),
+            proof("claude", "2.1.332", Capability::Context),
+            proof("claude", "2.0.30", Capability::Context),
         ];
         let (table, kept) = render(&records, "", "docs/src/");
         assert!(kept.is_empty());
+        let lines: Vec<&str> = table.lines().collect();
         assert_eq!(
-            codex_row(&table),
-            "| [Codex CLI](docs/src/hosts/codex.md) | 0.171.0, 0.169.0 | PreToolUse, Stop (0.171.0) | ✓ | — | — | ✓ (0.169.0) | — | by `amplihack install` |"
+            lines[0],
+            "| host | version tested | events delivered | deny with reason | context | keep going | lock mode | transcript export | trust step |"
         );
-        let names: Vec<&str> = table
-            .lines()
-            .skip(2)
+        assert_eq!(
+            lines[2],
+            "| [Claude Code](docs/src/using/hosts.md) | 2.1.332 | — | — | ✓ | — | ✓ | — | — |"
+        );
+        assert_eq!(
+            lines[3],
+            "| [Claude Code](docs/src/using/hosts.md) | 2.0.30 | — | — | ✓ | — | — | — | — |"
+        );
+        assert_eq!(
+            lines[4],
+            "| [Amplifier app](docs/src/using/amplifier.md) | — | — | — | — | — | — | — | — |"
+        );
+        assert_eq!(
+            lines[5],
+            "| [Codex CLI](docs/src/hosts/codex.md) | 0.171.0, 0.169.0 | PreToolUse, Stop | ✓ | — | — | — | — | by `amplihack install`, the user's folder trust |"
+        );
+        let names: Vec<&str> = lines[2..]
+            .iter()
             .map(|l| l.split(']').next().unwrap_or(l))
             .collect();
-        assert_eq!(names.len(), HOSTS.len());
-        assert_eq!(names[0], "| [Claude Code");
-        assert!(
-            table.contains("| [Droid](docs/src/hosts/droid.md) | — | — | — | — | — | — | — | — |"),
-            "{table}"
-        );
+        let mut order: Vec<&str> = names.clone();
+        order.dedup();
+        let expected: Vec<String> = HOSTS.iter().map(|h| format!("| [{}", h.name)).collect();
+        assert_eq!(order, expected);
+        assert_eq!(names.len(), HOSTS.len() + 1, "{table}");
     }
 
     /// The same records in any order give the same bytes.
@@ -672,13 +696,22 @@ mod tests {
                 "1.18.33",
                 Capability::TrustStep(Trust::NoneAsked),
             ),
+            proof(
+                "opencode",
+                "1.18.33",
+                Capability::Events(vec!["Stop", "SessionStart"]),
+            ),
         ];
         let (first, _) = render(&records, "", "../");
         records.reverse();
         let (second, _) = render(&records, "", "../");
         assert_eq!(first, second);
         assert!(
-            first.contains("| 2.1.332, 2.0.30 | — | — | ✓ | — | — | ✓ (2.1.332) | — |"),
+            first.contains("| 2.1.332 | — | — | ✓ | — | — | ✓ | — |"),
+            "{first}"
+        );
+        assert!(
+            first.contains("| 1.18.33 | SessionStart, Stop | — | — | — | — | — | none asked |"),
             "{first}"
         );
     }
@@ -739,6 +772,18 @@ mod tests {
             fresh.contains("| [Amplifier app](../using/amplifier.md) | — |"),
             "{fresh}"
         );
+        // Every row of a skipped host is kept, not only its first.
+        let two_rows = vec![
+            proof("claude", "2.1.332", Capability::LockMode),
+            proof("claude", "2.0.30", Capability::Context),
+        ];
+        let (table, _) = render(&two_rows, "", "../");
+        let skipped = vec![Record::Skipped {
+            host: "claude".into(),
+            why: "no Claude Code".into(),
+        }];
+        let outcome = check_text("hosts.md", &file(&table), &skipped, "../").expect("markers");
+        assert!(outcome.diff.is_none(), "{:?}", outcome.diff);
     }
 
     /// Records round-trip through their JSON; a file with an unknown host or capability is an
