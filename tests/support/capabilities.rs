@@ -170,8 +170,9 @@ fn records_dir() -> Option<PathBuf> {
 static WRITTEN: AtomicUsize = AtomicUsize::new(0);
 
 fn write_record(host_id: &str, mut record: Value) {
-    let Some(dir) = records_dir() else { return };
+    // A host missing from HOSTS fails in a plain `cargo test` too.
     host(host_id);
+    let Some(dir) = records_dir() else { return };
     record["host"] = json!(host_id);
     record["test"] = json!(std::thread::current().name().unwrap_or("?"));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
@@ -831,6 +832,13 @@ mod tests {
             error.starts_with("README.md: no line `<!-- capabilities: generated"),
             "{error}"
         );
+    }
+
+    /// A host with no row in [`HOSTS`] is refused where it is recorded, naming the fix.
+    #[test]
+    #[should_panic(expected = "no host `no-such-host` in HOSTS")]
+    fn a_host_without_a_row_is_refused() {
+        proved("no-such-host", "1.0.0", Capability::Context);
     }
 
     #[test]
