@@ -9,6 +9,9 @@
 #   ./test.sh --quick   the check for a change: formatting, clippy, unit and CLI tests and the
 #                       fast benchmarks (measuring the static `release` build), no real host and
 #                       nothing downloaded but crates.
+#   ./test.sh --write-capabilities   everything, then writes the hosts table (README.md,
+#                       docs/src/using/hosts.md) from what the real-host tests proved, where the
+#                       full run only fails when the committed table differs.
 #
 # The full run installs the test hosts on first use, into the repository (git-ignored):
 #   tests/claude-code/node_modules   @anthropic-ai/claude-code, pinned in tests/claude-code/package.json
@@ -31,11 +34,13 @@ cd "$(dirname "$0")"
 export PATH="$HOME/.cargo/bin:$PATH"
 
 quick=false
+write_capabilities=0
 case "${1:-}" in
   "") ;;
   --quick) quick=true ;;
-  -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
-  *) echo "test.sh: unknown argument '$1' (use --quick, or nothing for every test)" >&2; exit 2 ;;
+  --write-capabilities) write_capabilities=1 ;;
+  -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+  *) echo "test.sh: unknown argument '$1' (use --quick, --write-capabilities, or nothing for every test)" >&2; exit 2 ;;
 esac
 started=$SECONDS
 passed=0
@@ -201,6 +206,12 @@ amplifier_bench() {
   fi
   return $status
 }
+capability_table() {
+  # The hosts table against what the real-host tests of the cargo test step above recorded
+  # (tests/support/capabilities.rs): a diff and a failure when the committed one differs.
+  AMPLIHACK_WRITE_CAPABILITIES=$write_capabilities cargo test --locked --test integration -- \
+    --ignored --exact --nocapture support::capabilities::the_committed_host_tables_are_what_this_run_proved
+}
 static_release() {
   # The static binaries with the quicker `release` profile: what --quick's benchmarks measure.
   local dir
@@ -229,7 +240,11 @@ else
   if [ -x "$scratch_home/.local/bin/amplihack-hooks" ]; then
     export AMPLIHACK_BENCH_BINARY="$scratch_home/.local/bin/amplihack-hooks"
   fi
+  # Each real-host test records what it proved here, for the hosts table (capability_table).
+  export AMPLIHACK_CAPABILITY_RECORDS=$PWD/target/capabilities
+  rm -rf "$AMPLIHACK_CAPABILITY_RECORDS"
   timed "cargo test: every test" cargo_test --workspace
+  check "the hosts table in README.md and docs/src/using/hosts.md is what the real-host tests proved (tests/support/capabilities.rs; ./test.sh --write-capabilities rewrites it)" capability_table
 fi
 # The benchmarks' harnesses build static for the same target as packaging/build, so that they share
 # the `release` build of the crates (one optimised build a run, beside install.sh's `dist`).

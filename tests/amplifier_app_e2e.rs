@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::support;
 use crate::support::amplifier_app::{app_turn, app_venv, bash, kit, one_app, tool_results};
+use crate::support::capabilities::{Capability, Trust, proved, python_version, skipped};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 use crate::support::{TestEnv, command, one_group, repo_root, run_with_timeout, stderr, stdout};
 
@@ -25,6 +26,7 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
         Ok(kit) => kit,
         Err(reason) => {
             println!("SKIPPED {reason}");
+            skipped("amplifier", &reason);
             return;
         }
     };
@@ -139,6 +141,13 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
         first.contains("App-context marker"),
         "PROJECT.md in the first request: {first}"
     );
+    let version = python_version(&venv, "amplifier_app_cli");
+    // Installed for the user, nothing trusted by the app: amplihack's module ran.
+    proved(
+        "amplifier",
+        &version,
+        Capability::TrustStep(Trust::NoneAsked),
+    );
     assert!(
         first.contains("amplihack-workflow-classification"),
         "the reminder: {first}"
@@ -161,11 +170,13 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
     let mut ran = env.marks("ran");
     ran.sort();
     assert_eq!(ran, ["project-plugin", "user-plugin"], "each plugin once");
+    proved("amplifier", &version, Capability::Context);
     let denied = tool_results(&requests[1]);
     assert!(
         denied.contains("amplihack blocked `git commit --no-verify`"),
         "the guard's reason in the model's next request: {denied}"
     );
+    proved("amplifier", &version, Capability::DenyWithReason);
     assert!(
         env.command(Path::new("git"))
             .args(["rev-parse", "--verify", "-q", "HEAD"])
@@ -184,6 +195,13 @@ fn amplihack_works_in_the_real_amplifier_app_and_uninstall_takes_it_back() {
         "one allowed tool call: {metrics}"
     );
     assert!(metrics.contains("\"tool_name\":\"Bash\""), "{metrics}");
+    // The plugins' context (UserPromptSubmit), the guard's deny (PreToolUse), the metrics line
+    // (PostToolUse).
+    proved(
+        "amplifier",
+        &version,
+        Capability::Events(vec!["UserPromptSubmit", "PreToolUse", "PostToolUse"]),
+    );
     let sessions = session_records(&env);
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     assert!(
@@ -334,6 +352,7 @@ fn a_prompt_handler_is_answered_by_the_sessions_own_model_in_the_app() {
         Ok(kit) => kit,
         Err(reason) => {
             println!("SKIPPED {reason}");
+            skipped("amplifier", &reason);
             return;
         }
     };
@@ -387,6 +406,7 @@ fn an_agent_handler_runs_a_read_only_subagent_on_the_sessions_model_in_the_app()
         Ok(kit) => kit,
         Err(reason) => {
             println!("SKIPPED {reason}");
+            skipped("amplifier", &reason);
             return;
         }
     };
@@ -464,6 +484,7 @@ fn where_the_app_compacts_the_transcript_is_exported() {
         Ok(kit) => kit,
         Err(reason) => {
             println!("SKIPPED {reason}");
+            skipped("amplifier", &reason);
             return;
         }
     };
@@ -561,6 +582,13 @@ fn where_the_app_compacts_the_transcript_is_exported() {
             "{text} in the exported transcript: {newest:.2000}"
         );
     }
+    let version = python_version(&venv, "amplifier_app_cli");
+    proved(
+        "amplifier",
+        &version,
+        Capability::Events(vec!["PreCompact"]),
+    );
+    proved("amplifier", &version, Capability::TranscriptExport);
     println!(
         "the app compacted {compactions} time(s); amplihack kept {} transcript copies",
         copies.len()

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::support;
+use crate::support::capabilities::{Capability, npm_version, proved};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 use crate::support::{ClaudeRun, TestEnv, stderr};
 
@@ -52,6 +53,8 @@ fn lock_mode_keeps_a_model_that_says_done_working_for_exactly_n_stops() {
         3,
         "the first answer, then exactly 2 continuations"
     );
+    let version = npm_version(&support::claude_bin());
+    proved("claude", &version, Capability::KeepGoing);
     let last = requests.last().map(Value::to_string).unwrap_or_default();
     assert_eq!(
         count(
@@ -61,6 +64,7 @@ fn lock_mode_keeps_a_model_that_says_done_working_for_exactly_n_stops() {
         2,
         "the lock's message reached the model at exactly two stops"
     );
+    proved("claude", &version, Capability::LockMode);
     assert!(last.contains("continuation 2 of at most 2"));
     assert!(!last.contains("continuation 3"));
     // The safety valve turned lock mode off and said so.
@@ -130,6 +134,14 @@ fn a_tagged_reminder_reads_as_plain_text_in_every_version() {
             seen.contains("Classify the zebra request first."),
             "{}: {seen}",
             claude.display()
+        );
+        // The reminder (UserPromptSubmit) reached the model, in this version too.
+        let version = npm_version(&claude);
+        proved("claude", &version, Capability::Context);
+        proved(
+            "claude",
+            &version,
+            Capability::Events(vec!["UserPromptSubmit"]),
         );
         assert!(
             !seen.contains("&lt;system-reminder")

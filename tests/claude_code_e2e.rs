@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::support;
+use crate::support::capabilities::{Capability, Trust, npm_version, proved};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 use crate::support::{TestEnv, hooks_bin};
 
@@ -146,6 +147,20 @@ fn allowed_command_runs_and_project_context_reaches_the_model() {
             ours.join("\n")
         );
     }
+    let version = npm_version(&support::claude_bin());
+    proved(
+        "claude",
+        &version,
+        Capability::Events(vec![
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "PostToolBatch",
+            "PostToolUseFailure",
+            "Stop",
+        ]),
+    );
     if std::env::var_os("AMPLIHACK_SHOW_HOOK_LINES").is_some() {
         eprintln!("{}", ours.join("\n"));
     }
@@ -166,6 +181,7 @@ fn allowed_command_runs_and_project_context_reaches_the_model() {
     );
     let ended = std::fs::read_to_string(env.root().join("session-end.status")).unwrap_or_default();
     assert_eq!(ended.trim(), "exit=0", "SessionEnd did not run cleanly");
+    proved("claude", &version, Capability::Events(vec!["SessionEnd"]));
     assert_eq!(
         std::fs::read_to_string(env.root().join("session-end.err")).unwrap_or_default(),
         ""
@@ -226,6 +242,8 @@ fn hooks_registered_by_amplihack_install_fire_inside_claude_code() {
         "{}",
         results[0]
     );
+    let version = npm_version(&support::claude_bin());
+    proved("claude", &version, Capability::DenyWithReason);
     assert!(
         results[1].contains("would recursively delete your home directory"),
         "{}",
@@ -235,6 +253,7 @@ fn hooks_registered_by_amplihack_install_fire_inside_claude_code() {
         fake.everything_the_model_saw()
             .contains("Installed-context marker: the quux project.")
     );
+    proved("claude", &version, Capability::Context);
 
     let deployed = env.deployed_hooks().display().to_string();
     assert!(
@@ -257,6 +276,19 @@ fn hooks_registered_by_amplihack_install_fire_inside_claude_code() {
             ours.join("\n")
         );
     }
+    proved(
+        "claude",
+        &version,
+        Capability::Events(vec![
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "Stop",
+        ]),
+    );
+    // Registered by `amplihack install`, nothing trusted: they ran.
+    proved("claude", &version, Capability::TrustStep(Trust::NoneAsked));
     assert!(
         run.hook_complaints().is_empty(),
         "{}",

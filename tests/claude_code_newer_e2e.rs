@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support;
+use crate::support::capabilities::{Capability, npm_version, proved};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 use crate::support::{ClaudeRun, TestEnv, stderr};
 
@@ -264,29 +265,71 @@ fn task_completed_block_and_on_failure_as_natively() {
     assert_eq!(forwarded.3, native.3, "reported through amplihack too");
 }
 
-/// `/compact`: the plugin's PreCompact stdout is in the compaction request both ways.
+/// `/compact`: the plugin's PreCompact stdout is in the compaction request both ways; through
+/// amplihack its transcript export copied the conversation as it was before the compaction.
 #[test]
 fn pre_compact_output_reaches_the_compaction_as_natively() {
     let run = |way: Way| {
         let session = Session::new(way);
         let fake = FakeAnthropic::start(vec![
-            Turn::text("hello"),
+            Turn::text("hello-before-compaction"),
             Turn::text("Summary: nothing happened yet."),
         ]);
         session.claude(&fake, &["-p", "hello"]);
         session.claude(&fake, &["-p", "/compact", "--continue"]);
-        fake.everything_the_model_saw().contains(
+        let instructed = fake.everything_the_model_saw().contains(
             "Additional Instructions:\\nNEWER-EVENTS: keep the word pineapple in the summary",
-        )
+        );
+        (instructed, transcript_copies(&session.env.project))
     };
+    let (instructed, copies) = run(Way::Native);
     assert!(
-        run(Way::Native),
+        instructed,
         "natively the instructions did not reach the compaction"
     );
+    assert!(copies.is_empty(), "no amplihack, no copy: {copies:?}");
+    let (instructed, copies) = run(Way::Amplihack);
     assert!(
-        run(Way::Amplihack),
+        instructed,
         "through amplihack the instructions did not reach the compaction"
     );
+    let version = npm_version(&support::claude_bin());
+    proved("claude", &version, Capability::Events(vec!["PreCompact"]));
+    assert_eq!(copies.len(), 1, "one transcript copy: {copies:?}");
+    assert!(
+        copies[0].contains("hello-before-compaction"),
+        "the copy holds the conversation: {}",
+        copies[0]
+    );
+    proved("claude", &version, Capability::TranscriptExport);
+}
+
+/// The transcripts amplihack's PreCompact copied into the project
+/// (`.claude/runtime/logs/<session>/transcript-*.jsonl`), their contents.
+fn transcript_copies(project: &Path) -> Vec<String> {
+    let logs = project.join(".claude/runtime/logs");
+    let mut copies: Vec<PathBuf> = std::fs::read_dir(&logs)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|session| {
+            std::fs::read_dir(session.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("transcript-") && n.ends_with(".jsonl"))
+        })
+        .collect();
+    copies.sort();
+    copies
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .collect()
 }
 
 /// An MCP server's elicitation: the plugin's `decision: "block"` declines it (2.1.284), both ways;

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::gate;
 use crate::support;
+use crate::support::capabilities::{Capability, Trust, proved};
 use crate::support::fake_models::{FakeModels, Turn};
 use crate::support::host_clis::{Cli, CodexAppServer, codex_home, each_codex, run_turn};
 use crate::support::{TestEnv, stderr, stdout};
@@ -109,10 +110,10 @@ fn in_last(models: &FakeModels, needle: &str) -> usize {
 /// In the pinned Codex and the newest (0.169.0 and 0.171.0).
 #[test]
 fn codex_runs_amplihacks_guard_context_and_plugins_then_gets_its_files_back() {
-    each_codex(|_| guard_context_and_plugins_then_files_back());
+    each_codex(guard_context_and_plugins_then_files_back);
 }
 
-fn guard_context_and_plugins_then_files_back() {
+fn guard_context_and_plugins_then_files_back(version: &str) {
     let env = TestEnv::new();
     project_and_plugins(&env);
     let (hooks_json, user_hooks, config, user_config) = users_codex_files(&env);
@@ -148,6 +149,7 @@ fn guard_context_and_plugins_then_files_back() {
         "{}",
         describe()
     );
+    proved("codex", version, Capability::DenyWithReason);
     // The plugin's deny honoured.
     assert!(
         models
@@ -162,23 +164,28 @@ fn guard_context_and_plugins_then_files_back() {
     assert_eq!(in_last(&models, PROJECT_MARKER), 1, "{}", describe());
     assert_eq!(in_last(&models, PLUGIN_NOTE), 1, "{}", describe());
     assert_eq!(env.marks("plugin-ran").len(), 1, "{saw}");
+    proved("codex", version, Capability::Context);
     // No reply of amplihack's failed Codex's schema ("hook: <event> Failed"), and no timeout
     // Codex has to clamp.
     assert!(!run.stderr().contains("Failed"), "{}", describe());
     assert!(!run.stderr().contains("clamping"), "{}", describe());
-    for event in [
+    let events = vec![
         "SessionStart",
         "UserPromptSubmit",
         "PreToolUse",
         "PostToolUse",
         "Stop",
-    ] {
+    ];
+    for event in &events {
         assert!(
             run.stderr().contains(&format!("hook: {event} Completed")),
             "{event}: {}",
             describe()
         );
     }
+    proved("codex", version, Capability::Events(events));
+    // Every entry ran, and only trusted ones run: the installer's trust step did it.
+    proved("codex", version, Capability::TrustStep(Trust::ByInstall));
     // The user's own hook still ran (its key, and so its trust, unchanged).
     let user_log = support::host_clis::logged_payloads(&env.root().join("user-hook.jsonl"));
     assert_eq!(user_log.len(), 3, "{user_log:#?}");
@@ -297,9 +304,13 @@ fn codex_doctor_reports_untrusted_entries_and_fixes_them() {
 }
 
 /// A project scope Codex does not load (the project is not trusted) is said at install and by
-/// doctor.
+/// doctor (both versions).
 #[test]
 fn codex_project_scope_states_the_project_trust_it_needs() {
+    each_codex(project_scope_states_the_project_trust_it_needs);
+}
+
+fn project_scope_states_the_project_trust_it_needs(version: &str) {
     let env = TestEnv::new();
     project_and_plugins(&env);
     std::fs::create_dir_all(codex_home(&env)).expect("codex home");
@@ -338,6 +349,11 @@ fn codex_project_scope_states_the_project_trust_it_needs() {
         models.describe()
     );
     assert_eq!(in_last(&models, PROJECT_MARKER), 1, "{}", models.describe());
+    proved(
+        "codex",
+        version,
+        Capability::TrustStep(Trust::UserTrustsTheFolder),
+    );
 }
 
 /// A Codex turn with amplihack's entries against the same entries running `true`: an amplihack
@@ -400,10 +416,15 @@ fn codex_turns_with_amplihack_cost_about_what_true_entries_do() {
     assert!(passed, "amplihack's entries cost over twice the goal");
 }
 
-/// Lock mode under Codex: Stop's `decision: "block"` keeps the agent working (the lock's message
-/// reaches the model as Codex's hook prompt) until the safety valve lets the stop through.
+/// Lock mode under Codex (both versions): Stop's `decision: "block"` keeps the agent working
+/// (the lock's message reaches the model as Codex's hook prompt) until the safety valve lets the
+/// stop through.
 #[test]
 fn codex_keeps_working_while_the_project_is_locked() {
+    each_codex(keeps_working_while_locked);
+}
+
+fn keeps_working_while_locked(version: &str) {
     let env = TestEnv::new();
     project_and_plugins(&env);
     std::fs::create_dir_all(codex_home(&env)).expect("codex home");
@@ -424,7 +445,9 @@ fn codex_keeps_working_while_the_project_is_locked() {
     assert!(run.output.status.success(), "{}", run.describe());
     let main = models.main_requests();
     assert_eq!(main.len(), 2, "{}\n{}", run.describe(), models.describe());
+    proved("codex", version, Capability::KeepGoing);
     assert_eq!(in_last(&models, "LOCK-MARKER: finish the migration"), 1);
+    proved("codex", version, Capability::LockMode);
     assert!(!run.stderr().contains("Failed"), "{}", run.describe());
 }
 

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::gate;
 use crate::support;
+use crate::support::capabilities::{Capability, Trust, proved};
 use crate::support::fake_models::{FakeModels, Turn};
 use crate::support::host_clis::{
     Cli, TURN_LIMIT, cli_command, configure_provider, logged_payloads, turn_args,
@@ -191,6 +192,10 @@ fn amplihack_in_the_real_copilot() {
             .any(|r| r.contains("amplihack blocked `git commit --no-verify`")),
         "the model was not told why: {results:#?}\n{seen}"
     );
+    let version = Cli::Copilot.version();
+    proved("copilot", &version, Capability::DenyWithReason);
+    // Installed for the user, nothing trusted: amplihack's entries ran.
+    proved("copilot", &version, Capability::TrustStep(Trust::NoneAsked));
     assert!(
         results.iter().any(|r| r.contains(PLUGIN_DENY)),
         "the plugin's deny: {results:#?}\n{seen}"
@@ -207,12 +212,25 @@ fn amplihack_in_the_real_copilot() {
             models.last_main_request().unwrap_or_default()
         );
     }
+    proved("copilot", &version, Capability::Context);
     let recorded = metrics(&env);
     assert!(
         recorded
             .iter()
             .any(|m| m["tool_name"] == "Bash" && m["success"] == true),
         "PostToolUse metrics: {recorded:#?}"
+    );
+    // The guard's deny (PreToolUse), the plugin's context (SessionStart), the reminder
+    // (UserPromptSubmit), the metrics line (PostToolUse).
+    proved(
+        "copilot",
+        &version,
+        Capability::Events(vec![
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+        ]),
     );
     // Run from src/, Copilot names the work tree's root (and runs hooks there).
     let vars = logged_payloads(&mine_log);
@@ -325,7 +343,11 @@ fn lock_mode_keeps_copilot_working_up_to_its_cap() {
         main, 9,
         "one request, then one per block (Copilot stops at 8)\n{seen}"
     );
+    let version = Cli::Copilot.version();
+    proved("copilot", &version, Capability::Events(vec!["Stop"]));
+    proved("copilot", &version, Capability::KeepGoing);
     assert_eq!(models.count_in_last(LOCK), 8, "{seen}");
+    proved("copilot", &version, Capability::LockMode);
 }
 
 /// What Copilot's hooks took in one session, by its own record (`hook.start` / `hook.end` in
@@ -539,6 +561,11 @@ fn project_scope_runs_once_the_folder_is_trusted() {
     assert!(run.output.status.success(), "{seen}");
     assert_eq!(models.count_in_last(PROJECT_MARKER), 1, "{seen}");
     assert!(models.tool_result_contains("amplihack blocked"), "{seen}");
+    proved(
+        "copilot",
+        &Cli::Copilot.version(),
+        Capability::TrustStep(Trust::UserTrustsTheFolder),
+    );
 
     let config_now = std::fs::read(&config).expect("config");
     amplihack_ok(

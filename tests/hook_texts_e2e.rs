@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 
 use crate::support;
 use crate::support::TestEnv;
+use crate::support::capabilities::{Capability, npm_version, proved};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 
 const NAME: &str = "texts-probe";
@@ -322,4 +323,20 @@ fn the_model_reads_the_same_texts_through_amplihack_as_natively() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Through amplihack as natively: a plugin's context on SessionStart, UserPromptSubmit and
+    // PostToolUse reached the model, and its Stop block made Claude Code go on.
+    let version = npm_version(&support::claude_bin());
+    proved(
+        "claude",
+        &version,
+        Capability::Events(vec![
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "Stop",
+        ]),
+    );
+    proved("claude", &version, Capability::Context);
+    proved("claude", &version, Capability::KeepGoing);
 }

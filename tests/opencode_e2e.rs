@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crate::gate;
 use crate::support;
 use crate::support::TestEnv;
+use crate::support::capabilities::{Capability, Trust, proved};
 use crate::support::fake_models::{FakeModels, Turn};
 use crate::support::host_clis::{
     Cli, cli_command, configure_provider, opencode_config_dir, run_turn,
@@ -105,6 +106,14 @@ fn amplihack_works_in_opencode_through_its_bridge_plugin() {
         "amplihack's guard reason did not reach the model: {results:#?}\n{}",
         run.describe()
     );
+    let version = Cli::Opencode.version();
+    proved("opencode", &version, Capability::DenyWithReason);
+    // opencode loads the user's plugins unasked.
+    proved(
+        "opencode",
+        &version,
+        Capability::TrustStep(Trust::NoneAsked),
+    );
     assert!(
         results.iter().any(|r| r.contains(PLUGIN_REASON)),
         "the plugin's deny did not reach the model: {results:#?}"
@@ -122,6 +131,13 @@ fn amplihack_works_in_opencode_through_its_bridge_plugin() {
             );
         }
     }
+    proved("opencode", &version, Capability::Context);
+    // The guard's deny (`tool.execute.before`), the plugin's context (its UserPromptSubmit).
+    proved(
+        "opencode",
+        &version,
+        Capability::Events(vec!["UserPromptSubmit", "PreToolUse"]),
+    );
 
     let doctor = amplihack(&env, &["doctor"]);
     assert_ok(&doctor, "doctor");
@@ -340,6 +356,10 @@ fn lock_mode_keeps_an_opencode_server_working_at_idle() {
         "the continuation never reached the model\n{}",
         models.describe()
     );
+    let version = Cli::Opencode.version();
+    proved("opencode", &version, Capability::Events(vec!["Stop"]));
+    proved("opencode", &version, Capability::KeepGoing);
+    proved("opencode", &version, Capability::LockMode);
     // The safety valve: one continuation, then the next idle unlocks and the session stops.
     std::thread::sleep(Duration::from_secs(3));
     let requests = models.main_requests().len();

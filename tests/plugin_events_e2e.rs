@@ -13,6 +13,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::support;
+use crate::support::capabilities::{Capability, npm_version, proved};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 use crate::support::{TestEnv, stderr};
 
@@ -128,6 +129,22 @@ fn every_event_reaches_the_plugin_as_natively() {
         keys(&native),
         "events through amplihack (left) and natively (right): {forwarded:?} / {native:?}"
     );
+    // Those of the table's events the native run showed reached the plugin through amplihack.
+    proved(
+        "claude",
+        &npm_version(&claude),
+        Capability::Events(vec![
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "PostToolBatch",
+            "Stop",
+            "SubagentStop",
+            "SessionEnd",
+        ]),
+    );
     for event in [
         "SessionStart",
         "PreToolUse",
@@ -194,6 +211,13 @@ fn the_oldest_claude_code_keeps_a_loadable_settings_file() {
             expect_events,
             "PermissionRequest forced in: {force_unknown}; seen: {seen:?}"
         );
+        if expect_events {
+            proved(
+                "claude",
+                &npm_version(&claude),
+                Capability::Events(vec!["SessionStart", "PreToolUse"]),
+            );
+        }
     }
 }
 

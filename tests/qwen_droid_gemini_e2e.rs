@@ -14,6 +14,7 @@ use serde_json::json;
 
 use crate::gate;
 use crate::support;
+use crate::support::capabilities::{Capability, Trust, proved};
 use crate::support::fake_models::{FakeModels, Turn};
 use crate::support::host_clis::{
     Cli, cli_command, logged_payloads, logging_hook, register_command_hook, run_turn, turn_args,
@@ -161,6 +162,16 @@ fn speed(env: &TestEnv, cli: Cli, models: &FakeModels, settings: &Path) {
     assert!(passed, "{label}: over twice the goal");
 }
 
+/// What let amplihack's entries run in these tests: Gemini's runs trust the workspace
+/// (`GEMINI_CLI_TRUST_WORKSPACE`, [`cli_command`]); Qwen (folder trust off, its default) and Droid
+/// asked nothing.
+fn trust_step(cli: Cli) -> Capability {
+    Capability::TrustStep(match cli {
+        Cli::Gemini => Trust::UserTrustsTheFolder,
+        _ => Trust::NoneAsked,
+    })
+}
+
 fn proof(cli: Cli) {
     // Its speed part wants the machine to itself.
     let _alone = support::alone();
@@ -219,6 +230,9 @@ fn proof(cli: Cli) {
         saw.contains(GUARD_REASON),
         "the guard's reason never reached the model: {saw}\n{why}"
     );
+    let version = cli.version();
+    proved(cli.name(), &version, Capability::DenyWithReason);
+    proved(cli.name(), &version, trust_step(cli));
     assert!(
         saw.contains(PLUGIN_DENY),
         "the plugin's reason never reached the model: {saw}\n{why}"
@@ -234,6 +248,13 @@ fn proof(cli: Cli) {
             "{what} should reach the model exactly once: {saw}\n{why}"
         );
     }
+    proved(cli.name(), &version, Capability::Context);
+    // The guard's deny (PreToolUse), the plugin's context (its SessionStart handler).
+    proved(
+        cli.name(),
+        &version,
+        Capability::Events(vec!["SessionStart", "PreToolUse"]),
+    );
     // Qwen's continuations (UserPromptSubmit with an empty prompt) do not repeat the reminder.
     assert!(models.count_in_last(REMINDER_MARK) <= 1, "{saw}");
     // Nothing amplihack wrote went astray: no complaint in its log.
@@ -341,6 +362,7 @@ fn each_cli_runs_amplihack_from_the_projects_settings() {
             models.everything_the_model_saw().contains(GUARD_REASON),
             "{why}"
         );
+        proved(cli.name(), &cli.version(), trust_step(cli));
         assert!(models.tool_result_contains("still-working"), "{why}");
 
         let uninstall = ["uninstall", "--scope", "project", "--host", cli.name()];
@@ -376,6 +398,9 @@ fn each_cli_keeps_working_while_the_project_is_locked() {
         assert!(output.status.success(), "{why}");
         let main = models.main_requests();
         assert_eq!(main.len(), 2, "one continuation while locked: {why}");
+        let version = cli.version();
+        proved(cli.name(), &version, Capability::Events(vec!["Stop"]));
+        proved(cli.name(), &version, Capability::KeepGoing);
         assert!(models.count_in_last(MARK) >= 1, "{why}");
         assert_eq!(
             main.first()
@@ -383,6 +408,7 @@ fn each_cli_keeps_working_while_the_project_is_locked() {
             0,
             "the lock's message comes with the continuation: {why}"
         );
+        proved(cli.name(), &version, Capability::LockMode);
     }
 }
 

@@ -116,6 +116,12 @@ impl Cli {
         test_host(&self.bin_var(), self.relative_bin())
     }
 
+    /// The version of the binary [`Cli::bin`] names, from its npm package (what the tests
+    /// record as tested: [`super::capabilities`]).
+    pub fn version(self) -> String {
+        super::capabilities::npm_version(&self.bin())
+    }
+
     /// The model the CLI is configured to ask for.
     pub fn model(self) -> &'static str {
         match self {
