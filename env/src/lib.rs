@@ -123,6 +123,9 @@ variables! {
     CLAUDE_CONFIG_DIR: User;
     /// Claude Code's agent name and version for hooks: `claude-code_2-1-328_harness`.
     AI_AGENT: Host;
+    /// The W3C trace context a host propagates to its hooks (`00-<trace>-<span>-<flags>`): the
+    /// audit record's `trace_id` and `span_id`.
+    TRACEPARENT: Host;
     /// Claude Code's process id, set for hooks since 2.1.214.
     CLAUDE_PID: Host;
     /// Set inside a Claude Code session; a nested one refuses to start while it is set.

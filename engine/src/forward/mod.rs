@@ -41,6 +41,7 @@ use levels::*;
 use plan::*;
 use run::*;
 
+pub use audit_records::about;
 pub use context_cap::{CONTEXT_CAP, cap_context};
 pub use environment::{parse_env_file, session_exports};
 pub use levels::levels;
