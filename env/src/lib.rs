@@ -74,6 +74,27 @@ variables! {
     AMPLIHACK_AUDIT_MAX_MB: User;
     /// Rotated audit files kept (default 3; `0` keeps none).
     AMPLIHACK_AUDIT_KEEP: User;
+    /// `amplihack log export --otlp`: the OTLP/HTTP base address (`/v1/logs` is appended;
+    /// default `http://localhost:4318`).
+    OTEL_EXPORTER_OTLP_ENDPOINT: User;
+    /// `amplihack log export --otlp`: the logs endpoint, used as it is.
+    OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: User;
+    /// `amplihack log export --otlp`: headers (`key=value,...`, values percent-encoded).
+    OTEL_EXPORTER_OTLP_HEADERS: User;
+    /// `amplihack log export --otlp`: the logs' own headers, over the general ones.
+    OTEL_EXPORTER_OTLP_LOGS_HEADERS: User;
+    /// `amplihack log export --otlp`: the request timeout in milliseconds (default 10000).
+    OTEL_EXPORTER_OTLP_TIMEOUT: User;
+    /// `amplihack log export --otlp`: the logs' own timeout.
+    OTEL_EXPORTER_OTLP_LOGS_TIMEOUT: User;
+    /// `amplihack log export --otlp`: must be `http/protobuf` when set (the one protocol sent).
+    OTEL_EXPORTER_OTLP_PROTOCOL: User;
+    /// `amplihack log export --otlp`: the logs' own protocol, as above.
+    OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: User;
+    /// `amplihack log export --otlp`: the resource's attributes (`key=value,...`).
+    OTEL_RESOURCE_ATTRIBUTES: User;
+    /// `amplihack log export --otlp`: the resource's `service.name` (default `amplihack`).
+    OTEL_SERVICE_NAME: User;
     /// Set (non-empty): `amplihack log` prints no colour, even on a terminal (no-color.org).
     NO_COLOR: User;
 

@@ -13,6 +13,7 @@ mod installer_cli;
 mod installer_faults;
 mod jsonc_settings_cli;
 mod log_cli;
+mod otel_export_cli;
 mod outputs_cli;
 mod plugin_events_cli;
 mod plugin_events_hosts_cli;

@@ -56,6 +56,15 @@ pub struct LogArgs {
     /// The global `--json`: JSON Lines.
     #[arg(skip)]
     pub json: bool,
+    #[command(subcommand)]
+    pub command: Option<LogCommand>,
+}
+
+/// `amplihack log <command>`.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum LogCommand {
+    /// Send the audit records not sent yet to an OpenTelemetry receiver (see `install --otel`)
+    Export(crate::otel::ExportArgs),
 }
 
 /// How often `--follow` looks at the file.
@@ -181,6 +190,9 @@ fn newest(records: &[Record], lines: usize) -> &[Record] {
 /// `amplihack log` from the command line: prints, and with `--follow` keeps printing until
 /// stdout goes away (or the user interrupts). Returns the exit code.
 pub fn main(args: &LogArgs) -> Result<i32, CommandError> {
+    if let Some(LogCommand::Export(export)) = &args.command {
+        return crate::otel::main(export);
+    }
     let state = StateDir::from_env().ok_or_else(|| {
         CommandError::refused(
             "no state directory: neither XDG_STATE_HOME nor HOME is set; set HOME".to_string(),
