@@ -170,6 +170,9 @@ variables! {
     XDG_STATE_HOME: User;
     /// User-level hooks live under `$XDG_CONFIG_HOME` (default `~/.config`).
     XDG_CONFIG_HOME: User;
+    /// Where this user's systemd manager has its socket: `amplihack install --otel` uses a
+    /// systemd user timer when `$XDG_RUNTIME_DIR/systemd/private` exists.
+    XDG_RUNTIME_DIR: User;
     /// The native Amplifier module is deployed under `$XDG_DATA_HOME` (default `~/.local/share`).
     XDG_DATA_HOME: User;
 

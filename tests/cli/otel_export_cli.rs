@@ -346,3 +346,131 @@ fn a_setting_it_cannot_use_is_named_with_the_fix() {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// `install --otel=systemd|launchd`: the unit files or the agent, in the test's own HOME and
+/// XDG directories (no systemd is asked: no user manager's socket here), naming the deployed
+/// `amplihack`; the OTEL settings kept privately for the export the timer runs.
+#[test]
+fn install_otel_writes_the_timer_or_the_agent_and_says_which() {
+    let env = TestEnv::new();
+    let config = env.root().join("xdg config");
+    let run = |via: &str| {
+        let mut command = env.amplihack(&["install", "--otel", via]);
+        command
+            .env("XDG_CONFIG_HOME", &config)
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", "https://otel.example:4318")
+            .env("OTEL_EXPORTER_OTLP_HEADERS", "api-key=k");
+        command.output().expect("install")
+    };
+    let amplihack = env.bin_dir().join("amplihack");
+    let out = run("systemd");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let units = config.join("systemd/user");
+    assert!(
+        stdout(&out).contains(&format!(
+            "OpenTelemetry: sends the audit records from a systemd user timer, every 5 minutes ({}); start it with `systemctl --user daemon-reload && systemctl --user enable --now amplihack-otel-export.timer`",
+            units.join("amplihack-otel-export.timer").display()
+        )),
+        "{}",
+        stdout(&out)
+    );
+    let service =
+        std::fs::read_to_string(units.join("amplihack-otel-export.service")).expect("service");
+    assert!(
+        service.contains(&format!(
+            "ExecStart=\"{}\" log export --otlp\n",
+            amplihack.display()
+        )),
+        "{service}"
+    );
+    assert!(service.contains("Type=oneshot"), "{service}");
+    let timer = std::fs::read_to_string(units.join("amplihack-otel-export.timer")).expect("timer");
+    for line in [
+        "OnUnitActiveSec=300s",
+        "Persistent=true",
+        "WantedBy=timers.target",
+    ] {
+        assert!(timer.lines().any(|l| l == line), "{line}: {timer}");
+    }
+    let saved = env.home.join(".local/state/amplihack/otel.env");
+    let text = std::fs::read_to_string(&saved).expect("otel.env");
+    assert!(
+        text.contains("OTEL_EXPORTER_OTLP_ENDPOINT=https://otel.example:4318\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("OTEL_EXPORTER_OTLP_HEADERS=api-key=k\n"),
+        "{text}"
+    );
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&saved).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+
+    let out = run("launchd");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("from a launchd agent, every 5 minutes"),
+        "{}",
+        stdout(&out)
+    );
+    let agent = std::fs::read_to_string(
+        env.home
+            .join("Library/LaunchAgents/com.amplihack.otel-export.plist"),
+    )
+    .expect("agent");
+    assert!(
+        agent.contains(&format!(
+            "<array>\n    <string>{}</string>\n    <string>log</string>\n    <string>export</string>\n    <string>--otlp</string>\n  </array>",
+            amplihack.display()
+        )),
+        "{agent}"
+    );
+    assert!(
+        agent.contains("<key>StartInterval</key>\n  <integer>300</integer>"),
+        "{agent}"
+    );
+}
+
+/// `install --otel` where neither a systemd user manager nor launchd runs: at each session's end
+/// the hook binary starts the export, detached, and the records reach the receiver.
+#[test]
+fn install_otel_at_session_end_sends_from_a_detached_child() {
+    let env = TestEnv::new();
+    let got: Got = Arc::default();
+    let receiver = Receiver::start(0, got.clone());
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let out = env
+        .amplihack(&["install", "--otel"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .output()
+        .expect("install");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    if cfg!(target_os = "macos") {
+        return; // auto is launchd there
+    }
+    assert!(
+        stdout(&out).contains(&format!(
+            "OpenTelemetry: sends the audit records from at the end of each session, in a detached `{} log export --otlp`",
+            env.bin_dir().join("amplihack").display()
+        )),
+        "{}",
+        stdout(&out)
+    );
+    append(&env, 0, 3);
+    // The host's SessionEnd, without the OTEL settings in its environment: the saved ones count.
+    let (out, _) = env.run_hooks(
+        &["session-end"],
+        &json!({"hook_event_name": "SessionEnd", "session_id": "s", "reason": "exit"}),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while records(&got).len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut plugins: Vec<String> = records(&got).into_iter().map(|(p, _)| p).collect();
+    plugins.sort();
+    assert_eq!(plugins, ["user:p0", "user:p1", "user:p2"]);
+    receiver.stop();
+}
