@@ -66,6 +66,9 @@ variables! {
     AMPLIHACK_LOCK_TIMEOUT_MS: User;
     /// Consecutive Stop blocks by plugins before amplihack lets the stop through (`0`: off).
     AMPLIHACK_STOP_BLOCK_CAP: User;
+    /// Failures in a row after which a plugin's handler is parked for the session (default 5;
+    /// `0`: never).
+    AMPLIHACK_PLUGIN_FAILURE_LIMIT: User;
     /// `panic` or `error`: makes `amplihack-hooks` fail on purpose, to see the fail-open path.
     AMPLIHACK_HOOKS_FAULT: User;
     /// The Claude Code command line an `llm` handler asks (default: the calling Claude Code).

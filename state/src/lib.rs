@@ -20,6 +20,7 @@
 
 pub mod audit;
 pub mod bounded;
+pub mod breaker;
 pub mod calls;
 pub mod files;
 pub mod lock_mode;

@@ -1,6 +1,7 @@
 //! Every CLI test: what `amplihack` and `amplihack-hooks` do when run as programs (no real host
 //! needed), one module per area, in the one integration-test binary (`tests/main.rs`).
 
+mod breaker_cli;
 mod builtins_cli;
 mod dialects_cli;
 mod forwarding;

@@ -116,6 +116,35 @@ pub fn doctor_note() -> Option<recent::Trouble> {
     recent::trouble(&read_all(&state).0, now)
 }
 
+/// `amplihack doctor`'s note on plugin handlers the circuit breaker parked
+/// ([`amplihack_state::breaker`]): one line each, and `parked_handlers` in JSON.
+pub fn parked_note(outcome: &mut crate::commands::Outcome) {
+    let Some(state) = StateDir::from_env() else {
+        return;
+    };
+    let parked = amplihack_state::breaker::all_parked(&state);
+    if parked.is_empty() {
+        return;
+    }
+    for (session, entry) in &parked {
+        outcome.text.push_str(&format!(
+            "note: session {session}: {}\n",
+            amplihack_engine::forward::parked_message(entry)
+        ));
+    }
+    outcome.json["parked_handlers"] = serde_json::json!(
+        parked
+            .iter()
+            .map(|(session, e)| serde_json::json!({
+                "session": session,
+                "plugin": e.plugin,
+                "command": e.command,
+                "fails": e.fails,
+            }))
+            .collect::<Vec<_>>()
+    );
+}
+
 fn filter_of(args: &LogArgs, now: f64) -> Result<Filter, CommandError> {
     let since = match &args.since {
         Some(text) => Some(filter::parse_since(text, now)?),
