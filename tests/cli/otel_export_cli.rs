@@ -429,6 +429,26 @@ fn install_otel_writes_the_timer_or_the_agent_and_says_which() {
         agent.contains("<key>StartInterval</key>\n  <integer>300</integer>"),
         "{agent}"
     );
+
+    // One way at a time: the timer's units went when the agent came.
+    assert!(!units.join("amplihack-otel-export.timer").exists());
+
+    // `uninstall` takes them away with the binaries they run.
+    let out = env
+        .amplihack(&["uninstall"])
+        .env("XDG_CONFIG_HOME", &config)
+        .output()
+        .expect("uninstall");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    for gone in [
+        units.join("amplihack-otel-export.service"),
+        units.join("amplihack-otel-export.timer"),
+        env.home
+            .join("Library/LaunchAgents/com.amplihack.otel-export.plist"),
+        saved,
+    ] {
+        assert!(!gone.exists(), "{}", gone.display());
+    }
 }
 
 /// `install --otel` where neither a systemd user manager nor launchd runs: at each session's end

@@ -166,14 +166,10 @@ pub fn set_up(
             }
             files::replace_with_mode(path, text.as_bytes(), *mode)?;
         }
-        // One way at a time: the other ways' files go.
-        for (other, path) in [
-            (Via::SessionEnd, places.state.file(SESSION_END_MARKER)),
-            (Via::Launchd, places.agent_file()),
-        ] {
-            if other != via {
-                let _ = std::fs::remove_file(path);
-            }
+        // One way at a time: the other ways' timer, agent or marker go.
+        stop(places, Some(via));
+        for path in present(places, Some(via)) {
+            let _ = std::fs::remove_file(path);
         }
     }
     Ok(Scheduled { via, files, said })
@@ -223,6 +219,84 @@ pub fn with_schedule(
     }
     Ok(outcome)
 }
+
+/// `uninstall` (with the binaries): the timer is stopped and its units, the agent, the
+/// session-end marker and the saved settings go; returns what was (or would be) removed. A file
+/// at one of these paths that amplihack did not write (no header of ours) is left.
+pub fn remove(places: &Places, dry_run: bool) -> Vec<PathBuf> {
+    let mut gone = present(places, None);
+    let saved = super::config::saved_path(&places.state);
+    if saved.is_file() && ours(&saved, "amplihack log export --otlp") {
+        gone.push(saved);
+    }
+    if !dry_run {
+        stop(places, None);
+        for path in &gone {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    gone
+}
+
+fn ours(path: &Path, mark: &str) -> bool {
+    amplihack_state::bounded::read_text(path, 64 * 1024).is_ok_and(|t| t.contains(mark))
+}
+
+/// The files of each way but `keep` that are there and amplihack's.
+fn present(places: &Places, keep: Option<Via>) -> Vec<PathBuf> {
+    [
+        (
+            Via::Systemd,
+            places.unit_dir().join(format!("{UNIT}.service")),
+            HEADER,
+        ),
+        (
+            Via::Systemd,
+            places.unit_dir().join(format!("{UNIT}.timer")),
+            HEADER,
+        ),
+        (Via::Launchd, places.agent_file(), HEADER),
+        (Via::SessionEnd, places.state.file(SESSION_END_MARKER), ""),
+    ]
+    .into_iter()
+    .filter(|(via, path, mark)| Some(*via) != keep && path.is_file() && ours(path, mark))
+    .map(|(_, path, _)| path)
+    .collect()
+}
+
+/// Stops the timer and the agent (unless `keep` is their way), where they run.
+fn stop(places: &Places, keep: Option<Via>) {
+    let quiet = |command: &mut std::process::Command| {
+        let _ = command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    };
+    let timer = places.unit_dir().join(format!("{UNIT}.timer"));
+    if keep != Some(Via::Systemd) && ours(&timer, HEADER) && places.systemd_running() {
+        quiet(std::process::Command::new("systemctl").args([
+            "--user",
+            "disable",
+            "--now",
+            &format!("{UNIT}.timer"),
+        ]));
+    }
+    let agent = places.agent_file();
+    if keep != Some(Via::Launchd) && ours(&agent, HEADER) && cfg!(target_os = "macos") {
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        quiet(
+            std::process::Command::new("launchctl")
+                .arg("bootout")
+                .arg(format!("gui/{uid}"))
+                .arg(&agent),
+        );
+    }
+}
+
+/// The first words of every file `install --otel` writes outside the state directory.
+const HEADER: &str = "Written by `amplihack install --otel`";
 
 fn service_text(program: &str) -> String {
     format!(
