@@ -84,3 +84,47 @@ fn a_crashing_handler_is_shown_and_the_tool_runs_as_natively() {
         "the model is sent the failure the same way"
     );
 }
+
+/// The circuit breaker in the real Claude Code: the crashing plugin's handler, failing on every
+/// Bash call, is shown for each of its first 5 failures, then parked for the rest of the session,
+/// said once in the same non-blocking form (a `hook_system_message` in the session); every tool
+/// call still runs.
+#[test]
+fn a_handler_that_keeps_failing_is_parked_and_said_once() {
+    let calls = 7;
+    let mut script: Vec<Turn> = (0..calls)
+        .map(|i| Turn::bash(&format!("echo {i} >> ran.txt")))
+        .collect();
+    script.push(Turn::text("done"));
+    let forwarded = native::through_amplihack(&plugin(), script);
+    let ran = std::fs::read_to_string(forwarded.env.project.join("ran.txt")).unwrap_or_default();
+    assert_eq!(ran.lines().count(), calls, "every tool call ran: {ran}");
+    let mentions = transcript_mentions(&forwarded.env);
+    let shown = |needle: &str| {
+        mentions
+            .iter()
+            .filter(|l| l.contains("\"hook_system_message\"") && l.contains(needle))
+            .count()
+    };
+    let parked = "failed 5 times in a row: parked for the rest of this session";
+    assert_eq!(shown(parked), 1, "said once: {mentions:#?}");
+    assert_eq!(
+        shown("hook from crashing-check failed with exit 1"),
+        5,
+        "shown for each failure before it was parked, not after: {mentions:#?}"
+    );
+    let audit = forwarded.env.audit_log();
+    assert_eq!(
+        audit.iter().filter(|r| r["decision"] == "parked").count(),
+        1,
+        "{audit:#?}"
+    );
+    assert_eq!(
+        audit
+            .iter()
+            .filter(|r| r["plugin"] == "user:crashing-check" && r["exit"] == 1)
+            .count(),
+        5,
+        "it ran 5 times"
+    );
+}

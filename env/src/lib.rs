@@ -66,6 +66,9 @@ variables! {
     AMPLIHACK_LOCK_TIMEOUT_MS: User;
     /// Consecutive Stop blocks by plugins before amplihack lets the stop through (`0`: off).
     AMPLIHACK_STOP_BLOCK_CAP: User;
+    /// Failures in a row after which a plugin's handler is parked for the session (default 5;
+    /// `0`: never).
+    AMPLIHACK_PLUGIN_FAILURE_LIMIT: User;
     /// `panic` or `error`: makes `amplihack-hooks` fail on purpose, to see the fail-open path.
     AMPLIHACK_HOOKS_FAULT: User;
     /// The Claude Code command line an `llm` handler asks (default: the calling Claude Code).
@@ -74,6 +77,27 @@ variables! {
     AMPLIHACK_AUDIT_MAX_MB: User;
     /// Rotated audit files kept (default 3; `0` keeps none).
     AMPLIHACK_AUDIT_KEEP: User;
+    /// `amplihack log export --otlp`: the OTLP/HTTP base address (`/v1/logs` is appended;
+    /// default `http://localhost:4318`).
+    OTEL_EXPORTER_OTLP_ENDPOINT: User;
+    /// `amplihack log export --otlp`: the logs endpoint, used as it is.
+    OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: User;
+    /// `amplihack log export --otlp`: headers (`key=value,...`, values percent-encoded).
+    OTEL_EXPORTER_OTLP_HEADERS: User;
+    /// `amplihack log export --otlp`: the logs' own headers, over the general ones.
+    OTEL_EXPORTER_OTLP_LOGS_HEADERS: User;
+    /// `amplihack log export --otlp`: the request timeout in milliseconds (default 10000).
+    OTEL_EXPORTER_OTLP_TIMEOUT: User;
+    /// `amplihack log export --otlp`: the logs' own timeout.
+    OTEL_EXPORTER_OTLP_LOGS_TIMEOUT: User;
+    /// `amplihack log export --otlp`: must be `http/protobuf` when set (the one protocol sent).
+    OTEL_EXPORTER_OTLP_PROTOCOL: User;
+    /// `amplihack log export --otlp`: the logs' own protocol, as above.
+    OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: User;
+    /// `amplihack log export --otlp`: the resource's attributes (`key=value,...`).
+    OTEL_RESOURCE_ATTRIBUTES: User;
+    /// `amplihack log export --otlp`: the resource's `service.name` (default `amplihack`).
+    OTEL_SERVICE_NAME: User;
     /// Set (non-empty): `amplihack log` prints no colour, even on a terminal (no-color.org).
     NO_COLOR: User;
 
@@ -123,6 +147,9 @@ variables! {
     CLAUDE_CONFIG_DIR: User;
     /// Claude Code's agent name and version for hooks: `claude-code_2-1-328_harness`.
     AI_AGENT: Host;
+    /// The W3C trace context a host propagates to its hooks (`00-<trace>-<span>-<flags>`): the
+    /// audit record's `trace_id` and `span_id`.
+    TRACEPARENT: Host;
     /// Claude Code's process id, set for hooks since 2.1.214.
     CLAUDE_PID: Host;
     /// Set inside a Claude Code session; a nested one refuses to start while it is set.
@@ -146,6 +173,9 @@ variables! {
     XDG_STATE_HOME: User;
     /// User-level hooks live under `$XDG_CONFIG_HOME` (default `~/.config`).
     XDG_CONFIG_HOME: User;
+    /// Where this user's systemd manager has its socket: `amplihack install --otel` uses a
+    /// systemd user timer when `$XDG_RUNTIME_DIR/systemd/private` exists.
+    XDG_RUNTIME_DIR: User;
     /// The native Amplifier module is deployed under `$XDG_DATA_HOME` (default `~/.local/share`).
     XDG_DATA_HOME: User;
 

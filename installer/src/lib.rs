@@ -27,6 +27,7 @@ pub mod lock;
 pub mod log;
 pub mod managed;
 pub mod memory;
+pub mod otel;
 pub mod plugin_events;
 pub mod progress;
 pub mod scopes;

@@ -31,6 +31,8 @@ pub fn record(call: &Call<'_>, decided: &[Decided], problems: &mut Vec<String>) 
         return;
     };
     let time = audit::now_text();
+    let var = |name: &str| call.ctx.var(name);
+    let about = amplihack_engine::forward::about(call.event, &var);
     let records: Vec<Record> = decided
         .iter()
         .map(|d| Record {
@@ -43,10 +45,10 @@ pub fn record(call: &Call<'_>, decided: &[Decided], problems: &mut Vec<String>) 
             duration_ms: Some((d.took.as_secs_f64() * 1_000_000.0).round() / 1000.0),
             decision: Some(d.decision.as_str().to_string()),
             reason: d.reason.as_deref().and_then(audit::first_line),
+            about: about.clone(),
             ..Record::default()
         })
         .collect();
-    let var = |name: &str| call.ctx.var(name);
     if let Err(e) = audit::append(&state, &records, Policy::from_var(&var)) {
         problems.push(format!("audit log unavailable: {e}"));
     }

@@ -79,6 +79,63 @@ pub struct Record {
     /// On a call's first handler line: amplihack's own milliseconds around the handlers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overhead_ms: Option<f64>,
+    /// What the call was about, where the host sent it (each cut at [`FIELD_CAP`] characters).
+    #[serde(flatten)]
+    pub about: About,
+}
+
+/// The call's context a fleet's pipeline keys on: the tool, the directory, the (sub)agent, the
+/// tool call's id, and the W3C trace the host propagated (`TRACEPARENT`). Each only when known.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct About {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+    /// 32 lowercase hex digits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// 16 lowercase hex digits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
+}
+
+/// The longest `tool_name`, `cwd`, `agent_id` or `tool_use_id` kept, in characters: a host's
+/// value past it is cut (a line stays bounded whatever the host sends).
+pub const FIELD_CAP: usize = 1024;
+
+/// `text` cut at [`FIELD_CAP`] characters; an empty text is none.
+pub fn capped(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| text.chars().take(FIELD_CAP).collect())
+}
+
+/// The trace and span ids of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`); `None` for
+/// anything else, and for the all-zero ids the format calls invalid. Version `ff` is invalid;
+/// a later version may carry more fields after the flags.
+pub fn traceparent(value: &str) -> Option<(String, String)> {
+    let mut parts = value.trim().split('-');
+    let (version, trace, span, flags) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let hex = |s: &str, len: usize| {
+        s.len() == len
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    let zero = |s: &str| s.bytes().all(|b| b == b'0');
+    let valid = hex(version, 2)
+        && version != "ff"
+        && hex(trace, 32)
+        && !zero(trace)
+        && hex(span, 16)
+        && !zero(span)
+        && hex(flags, 2)
+        && (version != "00" || parts.next().is_none());
+    valid.then(|| (trace.to_string(), span.to_string()))
 }
 
 fn is_handler(kind: &Kind) -> bool {
@@ -347,6 +404,59 @@ mod tests {
         assert_eq!(records[1].kind, Kind::Builtin);
         assert_eq!(records[1].host.as_deref(), Some("claude"));
         assert!(!new.contains("\"command\""), "{new}");
+    }
+
+    #[test]
+    fn traceparents() {
+        let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        let span = "00f067aa0ba902b7";
+        let cases: &[(String, bool)] = &[
+            (format!("00-{trace}-{span}-01"), true),
+            (format!(" 00-{trace}-{span}-00 "), true),
+            (format!("01-{trace}-{span}-01-more"), true),
+            (format!("00-{trace}-{span}-01-more"), false),
+            (format!("ff-{trace}-{span}-01"), false),
+            (format!("00-{}-{span}-01", "0".repeat(32)), false),
+            (format!("00-{trace}-{}-01", "0".repeat(16)), false),
+            (format!("00-{}-{span}-01", trace.to_uppercase()), false),
+            (format!("00-{trace}-{span}"), false),
+            ("".to_string(), false),
+        ];
+        for (value, ok) in cases {
+            let got = traceparent(value);
+            assert_eq!(got.is_some(), *ok, "{value}");
+            if *ok {
+                assert_eq!(got, Some((trace.to_string(), span.to_string())));
+            }
+        }
+    }
+
+    #[test]
+    fn the_calls_context_is_written_only_when_known() {
+        let bare = serde_json::to_string(&record("Stop")).unwrap();
+        assert!(
+            !bare.contains("tool_name") && !bare.contains("trace_id"),
+            "{bare}"
+        );
+        let with = Record {
+            about: About {
+                tool_name: Some("Bash".into()),
+                cwd: Some("/p".into()),
+                agent_id: Some("a1".into()),
+                tool_use_id: Some("toolu_1".into()),
+                trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
+                span_id: Some("00f067aa0ba902b7".into()),
+            },
+            ..record("PreToolUse")
+        };
+        let line = serde_json::to_string(&with).unwrap();
+        assert!(line.contains(r#""tool_name":"Bash","cwd":"/p""#), "{line}");
+        assert_eq!(parse(&line).0, vec![with]);
+        assert_eq!(
+            capped(&"x".repeat(FIELD_CAP * 2)).map(|s| s.len()),
+            Some(FIELD_CAP)
+        );
+        assert_eq!(capped(""), None);
     }
 
     #[test]

@@ -20,6 +20,7 @@
 
 pub mod audit;
 pub mod bounded;
+pub mod breaker;
 pub mod calls;
 pub mod files;
 pub mod lock_mode;
@@ -95,6 +96,10 @@ impl fmt::Display for StateDir {
         self.root.display().fmt(f)
     }
 }
+
+/// In the state directory when `amplihack install --otel` chose the session's end: the
+/// `amplihack` whose `log export --otlp` the hook binary starts, detached, at SessionEnd.
+pub const OTEL_SESSION_END_MARKER: &str = "otel-session-end";
 
 /// A project as a file name in the state directory: `<slug of its last part>-<8 hex of the SHA-256
 /// of its path>`, so that two projects of the same name never share a file.

@@ -1060,7 +1060,10 @@ fn every_run_is_audited() {
         "denier",
         &one_group("PreToolUse", None, vec![command("echo no >&2; exit 2")]),
     );
-    env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    let mut event = bash_event(&env, "ls");
+    event["agent_id"] = json!("agent-7");
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    env.run_hooks(&["pre-tool-use"], &event, &[("TRACEPARENT", traceparent)]);
     let record = env.audit_log().pop().expect("one line");
     assert_eq!(record["event"], "PreToolUse");
     assert_eq!(record["plugin"], "user:denier");
@@ -1068,6 +1071,25 @@ fn every_run_is_audited() {
     assert_eq!(record["decision"], "deny");
     assert_eq!(record["session"], "sess-1");
     assert!(record["duration_ms"].as_f64().is_some() && record["time"].is_string());
+    // What a fleet's pipeline keys on, where the host sent it.
+    assert_eq!(record["tool_name"], "Bash");
+    assert_eq!(record["tool_use_id"], "t1");
+    assert_eq!(record["agent_id"], "agent-7");
+    assert_eq!(record["cwd"], json!(env.project));
+    assert_eq!(record["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_eq!(record["span_id"], "00f067aa0ba902b7");
+    // No TRACEPARENT, or a malformed one: no trace ids; a Stop has no tool.
+    env.run_hooks(
+        &["pre-tool-use"],
+        &bash_event(&env, "ls"),
+        &[("TRACEPARENT", "00-zz")],
+    );
+    let record = env.audit_log().pop().expect("a second line");
+    assert!(
+        record.get("trace_id").is_none() && record.get("agent_id").is_none(),
+        "{record}"
+    );
+    assert_eq!(record["tool_name"], "Bash");
 }
 
 /// Under Claude Code the forwarder runs the user and project levels; under Amplifier the bridge

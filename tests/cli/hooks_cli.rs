@@ -604,4 +604,11 @@ fn hundreds_of_concurrent_calls() {
         calls / 2,
         "one whole line per denial of the Bash guard"
     );
+    // A built-in's line names the tool too.
+    assert!(
+        audit
+            .iter()
+            .filter(builtin)
+            .all(|r| r["tool_name"] == "Bash")
+    );
 }

@@ -1,6 +1,7 @@
 //! Every CLI test: what `amplihack` and `amplihack-hooks` do when run as programs (no real host
 //! needed), one module per area, in the one integration-test binary (`tests/main.rs`).
 
+mod breaker_cli;
 mod builtins_cli;
 mod dialects_cli;
 mod forwarding;
@@ -13,6 +14,7 @@ mod installer_cli;
 mod installer_faults;
 mod jsonc_settings_cli;
 mod log_cli;
+mod otel_export_cli;
 mod outputs_cli;
 mod plugin_events_cli;
 mod plugin_events_hosts_cli;

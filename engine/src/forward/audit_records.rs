@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use amplihack_protocol::{HookEvent, Host};
 use amplihack_state::StateDir;
-use amplihack_state::audit::{self, Policy, Record};
+use amplihack_state::audit::{self, About, Policy, Record};
 
 use serde_json::Value;
 
@@ -26,6 +26,36 @@ pub(super) fn plugin_id(plugin: &Plugin) -> Option<String> {
         .filter(|name| !name.trim().is_empty())
         .unwrap_or_else(|| plugin.name.clone());
     Some(format!("{name}@inline"))
+}
+
+/// What the call was about, for its audit lines: the tool and its call's id (a tool event), the
+/// working directory, the (sub)agent, where the host sent them; the trace and span of the
+/// `TRACEPARENT` the host propagated. Reads nothing but the event and one variable.
+pub fn about(event: &HookEvent, var: &dyn Fn(&str) -> Option<String>) -> About {
+    let raw_str = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| event.raw.get(*n).and_then(Value::as_str))
+            .and_then(audit::capped)
+    };
+    let tool = event.tool();
+    let (trace_id, span_id) = var(amplihack_env::TRACEPARENT)
+        .as_deref()
+        .and_then(audit::traceparent)
+        .unzip();
+    About {
+        tool_name: tool
+            .and_then(|t| audit::capped(&t.name))
+            .or_else(|| raw_str(&["tool_name", "toolName"])),
+        cwd: event.cwd.as_deref().and_then(audit::capped),
+        agent_id: raw_str(&["agent_id", "agentId"]),
+        tool_use_id: tool
+            .and_then(|t| t.use_id.as_deref())
+            .and_then(audit::capped)
+            .or_else(|| raw_str(&["tool_use_id", "toolUseId"])),
+        trace_id,
+        span_id,
+    }
 }
 
 /// The call being recorded.
@@ -48,6 +78,7 @@ pub fn record(call: &Call<'_>, runs: &[Run], problems: &mut Vec<String>) {
         host: Some(call.host.name().to_string()),
         session: call.session.map(str::to_string),
         event: call.event.name.as_str().to_string(),
+        about: about(call.event, call.var),
         ..Record::default()
     };
     let mut records: Vec<Record> = runs.iter().map(|run| of_run(&base, run)).collect();

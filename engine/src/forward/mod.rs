@@ -28,6 +28,7 @@ use crate::matcher;
 use crate::plugin_index;
 
 mod audit_records;
+mod breaker;
 mod context_cap;
 mod environment;
 mod levels;
@@ -41,6 +42,8 @@ use levels::*;
 use plan::*;
 use run::*;
 
+pub use audit_records::about;
+pub use breaker::{PARKED, message as parked_message};
 pub use context_cap::{CONTEXT_CAP, cap_context};
 pub use environment::{parse_env_file, session_exports};
 pub use levels::levels;
@@ -129,6 +132,10 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     if outcome.reply.decision == Some(Decision::Deny) {
         candidates.clear(); // a rule denied the call: no process starts (dialects::proposal)
     }
+    let breaker = breaker::load(var, &state, session.as_deref(), !candidates.is_empty());
+    if let Some((_, known)) = &breaker {
+        breaker::leave_out_parked(&mut candidates, known, &mut outcome.skipped);
+    }
     if !candidates.is_empty() || !outcome.runs.is_empty() {
         let setting = Setting::new(request, &state, session.as_deref(), cwd);
         for candidate in candidates.iter().filter(|c| c.background.is_some()) {
@@ -150,6 +157,9 @@ pub fn forward(request: &Request<'_>) -> Outcome {
             var,
         };
         record(&call, &outcome.runs, &mut outcome.problems);
+        if let Some(breaker) = &breaker {
+            breaker::count(&call, breaker, &mut outcome);
+        }
     }
     if event.name == EventName::SessionEnd {
         background.end();

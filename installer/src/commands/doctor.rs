@@ -232,6 +232,7 @@ pub fn doctor(args: &DoctorArgs, project: &Path) -> Result<Outcome, CommandError
             .push_str(&format!("note: {}\n", trouble.note()));
         outcome.json["recent_failures"] = trouble.json();
     }
+    crate::log::parked_note(&mut outcome);
     Ok(outcome)
 }
 

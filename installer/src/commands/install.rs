@@ -39,18 +39,29 @@ pub struct InstallArgs {
     /// user's machine. Without it, the managed file's present ones are kept
     #[arg(long, value_name = "EVENTS", value_delimiter = ',')]
     pub plugin_events: Option<Vec<String>>,
+    /// Send the audit records to OpenTelemetry (`amplihack log export --otlp`) from a systemd
+    /// user timer, a launchd agent, or at each session's end (auto: what this machine runs);
+    /// the OTEL_* settings of this environment are kept for it
+    #[arg(long, value_enum, value_name = "WHERE", num_args = 0..=1, default_missing_value = "auto")]
+    pub otel: Option<crate::otel::schedule::Via>,
 }
 
 /// The whole of `amplihack install`: the binaries and amplihack's registrations, then the
 /// registrations the user's plugins need in Claude Code.
 pub fn install(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandError> {
     let outcome = install_own(args, project)?;
-    Ok(match crate::user_hooks::Context::new(project) {
+    let outcome = match crate::user_hooks::Context::new(project) {
         Ok(ctx) if !args.change.dry_run => {
             crate::plugin_events::with_sync_for(outcome, &ctx, args.host.claude())
         }
         _ => outcome,
-    })
+    };
+    match args.otel {
+        Some(via) => {
+            crate::otel::schedule::with_schedule(outcome, via, project, args.change.dry_run)
+        }
+        None => Ok(outcome),
+    }
 }
 
 fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandError> {

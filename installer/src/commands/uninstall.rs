@@ -243,6 +243,12 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             .canonicalize()
             .unwrap_or_else(|_| bin_dir.join("amplihack")),
     );
+    // The OpenTelemetry export's timer, agent or session-end marker runs these binaries.
+    if remove_binaries
+        && let Some(places) = crate::otel::schedule::Places::from_env(&locations.home)
+    {
+        removed.extend(crate::otel::schedule::remove(&places, dry_run));
+    }
     if remove_binaries && owner.manager().is_none() {
         for name in BINARIES {
             let path = bin_dir.join(name);

@@ -9,6 +9,8 @@ pub enum DecisionArg {
     Deny,
     Ask,
     Block,
+    /// A plugin handler the circuit breaker parked for its session.
+    Parked,
 }
 
 impl DecisionArg {
@@ -17,6 +19,7 @@ impl DecisionArg {
             DecisionArg::Deny => "deny",
             DecisionArg::Ask => "ask",
             DecisionArg::Block => "block",
+            DecisionArg::Parked => amplihack_engine::forward::PARKED,
         }
     }
 }

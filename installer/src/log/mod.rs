@@ -56,6 +56,15 @@ pub struct LogArgs {
     /// The global `--json`: JSON Lines.
     #[arg(skip)]
     pub json: bool,
+    #[command(subcommand)]
+    pub command: Option<LogCommand>,
+}
+
+/// `amplihack log <command>`.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum LogCommand {
+    /// Send the audit records not sent yet to an OpenTelemetry receiver (see `install --otel`)
+    Export(crate::otel::ExportArgs),
 }
 
 /// How often `--follow` looks at the file.
@@ -105,6 +114,35 @@ pub fn doctor_note() -> Option<recent::Trouble> {
     let state = StateDir::from_env()?;
     let now = amplihack_state::time::now_unix().as_secs_f64();
     recent::trouble(&read_all(&state).0, now)
+}
+
+/// `amplihack doctor`'s note on plugin handlers the circuit breaker parked
+/// ([`amplihack_state::breaker`]): one line each, and `parked_handlers` in JSON.
+pub fn parked_note(outcome: &mut crate::commands::Outcome) {
+    let Some(state) = StateDir::from_env() else {
+        return;
+    };
+    let parked = amplihack_state::breaker::all_parked(&state);
+    if parked.is_empty() {
+        return;
+    }
+    for (session, entry) in &parked {
+        outcome.text.push_str(&format!(
+            "note: session {session}: {}\n",
+            amplihack_engine::forward::parked_message(entry)
+        ));
+    }
+    outcome.json["parked_handlers"] = serde_json::json!(
+        parked
+            .iter()
+            .map(|(session, e)| serde_json::json!({
+                "session": session,
+                "plugin": e.plugin,
+                "command": e.command,
+                "fails": e.fails,
+            }))
+            .collect::<Vec<_>>()
+    );
 }
 
 fn filter_of(args: &LogArgs, now: f64) -> Result<Filter, CommandError> {
@@ -181,6 +219,9 @@ fn newest(records: &[Record], lines: usize) -> &[Record] {
 /// `amplihack log` from the command line: prints, and with `--follow` keeps printing until
 /// stdout goes away (or the user interrupts). Returns the exit code.
 pub fn main(args: &LogArgs) -> Result<i32, CommandError> {
+    if let Some(LogCommand::Export(export)) = &args.command {
+        return crate::otel::main(export);
+    }
     let state = StateDir::from_env().ok_or_else(|| {
         CommandError::refused(
             "no state directory: neither XDG_STATE_HOME nor HOME is set; set HOME".to_string(),

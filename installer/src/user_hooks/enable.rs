@@ -26,10 +26,19 @@ pub fn set_enabled(ctx: &Context, name: &str, enabled: bool) -> Result<Outcome, 
     let refs: Vec<&Path> = roots.iter().map(PathBuf::as_path).collect();
     plugins::set_disabled(&ctx.state(), &refs, !enabled)?;
     let verb = if enabled { "enabled" } else { "disabled" };
-    let text = roots
+    let mut text: String = roots
         .iter()
         .map(|r| format!("{verb}: {}\n", r.display()))
         .collect();
+    // Enabled again: handlers the circuit breaker parked run again, in every session.
+    if enabled {
+        for (session, entry) in amplihack_state::breaker::unpark(&ctx.state(), name)? {
+            text.push_str(&format!(
+                "runs again in session {session}: {} `{}` (parked after {} failures in a row)\n",
+                entry.plugin, entry.command, entry.fails
+            ));
+        }
+    }
     Ok(outcome_of(
         if enabled { "enable" } else { "disable" },
         text,

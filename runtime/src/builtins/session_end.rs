@@ -34,5 +34,44 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
         Some(&format!("{now} ({reason})")),
     )?;
     session::prune(&state, KEEP);
+    start_otel_export(&state)?;
     Ok(Reply::default())
+}
+
+/// `amplihack install --otel` chose the session's end: `amplihack log export --otlp` starts
+/// detached (its own process group, its output appended to `otel-export.log`), and this hook
+/// does not wait for it. The hook binary sends nothing itself. One `stat` when it was not chosen.
+fn start_otel_export(state: &amplihack_state::StateDir) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let marker = state.file(amplihack_state::OTEL_SESSION_END_MARKER);
+    if !marker.exists() {
+        return Ok(());
+    }
+    let text = amplihack_state::bounded::read_text(&marker, 4096)
+        .map_err(|e| BuiltinError::Other(format!("{}: {e}", marker.display())))?;
+    let program = text.trim();
+    if program.is_empty() {
+        return Ok(());
+    }
+    let log = state.file("otel-export.log");
+    amplihack_state::files::rotate(&log, 1024 * 1024);
+    let output = amplihack_state::files::open_append(&log).ok();
+    let stdio = |file: Option<&std::fs::File>| {
+        file.and_then(|f| f.try_clone().ok())
+            .map_or_else(std::process::Stdio::null, std::process::Stdio::from)
+    };
+    let started = std::process::Command::new(program)
+        .args(["log", "export", "--otlp"])
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(stdio(output.as_ref()))
+        .stderr(stdio(output.as_ref()))
+        .spawn();
+    match started {
+        Ok(_child) => Ok(()), // not waited for: it outlives this hook
+        Err(e) => Err(BuiltinError::Other(format!(
+            "the OpenTelemetry export ({program} log export --otlp, named in {}) could not start: {e}; run `amplihack install --otel` again",
+            marker.display()
+        ))),
+    }
 }
