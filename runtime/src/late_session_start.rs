@@ -2,8 +2,9 @@
 //! `post_agent`) gets amplihack's SessionStart on its session's first PostToolUse: the
 //! `session-start` row (its built-ins: PROJECT.md and the other project context, the version and
 //! registration checks; then the user's plugins' SessionStart handlers), run once per session
-//! (the session's call record, [`amplihack_state::calls`], written by that run, says it ran), its
-//! context going out with the tool's result, the only text such a host hands the model.
+//! (a call record of its own, [`amplihack_state::calls`] under `<host>-session-start`, says it
+//! ran), its context going out with the tool's result, the only text such a host hands the model.
+//! Every event of such a host records the session's call, for doctor's silence check.
 
 use std::time::Instant;
 
@@ -17,14 +18,22 @@ use crate::pipeline::{self, Outcome};
 /// needs one; `None` otherwise (another event, another host, no session id, no state directory,
 /// or the session already had it).
 pub fn run(event: &HookEvent, ctx: &Context, deadline: Instant) -> Option<Outcome> {
-    if !hosts::session_start_on_first_tool(ctx.host) || event.name != EventName::PostToolUse {
+    if !hosts::session_start_on_first_tool(ctx.host) {
         return None;
     }
     let session = event.session_id.as_deref().filter(|s| !s.is_empty())?;
     let state = ctx.state()?;
-    if amplihack_state::calls::called(&state, ctx.host.name(), session) {
+    // Every event says the host called amplihack in this session (doctor's silence check): a
+    // session that ran no tool still called it at its post_agent.
+    let _ = amplihack_state::calls::record(&state, ctx.host.name(), Some(session));
+    let sent = format!("{}-session-start", ctx.host.name());
+    if event.name != EventName::PostToolUse
+        || amplihack_state::calls::called(&state, &sent, session)
+    {
         return None;
     }
+    // Once per session, even when this run fails or runs out of time.
+    let _ = amplihack_state::calls::record(&state, &sent, Some(session));
     let hook = table::find("session-start")?;
     let mut start = Map::new();
     start.insert("hook_event_name".into(), Value::from("SessionStart"));

@@ -29,7 +29,7 @@ pub const SPEC: HostSpec = HostSpec {
     trust_note: Some(trust_note),
     shadowed: None,
     sessions: Some(super::sessions::Sessions {
-        where_kept: "$VIBE_HOME/logs/session/<session>/",
+        where_kept: "$VIBE_HOME/logs/session/unified/<session>/",
         list: sessions,
         causes: &[
             (
@@ -98,10 +98,10 @@ fn trust_note(scope: Scope, file: &Path, home: &Path) -> Option<Note> {
     ))
 }
 
-/// Vibe's session records: a directory per session under `$VIBE_HOME/logs/session/`, named
-/// by the id its hooks get as `session_id` (their `transcript_path` is in it).
+/// Vibe's session records: a directory per session under `$VIBE_HOME/logs/session/unified/`,
+/// named by the id its hooks get as `session_id` (their `transcript_path`), with a `meta.json`.
 fn sessions(locations: &Locations) -> Vec<super::sessions::HostSession> {
-    let dir = home(locations).join("logs/session");
+    let dir = home(locations).join("logs/session/unified");
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let Ok(meta) = entry.metadata() else { continue };
@@ -109,7 +109,7 @@ fn sessions(locations: &Locations) -> Vec<super::sessions::HostSession> {
             continue;
         };
         let name = entry.file_name().to_string_lossy().into_owned();
-        if meta.is_dir() && name != "unified" {
+        if meta.is_dir() && entry.path().join("meta.json").is_file() {
             found.push(super::sessions::HostSession {
                 id: name,
                 path: entry.path(),

@@ -102,6 +102,13 @@ impl Dialect {
         self.delivers.is_none_or(|events| events.contains(event))
     }
 
+    /// Whether amplihack runs the user's plugins on this event under the host: the events it
+    /// delivers, and SessionStart where amplihack runs its own ([`session_start_on_first_tool`]).
+    pub fn reaches_plugins(&self, event: &EventName) -> bool {
+        self.delivers(event)
+            || (*event == EventName::SessionStart && session_start_on_first_tool(self.host))
+    }
+
     /// The name the host gives a Claude Code event (`BeforeTool` for Gemini's PreToolUse), or an
     /// event of its own by its name, or `None` when the host does not deliver it.
     pub fn event_label(&self, event: &EventName) -> Option<&'static str> {
