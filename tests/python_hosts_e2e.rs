@@ -493,3 +493,110 @@ fn vibe_runs_amplihack() {
 fn kimi_runs_amplihack() {
     proof(PyCli::Kimi);
 }
+
+/// Vibe's project scope: `.vibe/hooks.toml` in the project, kept out of git, run by Vibe only in
+/// a folder the user trusted (install and doctor say so until then); uninstall leaves the
+/// project as it was.
+#[test]
+fn vibe_runs_a_projects_hooks_only_when_trusted() {
+    let cli = PyCli::Vibe;
+    let Some(bin) = cli.bin() else { return };
+    let env = TestEnv::new();
+    let models = FakeModels::start(Vec::new());
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&env.project)
+        .status()
+        .expect("git init");
+    assert!(git.success());
+    let install = env.run_amplihack(&["install", "--scope", "project", "--host", "vibe"]);
+    let said = format!("{}{}", stdout(&install), stderr(&install));
+    assert!(install.status.success(), "{said}");
+    assert!(said.contains("only in a folder you trusted"), "{said}");
+    let file = env.project.join(".vibe/hooks.toml");
+    assert!(env.read(&file).contains("--host vibe"));
+    let status = Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&env.project)
+        .output()
+        .expect("git status");
+    assert_eq!(stdout(&status), "", "nothing of amplihack's in git status");
+    let doctor = env.run_amplihack(&["doctor"]);
+    assert!(
+        stdout(&doctor).contains("only in a folder you trusted"),
+        "{}",
+        stdout(&doctor)
+    );
+
+    let commit = || {
+        vec![Turn::shell(
+            "git commit --no-verify -m x || touch commit-ran",
+        )]
+    };
+    // Not trusted: Vibe does not read the project's hooks.
+    let (output, _) = turn(&env, cli, &bin, &models, commit());
+    assert!(output.status.success(), "{}", describe(&output, &models));
+    assert!(
+        env.project.join("commit-ran").exists(),
+        "an untrusted project's hooks ran: {}",
+        describe(&output, &models)
+    );
+    std::fs::remove_file(env.project.join("commit-ran")).expect("rm");
+    // Trusted for this run (`--trust`): the guard denies.
+    models.reset(commit());
+    let mut command = cli_command(&env, cli, &bin, &models, "Please run the commands.");
+    command.arg("--trust");
+    let (output, _) = run_with_timeout(command, b"", support::host_clis::TURN_LIMIT);
+    let why = describe(&output, &models);
+    assert!(output.status.success(), "{why}");
+    assert!(
+        !env.project.join("commit-ran").exists(),
+        "the guard did not deny: {why}"
+    );
+    assert!(
+        models.everything_the_model_saw().contains(GUARD_REASON),
+        "{why}"
+    );
+
+    let uninstall = env.run_amplihack(&["uninstall", "--host", "vibe"]);
+    assert!(
+        uninstall.status.success(),
+        "{}{}",
+        stdout(&uninstall),
+        stderr(&uninstall)
+    );
+    assert!(
+        !env.project.join(".vibe").exists(),
+        "the project's .vibe/ is left"
+    );
+    let exclude = env.read(&env.project.join(".git/info/exclude"));
+    assert!(!exclude.contains(".vibe"), "{exclude}");
+    record_capabilities(
+        "vibe_runs_a_projects_hooks_only_when_trusted",
+        json!({
+            "host": "vibe",
+            "package": cli.package().0,
+            "version": cli.package().1,
+            "scope": "project",
+            "deny_with_reason": true,
+            "trust_step": "project .vibe/hooks.toml only in a trusted folder (observed: not run untrusted, run with --trust)",
+        }),
+    );
+}
+
+/// Kimi reads no project hooks: `--scope project` (or local, managed) is refused, nothing written.
+#[test]
+fn kimi_has_only_the_user_scope() {
+    let env = TestEnv::new();
+    for scope in ["project", "local", "managed"] {
+        let refused = env.run_amplihack(&["install", "--scope", scope, "--host", "kimi"]);
+        let said = stderr(&refused);
+        assert!(!refused.status.success(), "{scope}: {said}");
+        assert!(
+            said.contains(&format!("Kimi CLI has no {scope} scope (its scopes: user)")),
+            "{said}"
+        );
+    }
+    assert!(!env.home.join(".kimi").exists());
+    assert!(!env.project.join(".kimi").exists());
+}

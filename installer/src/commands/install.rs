@@ -278,6 +278,13 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             {
                 warnings.push(note);
             }
+            if !dry_run
+                && report.action == Action::Created
+                && let Some((project, pattern)) = crate::hosts::vibe::git_exclusion(&file)
+                && let Some(note) = exclude_from_git(&project, pattern)
+            {
+                warnings.push(note);
+            }
             reports.push((file, report));
         }
     }

@@ -192,6 +192,12 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             manifest.hooks_key_added.contains(&target.path),
             manifest.created.contains(&target.path),
         )?;
+        if let (Action::Deleted, false) = (report.action, dry_run) {
+            if let Some((project, pattern)) = crate::hosts::vibe::git_exclusion(target) {
+                super::shared::unexclude_from_git(&project, pattern);
+            }
+            crate::hosts::toml_hooks::remove_leftovers(target);
+        }
         if report.action != Action::Unchanged {
             reports.push((target.clone(), report));
         }

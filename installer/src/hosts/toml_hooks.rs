@@ -276,6 +276,18 @@ pub fn unregister(
     )?)
 }
 
+/// After amplihack's own file went: the lock sidecar beside it, and a project's directory
+/// (`.vibe/`) when that left it empty. A host's home directory stays (it is the host's).
+pub fn remove_leftovers(target: &Target) {
+    let (Some(dir), Some(name)) = (target.path.parent(), target.path.file_name()) else {
+        return;
+    };
+    let _ = std::fs::remove_file(dir.join(format!(".{}.amplihack.lock", name.to_string_lossy())));
+    if target.scope == crate::scopes::Scope::Project {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
 /// Checks that an uninstall can read the file.
 pub fn probe_uninstall(target: &Target) -> Result<(), CommandError> {
     if let Some(text) = safe_file::read_text(&target.path)? {

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Host, HostSpec, Note, Registration};
+use super::{Host, HostSpec, Note, Registration, Target};
 use crate::scopes::{Locations, Scope};
 
 /// Vibe's home directory: `$VIBE_HOME`, else `~/.vibe`.
@@ -47,6 +47,17 @@ pub const SPEC: HostSpec = HostSpec {
         ],
     }),
 };
+
+/// What keeps a project's `.vibe/hooks.toml` that amplihack created (this machine's binary path)
+/// out of the project's commits: the project and the pattern for its `.git/info/exclude`. None
+/// for the user scope and other hosts.
+pub fn git_exclusion(target: &Target) -> Option<(PathBuf, &'static str)> {
+    if target.host != Host::Vibe || target.scope != Scope::Project {
+        return None;
+    }
+    let project = target.path.ancestors().nth(2)?;
+    Some((project.to_path_buf(), "/.vibe/*hooks.toml*"))
+}
 
 /// A project's `.vibe/hooks.toml` runs only in a folder Vibe trusts: the project, or a folder
 /// above it, in `trusted_folders.toml`'s `trusted` list (none of them in `untrusted` nearer).
