@@ -433,8 +433,28 @@ fn proof(cli: PyCli) {
         stdout(&doctor),
         stderr(&doctor)
     );
+    // `amplihack log --host <cli>`: the guard's and the plugin's denials, under this host.
+    let audit = env.run_amplihack(&["log", "--host", cli.name(), "--decision", "deny"]);
+    let audit = stdout(&audit);
+    assert!(
+        audit.contains("builtin:bash-guard") && audit.contains(GUARD_REASON),
+        "{audit}"
+    );
+    assert!(audit.contains(PLUGIN_DENY), "{audit}");
+    assert!(
+        audit.lines().skip(1).all(|l| l.contains(cli.name())),
+        "{audit}"
+    );
 
     let ratio = speed(&env, cli, &bin, &models, &settings);
+    // The speed test's turns with `true` in amplihack's place ran sessions that never called
+    // amplihack: doctor finds them in the host's own session records.
+    let silent = env.run_amplihack(&["doctor", "--host", cli.name()]);
+    assert!(
+        !silent.status.success() && stdout(&silent).contains("did not call amplihack in it"),
+        "{}",
+        stdout(&silent)
+    );
 
     let uninstall = env.run_amplihack(&["uninstall", "--host", cli.name()]);
     assert!(
