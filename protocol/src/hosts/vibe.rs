@@ -106,6 +106,17 @@ mod tests {
     }
 
     #[test]
+    fn session_start_is_not_registered_but_reaches_plugins() {
+        let vibe = super::super::dialect(Host::Vibe);
+        assert!(!vibe.delivers(&EventName::SessionStart));
+        assert!(vibe.reaches_plugins(&EventName::SessionStart));
+        assert!(!vibe.reaches_plugins(&EventName::UserPromptSubmit));
+        assert!(super::super::session_start_on_first_tool(Host::Vibe));
+        assert!(!super::super::session_start_on_first_tool(Host::Kimi));
+        assert_eq!(vibe.event_label(&EventName::Stop), Some("post_agent"));
+    }
+
+    #[test]
     fn replies_table() {
         let pre = r#"{"hook_event_name":"pre_tool","tool_name":"file_system.bash","tool_input":{"command":"x"}}"#;
         let post = r#"{"hook_event_name":"post_tool","tool_name":"file_system.bash","tool_input":{"command":"x"},"tool_output":{}}"#;
