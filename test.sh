@@ -20,6 +20,8 @@
 #                                    opencode), each pinned in tests/hosts/<cli>/package.json, and
 #                                    the newest Codex beside the pinned one (codex-0.171)
 #                                    (tests/support/host_clis.rs drives them)
+#   tests/hosts/{vibe,kimi}/venv      Mistral Vibe and Kimi CLI from PyPI, pinned in
+#                                    tests/hosts/python-host.sh (needs a Python >= 3.12 on the machine)
 #   tests/amplifier/.venv            amplifier-core, pinned in tests/amplifier/requirements.txt,
 #                                    and amplihack's Amplifier module (./amplifier, editable)
 #   tests/amplifier/app-venv         the real Amplifier app, from the offline kit in
@@ -129,6 +131,10 @@ test_hosts() {
   other_host droid @factory/cli-linux-x64 node_modules/@factory/cli-linux-x64/bin/droid || return 1
   other_host gemini @google/gemini-cli node_modules/.bin/gemini || return 1
   other_host opencode opencode-ai node_modules/opencode-linux-x64/bin/opencode || return 1
+  # The two agent CLIs from PyPI (tests/python_hosts_e2e.rs), in venvs with a Python >= 3.12 found
+  # on the machine (none: SKIPPED, and so are their tests).
+  tests/hosts/python-host.sh vibe || return 1
+  tests/hosts/python-host.sh kimi || return 1
   if ! tests/amplifier/.venv/bin/python -c 'import amplifier_core' 2>/dev/null; then
     python3 -m venv tests/amplifier/.venv &&
       tests/amplifier/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/amplifier/requirements.txt || return 1

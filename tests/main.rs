@@ -40,6 +40,7 @@ mod packages_e2e;
 mod plugin_events_e2e;
 mod plugin_events_hosts_e2e;
 mod plugins_native_e2e;
+mod python_hosts_e2e;
 mod qwen_droid_gemini_e2e;
 mod release_e2e;
 mod timeouts_native_e2e;

@@ -162,6 +162,10 @@ variables! {
     CLAUDE_CODE_MAX_OUTPUT_TOKENS: Host;
     /// Codex's home directory (default `~/.codex`): its `hooks.json` and `config.toml`.
     CODEX_HOME: Host;
+    /// Mistral Vibe's home directory (default `~/.vibe`): its `hooks.toml`.
+    VIBE_HOME: Host;
+    /// Kimi CLI's home directory (default `~/.kimi`): its `config.toml`.
+    KIMI_SHARE_DIR: Host;
     /// `1` in every hook and tool Copilot CLI runs, including the Claude Code hooks it runs from a
     /// repository's `.claude/settings.json`.
     COPILOT_CLI: Host;

@@ -480,7 +480,7 @@ pub fn undelivered_anywhere(
             if hosts
                 .others
                 .iter()
-                .any(|h| amplihack_protocol::hosts::dialect(*h).delivers(&name))
+                .any(|h| amplihack_protocol::hosts::dialect(*h).reaches_plugins(&name))
             {
                 return None;
             }

@@ -20,11 +20,15 @@ pub enum Host {
     Gemini,
     /// opencode, through amplihack's bridge plugin.
     Opencode,
+    /// Mistral Vibe (`hooks.toml`, its own snake_case protocol).
+    Vibe,
+    /// Kimi CLI (Python, archived; Claude Code's event names in `config.toml`).
+    Kimi,
 }
 
 impl Host {
     /// Every host, in the order commands list them.
-    pub const ALL: [Host; 8] = [
+    pub const ALL: [Host; 10] = [
         Host::ClaudeCode,
         Host::Amplifier,
         Host::Codex,
@@ -33,6 +37,8 @@ impl Host {
         Host::Droid,
         Host::Gemini,
         Host::Opencode,
+        Host::Vibe,
+        Host::Kimi,
     ];
 
     /// Parses the value of `--host`.
@@ -40,6 +46,8 @@ impl Host {
         match value {
             "claude" | "claude-code" | "claudecode" => Some(Host::ClaudeCode),
             "factory" => Some(Host::Droid),
+            "mistral-vibe" => Some(Host::Vibe),
+            "kimi-cli" => Some(Host::Kimi),
             _ => Host::ALL.into_iter().find(|h| h.name() == value),
         }
     }
@@ -74,6 +82,8 @@ impl Host {
             Host::Droid => "droid",
             Host::Gemini => "gemini",
             Host::Opencode => "opencode",
+            Host::Vibe => "vibe",
+            Host::Kimi => "kimi",
         }
     }
 
@@ -88,6 +98,8 @@ impl Host {
             Host::Droid => "Droid",
             Host::Gemini => "Gemini CLI",
             Host::Opencode => "opencode",
+            Host::Vibe => "Mistral Vibe",
+            Host::Kimi => "Kimi CLI",
         }
     }
 }

@@ -114,6 +114,36 @@ pub const HOST_TOOLS: &[(Host, &[(&str, &str)])] = &[
             ("task", "Task"),
         ],
     ),
+    // Mistral Vibe 3.0.3: hooks get the qualified name (`file_system.bash`); the model's names
+    // (`bash`, ...) are Vibe's own inside.
+    (
+        Host::Vibe,
+        &[
+            ("file_system.bash", "Bash"),
+            ("file_system.write_file", "Write"),
+            ("file_system.edit", "Edit"),
+            ("file_system.read_file", "Read"),
+            ("bash", "Bash"),
+            ("write_file", "Write"),
+            ("edit", "Edit"),
+            ("read_file", "Read"),
+            ("todo", "TodoWrite"),
+        ],
+    ),
+    // Kimi CLI 1.52.0's tool names.
+    (
+        Host::Kimi,
+        &[
+            ("Shell", "Bash"),
+            ("WriteFile", "Write"),
+            ("StrReplaceFile", "Edit"),
+            ("ReadFile", "Read"),
+            ("FetchURL", "WebFetch"),
+            ("SearchWeb", "WebSearch"),
+            ("SetTodoList", "TodoWrite"),
+            ("Agent", "Task"),
+        ],
+    ),
 ];
 
 /// `host`'s row of [`HOST_TOOLS`] (empty for a host that uses Claude Code's names).
@@ -246,6 +276,8 @@ mod tests {
             (Host::Droid, "Execute"),
             (Host::Gemini, "run_shell_command"),
             (Host::Opencode, "bash"),
+            (Host::Vibe, "file_system.bash"),
+            (Host::Kimi, "Shell"),
         ] {
             assert_eq!(claude_name_for(host, shell), "Bash", "{host:?}");
             assert_eq!(claude_name_for(host, "mcp__x__y"), "mcp__x__y", "{host:?}");

@@ -191,7 +191,7 @@ mod tests {
         assert!(err(&["--host"]).contains("claude, amplifier, codex"));
         assert_eq!(
             err(&["--host", "cursor", "pre-tool-use"]),
-            "unknown --host `cursor`: amplihack supports claude, amplifier, codex, copilot, qwen, droid, gemini, opencode"
+            "unknown --host `cursor`: amplihack supports claude, amplifier, codex, copilot, qwen, droid, gemini, opencode, vibe, kimi"
         );
         assert!(err(&["--host=vim", "stop"]).contains("unknown --host `vim`"));
         assert!(err(&["no-such-row"]).contains("unknown subcommand `no-such-row`"));

@@ -22,6 +22,7 @@ pub mod builtins;
 pub mod calling_host;
 pub mod context;
 pub mod failure_log;
+mod late_session_start;
 pub mod model_text;
 pub mod pipeline;
 mod stdin;
@@ -198,8 +199,12 @@ fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failur
         return Ok(Rendered::default());
     }
     let ctx = Context::from_process(host);
-    let pipeline::Processed { event, outcome } =
+    let started = late_session_start::run(&event, &ctx, deadline);
+    let pipeline::Processed { event, mut outcome } =
         pipeline::process(invocation.subcommand, event, input, &ctx, deadline);
+    if let Some(started) = started {
+        outcome = late_session_start::before(started, outcome);
+    }
     for problem in outcome
         .problems
         .iter()

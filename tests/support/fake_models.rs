@@ -81,7 +81,8 @@ pub struct ToolCall {
 }
 
 /// The shell tools the CLIs offer, by name, in the order they are preferred.
-const SHELL_TOOLS: [&str; 6] = [
+const SHELL_TOOLS: [&str; 7] = [
+    "Shell",
     "exec_command",
     "shell",
     "run_shell_command",
@@ -325,6 +326,31 @@ fn shell_call(command: &str, tools: &[String]) -> ToolCall {
     }
 }
 
+/// Drops the arguments a Chat Completions tool with a closed schema (`additionalProperties:
+/// false`: Mistral Vibe's `bash` takes only `command` and `timeout_seconds`) does not declare.
+fn closed_schema(request: &Value, call: &mut ToolCall) {
+    let Some(parameters) = request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|t| {
+            (t["function"]["name"].as_str() == Some(call.name.as_str()))
+                .then(|| &t["function"]["parameters"])
+        })
+    else {
+        return;
+    };
+    if parameters["additionalProperties"] != Value::Bool(false) {
+        return;
+    }
+    if let (Some(args), Some(declared)) = (
+        call.args.as_object_mut(),
+        parameters["properties"].as_object(),
+    ) {
+        args.retain(|key, _| declared.contains_key(key));
+    }
+}
+
 fn serve(stream: TcpStream, state: &Arc<Mutex<State>>) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
@@ -449,7 +475,11 @@ fn respond(
             state.next += 1;
             let call = match &turn {
                 Turn::Text(_) => None,
-                Turn::Shell(command) => Some(shell_call(command, &tools)),
+                Turn::Shell(command) => {
+                    let mut call = shell_call(command, &tools);
+                    closed_schema(&request, &mut call);
+                    Some(call)
+                }
                 Turn::Tool { name, args } => Some(ToolCall {
                     name: name.clone(),
                     args: args.clone(),

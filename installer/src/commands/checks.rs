@@ -17,6 +17,14 @@ pub(crate) fn check_target(target: &Target, hooks_binary: &Path, home: &Path) ->
     if target.host == registration::Host::Opencode {
         return crate::hosts::opencode::check(target, hooks_binary);
     }
+    if crate::hosts::edits_toml_hooks(target.host) {
+        let mut findings = crate::hosts::toml_hooks::check(target, hooks_binary);
+        findings.extend(
+            crate::hosts::trust_note(target.host, target.scope, &target.path, home)
+                .map(|(message, fix)| Finding::note(message, fix)),
+        );
+        return findings;
+    }
     let Some(path) = amplifier_settings(target) else {
         let mut findings = check_registration(target, hooks_binary);
         if target.host == crate::registration::Host::Codex {

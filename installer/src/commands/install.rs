@@ -173,6 +173,17 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     for target in targets.iter().filter(|t| t.host == Host::Opencode) {
         crate::hosts::opencode::probe(target)?;
     }
+    for target in targets
+        .iter()
+        .filter(|t| crate::hosts::edits_toml_hooks(t.host))
+    {
+        crate::hosts::toml_hooks::probe(target)?;
+        if !safe_file::read_text(&target.path)?
+            .is_some_and(|t| crate::hosts::toml_hooks::has_hooks_key(&t))
+        {
+            hooks_key_added.push(target.path.clone());
+        }
+    }
     for target in &targets {
         if let Some(path) = amplifier_settings(target)
             && let Some(text) = safe_file::read_text(&path)?
@@ -274,6 +285,13 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             }
             if !dry_run
                 && let Some((project, pattern)) = crate::hosts::opencode::git_exclusion(&file)
+                && let Some(note) = exclude_from_git(&project, pattern)
+            {
+                warnings.push(note);
+            }
+            if !dry_run
+                && report.action == Action::Created
+                && let Some((project, pattern)) = crate::hosts::vibe::git_exclusion(&file)
                 && let Some(note) = exclude_from_git(&project, pattern)
             {
                 warnings.push(note);

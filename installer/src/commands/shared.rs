@@ -72,6 +72,9 @@ pub(crate) fn holds_ours(target: &Target) -> bool {
     if target.host == Host::Opencode {
         return crate::hosts::opencode::holds_ours(target);
     }
+    if crate::hosts::edits_toml_hooks(target.host) {
+        return crate::hosts::toml_hooks::holds_ours(target);
+    }
     if let Some(path) = amplifier_settings(target) {
         return safe_file::read_text(&path).ok().flatten().is_some_and(|t| {
             matches!(amplifier_yaml::find_app(&t), Ok(Some(_)))
@@ -115,6 +118,9 @@ pub(crate) fn register_known(
 ) -> Result<EditReport, CommandError> {
     if target.host == Host::Opencode {
         return crate::hosts::opencode::register(target, hooks_binary, options);
+    }
+    if crate::hosts::edits_toml_hooks(target.host) {
+        return crate::hosts::toml_hooks::register(target, hooks_binary, options);
     }
     let change = |current: Option<&serde_json::Value>| {
         let mut value = current

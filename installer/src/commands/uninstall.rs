@@ -129,6 +129,12 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             })?;
         }
     }
+    for target in all
+        .iter()
+        .filter(|t| crate::hosts::edits_toml_hooks(t.host))
+    {
+        crate::hosts::toml_hooks::probe_uninstall(target)?;
+    }
     for target in &json_files {
         if let Some((_, mut value)) = target.read_json()? {
             registration::uninstall(&mut value).map_err(|e| {
@@ -173,6 +179,26 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             crate::hosts::codex::forget_trust(&target.path, &locations, dry_run)?;
         }
         if report.action != Action::Unchanged || report.before_text.is_some() {
+            reports.push((target.clone(), report));
+        }
+    }
+    for target in all
+        .iter()
+        .filter(|t| crate::hosts::edits_toml_hooks(t.host))
+    {
+        let report = crate::hosts::toml_hooks::unregister(
+            target,
+            &options,
+            manifest.hooks_key_added.contains(&target.path),
+            manifest.created.contains(&target.path),
+        )?;
+        if let (Action::Deleted, false) = (report.action, dry_run) {
+            if let Some((project, pattern)) = crate::hosts::vibe::git_exclusion(target) {
+                super::shared::unexclude_from_git(&project, pattern);
+            }
+            crate::hosts::toml_hooks::remove_leftovers(target);
+        }
+        if report.action != Action::Unchanged {
             reports.push((target.clone(), report));
         }
     }

@@ -25,10 +25,13 @@ pub mod codex_trust;
 pub mod copilot;
 pub mod droid;
 pub mod gemini;
+pub mod kimi;
 pub mod opencode;
 pub mod qwen;
 pub mod sessions;
 mod target;
+pub mod toml_hooks;
+pub mod vibe;
 
 pub use choice::{HostArg, HostChoice};
 pub use target::Target;
@@ -46,6 +49,8 @@ pub enum Registration {
     AmplifierApp,
     /// opencode: a bridge plugin file of amplihack's own ([`opencode`]).
     BridgePlugin,
+    /// `[[hooks]]` tables in the host's own TOML file ([`toml_hooks`]): Mistral Vibe, Kimi CLI.
+    TomlHooks,
 }
 
 /// A note for the user about one registration file: the message and its fix.
@@ -94,6 +99,8 @@ pub fn spec(host: Host) -> &'static HostSpec {
         Host::Droid => &droid::SPEC,
         Host::Gemini => &gemini::SPEC,
         Host::Opencode => &opencode::SPEC,
+        Host::Vibe => &vibe::SPEC,
+        Host::Kimi => &kimi::SPEC,
     }
 }
 
@@ -195,6 +202,11 @@ pub fn shadowed(host: Host, registration: &Path) -> Option<Note> {
 /// The keys a host writes itself into a settings file it loads (Qwen's `$version`).
 pub fn stamps(host: Host) -> &'static [&'static str] {
     spec(host).stamps
+}
+
+/// The hosts whose registration is `[[hooks]]` tables in a TOML file ([`toml_hooks`]).
+pub fn edits_toml_hooks(host: Host) -> bool {
+    spec(host).registration == Registration::TomlHooks
 }
 
 /// The hosts whose registration is a JSON hooks file edited like Claude Code's settings.

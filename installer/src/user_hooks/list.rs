@@ -124,7 +124,7 @@ fn not_delivered_by(plugin: &Plugin, hosts: &[Host]) -> Vec<(String, Vec<&'stati
             let name = EventName::parse(&event);
             let missing: Vec<&'static str> = hosts
                 .iter()
-                .filter(|h| !hosts::dialect(**h).delivers(&name))
+                .filter(|h| !hosts::dialect(**h).reaches_plugins(&name))
                 .map(|h| h.title())
                 .collect();
             (!missing.is_empty()).then_some((event, missing))

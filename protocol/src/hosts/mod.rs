@@ -19,8 +19,10 @@ pub mod codex;
 pub mod copilot;
 pub mod droid;
 pub mod gemini;
+pub mod kimi;
 pub mod opencode;
 pub mod qwen;
+pub mod vibe;
 
 /// A dialect's own step on a payload; returns whether it changed anything.
 pub type Adjust = fn(&mut Map<String, Value>) -> bool;
@@ -75,6 +77,8 @@ pub fn dialect(host: Host) -> &'static Dialect {
         Host::Droid => &droid::DIALECT,
         Host::Gemini => &gemini::DIALECT,
         Host::Opencode => &opencode::DIALECT,
+        Host::Vibe => &vibe::DIALECT,
+        Host::Kimi => &kimi::DIALECT,
     }
 }
 
@@ -96,6 +100,13 @@ impl Dialect {
     /// Whether the host delivers this Claude Code event.
     pub fn delivers(&self, event: &EventName) -> bool {
         self.delivers.is_none_or(|events| events.contains(event))
+    }
+
+    /// Whether amplihack runs the user's plugins on this event under the host: the events it
+    /// delivers, and SessionStart where amplihack runs its own ([`session_start_on_first_tool`]).
+    pub fn reaches_plugins(&self, event: &EventName) -> bool {
+        self.delivers(event)
+            || (*event == EventName::SessionStart && session_start_on_first_tool(self.host))
     }
 
     /// The name the host gives a Claude Code event (`BeforeTool` for Gemini's PreToolUse), or an
@@ -158,6 +169,16 @@ pub fn notes_on_stderr(host: Host) -> bool {
     match host {
         Host::Gemini => gemini::NOTES_ON_STDERR,
         _ => true,
+    }
+}
+
+/// Whether the host delivers no SessionStart, so amplihack runs its own on a session's first
+/// PostToolUse and the context goes with that tool's result (Mistral Vibe:
+/// [`vibe::LATE_SESSION_START`]).
+pub fn session_start_on_first_tool(host: Host) -> bool {
+    match host {
+        Host::Vibe => vibe::LATE_SESSION_START,
+        _ => false,
     }
 }
 
