@@ -13,5 +13,6 @@ compile_error!(
     "amplihack-platform implements Unix only: a port writes its modules for the new platform"
 );
 
+pub mod confine;
 pub mod io;
 pub mod process;
