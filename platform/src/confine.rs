@@ -32,6 +32,10 @@ pub struct Rules {
     /// A hidden path that does not exist is ignored; one that is a link is hidden at its target
     /// too.
     pub hidden: Vec<PathBuf>,
+    /// Readable as named, hidden or not (what the user agreed to).
+    pub also_read: Vec<PathBuf>,
+    /// Writable as named, hidden or not (what the user agreed to).
+    pub also_write: Vec<PathBuf>,
     pub network: Network,
 }
 
@@ -256,7 +260,7 @@ fn cover(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
             }
             Ok(kind) if kind.is_dir() => cover(&path, hidden, out),
             Ok(_) => {
-                if !hidden.iter().any(|h| *h == path) {
+                if !hidden.contains(&path) {
                     out.push(path);
                 }
             }
@@ -327,8 +331,14 @@ mod linux {
             .map_err(|e| error("the signal scope", e))?
             .create()
             .map_err(|e| error("the ruleset", e))?;
-        for (roots, access) in [(&rules.read, read), (&rules.write, all)] {
-            for path in grants(roots, &hidden) {
+        let chosen = [
+            (grants(&rules.read, &hidden), read),
+            (grants(&rules.write, &hidden), all),
+            (rules.also_read.clone(), read),
+            (rules.also_write.clone(), all),
+        ];
+        for (paths, access) in chosen {
+            for path in paths {
                 // Gone between listing and opening (or unreadable): nothing to grant.
                 let Ok(fd) = PathFd::new(&path) else {
                     continue;
@@ -386,7 +396,7 @@ mod tests {
             root.join("home/.config/gh"),
             root.join("home/.netrc"), // absent: ignored
         ]);
-        let mut granted: Vec<String> = grants(&[root.clone()], &hidden)
+        let mut granted: Vec<String> = grants(std::slice::from_ref(&root), &hidden)
             .into_iter()
             .map(|p| p.strip_prefix(&root).expect("inside").display().to_string())
             .collect();
@@ -421,6 +431,7 @@ mod tests {
             write: vec![root.join("proj"), PathBuf::from("/dev/null")],
             hidden: vec![root.join("home/.ssh")],
             network: Network::None,
+            ..Rules::default()
         };
         let confinement = prepare(&rules).expect("prepared").expect("supported");
         let run = |script: &str| {

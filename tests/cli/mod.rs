@@ -2,6 +2,7 @@
 //! needed), one module per area, in the one integration-test binary (`tests/main.rs`).
 
 mod builtins_cli;
+mod confinement_cli;
 mod dialects_cli;
 mod forwarding;
 mod hooks_cli;
