@@ -890,6 +890,51 @@ mod tests {
         unsafe { libc::killpg(handoff.group, libc::SIGKILL) };
     }
 
+    /// Confined on every spawn path: the batch's first handlers are forked (spawn::start), its
+    /// last is started waiting for its exec (spawn::start_waiting); each gets its own TMPDIR.
+    #[test]
+    fn every_spawn_path_confines() {
+        use amplihack_platform::confine::{Network, Rules, Support, support};
+        if !matches!(support(), Support::Full { .. }) {
+            println!("SKIPPED no Landlock ABI 6 on this kernel");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "s").expect("write");
+        let rules = Rules {
+            read: vec![PathBuf::from("/")],
+            write: vec![PathBuf::from("/dev/null")],
+            hidden: vec![secret.clone()],
+            network: Network::None,
+            ..Rules::default()
+        };
+        let command = format!(
+            "cat '{}' 2>/dev/null || echo refused; echo t > \"$TMPDIR/t\" && echo \"$TMPDIR\"",
+            secret.display()
+        );
+        let spawns: Vec<Spawn<'_>> = (0..3)
+            .map(|_| Spawn {
+                confine: Some(&rules),
+                ..spawn(&command, b"", 5_000)
+            })
+            .collect();
+        let mut tmps = Vec::new();
+        for ran in run_all(&spawns, false) {
+            let finished = ran.finished();
+            let mut lines = finished.stdout.lines();
+            assert_eq!(lines.next(), Some("refused"), "{finished:?}");
+            let tmp = lines.next().unwrap_or_default().to_string();
+            assert!(tmp.contains("amplihack-handler-"), "{finished:?}");
+            assert!(!Path::new(&tmp).exists(), "removed: {tmp}");
+            tmps.push(tmp);
+        }
+        tmps.dedup();
+        assert_eq!(tmps.len(), 3, "each its own: {tmps:?}");
+        let unconfined = run(&spawn(&command, b"", 5_000), false).finished();
+        assert!(unconfined.stdout.starts_with('s'), "{unconfined:?}");
+    }
+
     #[test]
     fn a_command_that_cannot_start_says_why() {
         let ran = run(

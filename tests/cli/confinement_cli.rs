@@ -164,3 +164,45 @@ fn a_confined_handler_answers_and_its_declaration_is_pinned_by_trust() {
         stdout(&list)
     );
 }
+
+/// Handlers that run in the background stay confined: an `async` one (started by a collector)
+/// and one that declares itself async on its first line (handed to a collector running).
+#[test]
+fn background_handlers_stay_confined() {
+    if !landlock() {
+        println!("SKIPPED this kernel has no Landlock (ABI 6 or later)");
+        return;
+    }
+    let env = TestEnv::new();
+    env.write(&env.home.join(".ssh/id_rsa"), "PRIVATE KEY\n");
+    let probe = |name: &str| {
+        format!(
+            r#"if cat "$HOME/.ssh/id_rsa" >/dev/null 2>&1; then echo ssh:yes; else echo ssh:no; fi > '{}'"#,
+            env.project.join(name).display()
+        )
+    };
+    let mut started = command(&probe("async.txt"));
+    started["async"] = json!(true);
+    let declared = command(&format!(
+        "echo '{{\"async\": true}}'; sleep 0.2; {}",
+        probe("declared.txt")
+    ));
+    env.plugin(
+        &env.project_hooks_dir(),
+        "later",
+        &one_group("PreToolUse", None, vec![started, declared]),
+    );
+    assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &event(&env, "s1"), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for name in ["async.txt", "declared.txt"] {
+        let file = env.project.join(name);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !std::fs::read_to_string(&file).is_ok_and(|t| t.ends_with('\n'))
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert_eq!(env.read(&file).trim(), "ssh:no", "{name}");
+    }
+}
