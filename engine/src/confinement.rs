@@ -178,8 +178,16 @@ fn parse_paths(value: &Value, field: &str) -> Result<Vec<String>, FieldError> {
         .collect()
 }
 
-/// What a plugin's handlers may do, in one line: the default, plus what it declares.
+/// What a plugin's handlers may do, in one line: the default, plus what it declares (its paths,
+/// which come from a repository, with what would act on a terminal written out).
 pub fn describe(needs: &Needs) -> String {
+    let shown = |paths: &[String]| {
+        paths
+            .iter()
+            .map(|p| amplihack_protocol::printable::printable(p).into_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut extra = Vec::new();
     match &needs.network {
         NetworkNeed::None => {}
@@ -201,10 +209,10 @@ pub fn describe(needs: &Needs) -> String {
         }
     }
     if !needs.read.is_empty() {
-        extra.push(format!("read {}", needs.read.join(", ")));
+        extra.push(format!("read {}", shown(&needs.read)));
     }
     if !needs.write.is_empty() {
-        extra.push(format!("write {}", needs.write.join(", ")));
+        extra.push(format!("write {}", shown(&needs.write)));
     }
     if extra.is_empty() {
         "confined: reads the system and the project, writes the project, no network".into()
@@ -221,11 +229,26 @@ fn expand(path: &str, home: Option<&Path>) -> Option<PathBuf> {
     }
 }
 
-/// The rules a project plugin's handler runs under: `project` its project root, `plugin_data`
-/// its `CLAUDE_PLUGIN_DATA`, `home` the user's home directory. The private temporary directory
-/// is added where the handler starts (crate::execute).
-pub fn rules(needs: &Needs, project: &Path, plugin_data: &Path, home: Option<&Path>) -> Rules {
-    let mut write = vec![plugin_data.to_path_buf()];
+/// Where the handler is: its project root, its `CLAUDE_PLUGIN_DATA`, the user's home directory,
+/// and amplihack's own state and log directories (the audit log, every session's env file and
+/// background answers, trust: hidden like the secrets, the plugin's data directory excepted).
+pub struct Place<'a> {
+    pub project: &'a Path,
+    pub plugin_data: &'a Path,
+    pub home: Option<&'a Path>,
+    pub amplihack_state: &'a [PathBuf],
+}
+
+/// The rules a project plugin's handler runs under. The private temporary directory is added
+/// where the handler starts (crate::execute).
+pub fn rules(needs: &Needs, place: &Place<'_>) -> Rules {
+    let Place {
+        project,
+        plugin_data,
+        home,
+        amplihack_state,
+    } = *place;
+    let mut write = Vec::new();
     // A project that holds the home directory (a repository at `/home`) is read, not written:
     // nothing else in the home directory is written.
     if home.is_none_or(|home| !home.starts_with(project)) {
@@ -236,10 +259,16 @@ pub fn rules(needs: &Needs, project: &Path, plugin_data: &Path, home: Option<&Pa
         read: vec![PathBuf::from("/")],
         write,
         hidden: home
-            .map(|home| SECRETS.iter().map(|s| home.join(s)).collect())
-            .unwrap_or_default(),
+            .map(|home| SECRETS.iter().map(|s| home.join(s)).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .chain(amplihack_state.iter().cloned())
+            .collect(),
         also_read: needs.read.iter().filter_map(|p| expand(p, home)).collect(),
-        also_write: needs.write.iter().filter_map(|p| expand(p, home)).collect(),
+        // Its own data directory, inside amplihack's hidden state.
+        also_write: std::iter::once(plugin_data.to_path_buf())
+            .chain(needs.write.iter().filter_map(|p| expand(p, home)))
+            .collect(),
         network: match &needs.network {
             NetworkNeed::None => Network::None,
             NetworkNeed::Any => Network::Any,
@@ -351,6 +380,26 @@ mod tests {
     }
 
     #[test]
+    fn a_declaration_is_described_in_one_printable_line() {
+        assert_eq!(
+            describe(&Needs::default()),
+            "confined: reads the system and the project, writes the project, no network"
+        );
+        let needs = Needs {
+            network: NetworkNeed::Ports {
+                connect: vec![443],
+                bind: vec![8080],
+            },
+            read: vec!["~/.aws/config".into()],
+            write: vec!["/x\u{1b}[2K".into()],
+        };
+        assert_eq!(
+            describe(&needs),
+            "confined, and declares: TCP connect to port 443; TCP bind on port 8080; read ~/.aws/config; write /x\\e[2K"
+        );
+    }
+
+    #[test]
     fn rules_round_trip_through_json() {
         let needs = Needs {
             network: NetworkNeed::Ports {
@@ -361,9 +410,20 @@ mod tests {
             write: vec![],
         };
         let home = Path::new("/home/u");
-        let rules = rules(&needs, Path::new("/home/u/p"), Path::new("/d"), Some(home));
+        let state = home.join(".local/state/amplihack");
+        let rules = rules(
+            &needs,
+            &Place {
+                project: Path::new("/home/u/p"),
+                plugin_data: &state.join("plugin-data/p"),
+                home: Some(home),
+                amplihack_state: std::slice::from_ref(&state),
+            },
+        );
         assert!(rules.hidden.contains(&home.join(".ssh")));
+        assert!(rules.hidden.contains(&state));
         assert_eq!(rules.also_read, [home.join(".aws/config")]);
+        assert_eq!(rules.also_write, [state.join("plugin-data/p")]);
         assert_eq!(from_json(&to_json(&rules)), Some(rules));
     }
 }

@@ -27,6 +27,8 @@ if cat "$HOME/.ssh/id_rsa" >/dev/null; then echo ssh:yes; else echo ssh:no; fi
 if python3 -c 'import socket; socket.create_connection(("127.0.0.1", {port}), 2)'; then echo net:yes; else echo net:no; fi
 if echo t > "$TMPDIR/probe" && [ "$TMPDIR" != "${{HOME}}" ]; then echo tmp:yes; else echo tmp:no; fi
 if cat /etc/passwd >/dev/null; then echo system:yes; else echo system:no; fi
+if ls "$HOME/.local/state/amplihack" >/dev/null; then echo state:yes; else echo state:no; fi
+if echo d > "$CLAUDE_PLUGIN_DATA/d"; then echo data:yes; else echo data:no; fi
 }} > '{}' 2>/dev/null"#,
         out.display()
     )
@@ -45,24 +47,24 @@ fn a_project_plugins_handler_reads_writes_and_connects_only_as_declared() {
         (
             "project",
             None,
-            "bashrc:no ssh:no net:no tmp:yes system:yes",
+            "bashrc:no ssh:no net:no tmp:yes system:yes state:no data:yes",
         ),
         (
             "project",
             Some(
                 json!({"network": {"connect": [port]}, "read": ["~/.ssh/id_rsa"], "write": ["~/.bashrc"]}),
             ),
-            "bashrc:yes ssh:yes net:yes tmp:yes system:yes",
+            "bashrc:yes ssh:yes net:yes tmp:yes system:yes state:no data:yes",
         ),
         (
             "project",
             Some(json!({"network": true})),
-            "bashrc:no ssh:no net:yes tmp:yes system:yes",
+            "bashrc:no ssh:no net:yes tmp:yes system:yes state:no data:yes",
         ),
         (
             "user",
             None,
-            "bashrc:yes ssh:yes net:yes tmp:yes system:yes",
+            "bashrc:yes ssh:yes net:yes tmp:yes system:yes state:yes data:yes",
         ),
     ];
     for (level, declared, want) in cases {

@@ -156,7 +156,16 @@ pub(super) fn candidates<'p>(
                 continue; // identical commands run once
             }
             let confine = (crate::confinement::applies(plugin) && handler.kind.runs_plugin_code())
-                .then(|| crate::confinement::rules(&config.needs, &plugin_cwd, &data, home));
+                .then(|| {
+                    let amplihack_state = [state.path().to_path_buf(), state.log_dir()];
+                    let place = crate::confinement::Place {
+                        project: &plugin_cwd,
+                        plugin_data: &data,
+                        home,
+                        amplihack_state: &amplihack_state,
+                    };
+                    crate::confinement::rules(&config.needs, &place)
+                });
             candidates.push(Candidate {
                 plugin,
                 command,

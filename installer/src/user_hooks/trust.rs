@@ -50,6 +50,7 @@ pub fn trust(ctx: &Context, trusted: bool) -> Result<Outcome, CommandError> {
         Vec::new()
     };
     for (plugin, says) in &confined {
+        let plugin = amplihack_protocol::printable::printable(plugin);
         text.push_str(&format!("{plugin}: {says}\n"));
     }
     if trusted {
