@@ -258,6 +258,7 @@ bench() { (. packaging/static.sh && cargo bench --locked --target "$target" --be
 check "startup benchmark (cargo bench --bench startup)" bench startup
 check "forwarding benchmark (cargo bench --bench forwarding)" bench forwarding
 check "rules benchmark: 100 in-process rules vs one sh -c true (cargo bench --bench rules)" bench rules
+check "confinement benchmark: one confined project handler vs one unconfined, goal 1.25 (cargo bench --bench confinement)" bench confinement
 check "guard benchmark: the Bash guard, and the lexer reading hook commands as written, on 1 MB hostile commands, goal 50 ms (cargo bench --bench guard)" bench guard
 if ! $quick; then
   check "the manual: every page listed, every link resolving, mdBook building it (docs/check)" docs/check

@@ -25,6 +25,7 @@ mod claude_code_newer_e2e;
 mod codex_e2e;
 mod codex_model_events_e2e;
 mod compare_plugins;
+mod confinement_e2e;
 mod copilot_e2e;
 mod dialects_amplifier_e2e;
 mod dialects_claude_e2e;

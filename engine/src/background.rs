@@ -70,6 +70,9 @@ impl Background<'_> {
             .map_err(|e| format!("temporary stdin: {e}"))?;
         let mut spec = self.spec(event, plugin, spawn.label, spawn.timeout, rewake, None)?;
         spec["argv"] = json!(spawn.argv);
+        if let Some(rules) = spawn.confine {
+            spec["confine"] = crate::confinement::to_json(rules);
+        }
         let mut command = self.collector(&spec, spawn.cwd, spawn.env)?;
         command.stdin(Stdio::from(input)).process_group(0);
         command.spawn().map(drop).map_err(|e| e.to_string())
@@ -95,6 +98,10 @@ impl Background<'_> {
             Some((&handoff.stdout_so_far, &handoff.stderr_so_far)),
         )?;
         spec["group"] = json!(handoff.group);
+        // A confined handler's temporary directory outlives us: the collector removes it.
+        if let Some(tmp) = handoff.private_tmp {
+            spec["private_tmp"] = json!(tmp.keep());
+        }
         let mut command = self.collector(&spec, spawn.cwd, spawn.env)?;
         let stderr = handoff.stderr.as_raw_fd();
         command.stdin(Stdio::from(handoff.stdout)).process_group(0);
@@ -274,6 +281,14 @@ pub fn collect(spec: &str) -> i32 {
     let Ok(spec) = serde_json::from_str::<Value>(spec) else {
         return 2;
     };
+    // A confined handler stays confined: rules that cannot be read run nothing.
+    let confine = match spec.get("confine") {
+        None => None,
+        Some(rules) => match crate::confinement::from_json(rules) {
+            Some(rules) => Some(rules),
+            None => return 1,
+        },
+    };
     let text = |key: &str| spec.get(key).and_then(Value::as_str).unwrap_or_default();
     let dir = PathBuf::from(text("dir"));
     let id = text("id");
@@ -293,7 +308,11 @@ pub fn collect(spec: &str) -> i32 {
         .and_then(|g| libc::pid_t::try_from(g).ok())
         .filter(|g| *g > 0);
     let finished = if let Some(group) = adopted_group {
-        adopted_output(&spec, group, timeout)
+        let finished = adopted_output(&spec, group, timeout);
+        if let Some(tmp) = spec.get("private_tmp").and_then(Value::as_str) {
+            let _ = std::fs::remove_dir_all(tmp);
+        }
+        finished
     } else {
         let mut event = Vec::new();
         let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut event);
@@ -313,6 +332,7 @@ pub fn collect(spec: &str) -> i32 {
                 env: &[],
                 stdin: &event,
                 timeout,
+                confine: confine.as_ref(),
             },
             false,
         )

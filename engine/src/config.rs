@@ -111,6 +111,7 @@ pub fn parse_manifest(file: &Path, text: &str) -> Result<PluginConfig, ConfigErr
             enabled: true,
             groups: Vec::new(),
             skipped: Vec::new(),
+            needs: Default::default(),
         }),
         Some(Value::String(relative)) => {
             let root = file
@@ -131,10 +132,19 @@ pub fn parse_manifest(file: &Path, text: &str) -> Result<PluginConfig, ConfigErr
                     "point it at the plugin's hooks file, relative to the plugin",
                 )
             })?;
-            parse(&hooks_file, &text)
+            let mut config = parse(&hooks_file, &text)?;
+            // The manifest's declaration, when it has one, is the plugin's.
+            if let Some(declared) = manifest.get(crate::confinement::FIELD) {
+                config.needs = crate::confinement::parse(declared)
+                    .map_err(|(field, problem, fix)| checker.error(field, problem, fix))?;
+            }
+            Ok(config)
         }
         Some(inline) => {
-            let wrapped = serde_json::json!({"hooks": inline, "description": description});
+            let mut wrapped = serde_json::json!({"hooks": inline, "description": description});
+            if let Some(declared) = manifest.get(crate::confinement::FIELD) {
+                wrapped[crate::confinement::FIELD] = declared.clone();
+            }
             parse(file, &wrapped.to_string())
         }
     }
@@ -192,6 +202,11 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
                 "use a whole number; lower runs first",
             )
         })?,
+    };
+    let needs = match root.get(crate::confinement::FIELD) {
+        None => Default::default(),
+        Some(declared) => crate::confinement::parse(declared)
+            .map_err(|(field, problem, fix)| checker.error(field, problem, fix))?,
     };
     let hooks = match root.get("hooks") {
         None => return Err(checker.error("hooks", "is missing", "add \"hooks\": {\"<EventName>\": [{\"matcher\": \"...\", \"hooks\": [{\"type\": \"command\", \"command\": \"...\"}]}]}")),
@@ -330,6 +345,7 @@ pub fn parse(file: &Path, text: &str) -> Result<PluginConfig, ConfigError> {
         enabled,
         groups,
         skipped,
+        needs,
     })
 }
 

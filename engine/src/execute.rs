@@ -25,6 +25,9 @@ pub struct Spawn<'a> {
     pub env: &'a [(String, String)],
     pub stdin: &'a [u8],
     pub timeout: Duration,
+    /// Run confined to these rules (a project plugin's code: crate::confinement), with a private
+    /// temporary directory of its own as `TMPDIR`, writable and removed when it ends.
+    pub confine: Option<&'a amplihack_platform::confine::Rules>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -127,6 +130,8 @@ pub struct Handoff {
     pub stderr_so_far: Vec<u8>,
     /// Its `asyncTimeout` (milliseconds in the declaration).
     pub timeout: Option<Duration>,
+    /// Its private temporary directory (a confined handler), for whoever follows it to remove.
+    pub private_tmp: Option<tempfile::TempDir>,
 }
 
 impl Ran {
@@ -245,6 +250,46 @@ struct Job<'a> {
     /// Killed at its timeout; reaped (or given up on) by this time.
     killed_until: Option<Instant>,
     result: Option<Ran>,
+    /// A confined handler's `TMPDIR`, removed when the job is dropped.
+    private_tmp: Option<tempfile::TempDir>,
+}
+
+/// A confined handler, ready to start: its private temporary directory, its environment with
+/// `TMPDIR` naming it, and the ruleset, made before `fork`.
+struct Confined {
+    tmp: tempfile::TempDir,
+    env: Vec<(String, String)>,
+    confinement: amplihack_platform::confine::Confinement,
+}
+
+/// Prepares a confined handler; `Ok(None)`: the kernel confines nothing (no Landlock), and it
+/// runs as the user's own plugins do (`doctor` says so).
+fn prepare_confined(
+    rules: &amplihack_platform::confine::Rules,
+    env: &[(String, String)],
+) -> Result<Option<Confined>, String> {
+    use amplihack_platform::confine;
+    if matches!(confine::support(), confine::Support::Absent { .. }) {
+        return Ok(None);
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix("amplihack-handler-")
+        .tempdir()
+        .map_err(|e| format!("its private temporary directory: {e}"))?;
+    let mut rules = rules.clone();
+    rules.write.push(tmp.path().to_path_buf());
+    let Some(confinement) = confine::prepare(&rules).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let mut env = env.to_vec();
+    for key in ["TMPDIR", "TMP", "TEMP"] {
+        env.push((key.into(), tmp.path().to_string_lossy().into_owned()));
+    }
+    Ok(Some(Confined {
+        tmp,
+        env,
+        confinement,
+    }))
 }
 
 impl<'a> Job<'a> {
@@ -270,6 +315,28 @@ impl<'a> Job<'a> {
             sniffing: sniff_async,
             killed_until: None,
             result: None,
+            private_tmp: None,
+        };
+        let confined = match spawn
+            .confine
+            .map(|rules| prepare_confined(rules, spawn.env))
+        {
+            None => None,
+            Some(Ok(prepared)) => prepared,
+            // Never run unconfined what was to be confined: it fails to start (fail-open for the
+            // call, its plugin named).
+            Some(Err(e)) => {
+                job.result = Some(Ran::Finished(Finished {
+                    spawn_error: Some(format!("could not be confined, so it did not run: {e}")),
+                    duration: started.elapsed(),
+                    ..Finished::default()
+                }));
+                return job;
+            }
+        };
+        let (env, entry) = match &confined {
+            Some(confined) => (confined.env.as_slice(), Some(confined.confinement.entry())),
+            None => (spawn.env, None),
         };
         let start = if wait_for_exec {
             crate::spawn::start_waiting
@@ -279,7 +346,7 @@ impl<'a> Job<'a> {
         // A stop signal or the deadline between the start and `track` would find the new group
         // unrecorded and leave it running: they wait until it is recorded.
         let held = StopSignalsHeld::hold();
-        let started_handler = match start(spawn.argv, spawn.cwd, spawn.env) {
+        let started_handler = match start(spawn.argv, spawn.cwd, env, entry) {
             Ok(started_handler) => started_handler,
             Err(e) => {
                 job.result = Some(Ran::Finished(Finished {
@@ -293,6 +360,8 @@ impl<'a> Job<'a> {
         job.pid = started_handler.pid;
         job.slot = track(job.pid);
         drop(held);
+        // The ruleset was copied into the child; only the directory is kept.
+        job.private_tmp = confined.map(|confined| confined.tmp);
         job.pidfd = pidfd_open(job.pid);
         job.stdin = Some(started_handler.stdin);
         job.pipes = Pipes::new(Some(started_handler.stdout), Some(started_handler.stderr));
@@ -460,6 +529,7 @@ impl<'a> Job<'a> {
             stdout_so_far: std::mem::take(&mut self.pipes.out.kept),
             stderr_so_far: std::mem::take(&mut self.pipes.err.kept),
             timeout,
+            private_tmp: self.private_tmp.take(),
         }));
     }
 
@@ -716,6 +786,7 @@ mod tests {
             env: &[],
             stdin,
             timeout: Duration::from_millis(timeout_ms),
+            confine: None,
         }
     }
 
@@ -817,6 +888,51 @@ mod tests {
         assert_eq!(handoff.timeout, Some(Duration::from_millis(500)));
         // SAFETY: the group is the handler's own.
         unsafe { libc::killpg(handoff.group, libc::SIGKILL) };
+    }
+
+    /// Confined on every spawn path: the batch's first handlers are forked (spawn::start), its
+    /// last is started waiting for its exec (spawn::start_waiting); each gets its own TMPDIR.
+    #[test]
+    fn every_spawn_path_confines() {
+        use amplihack_platform::confine::{Network, Rules, Support, support};
+        if !matches!(support(), Support::Full { .. }) {
+            println!("SKIPPED no Landlock ABI 6 on this kernel");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "s").expect("write");
+        let rules = Rules {
+            read: vec![PathBuf::from("/")],
+            write: vec![PathBuf::from("/dev/null")],
+            hidden: vec![secret.clone()],
+            network: Network::None,
+            ..Rules::default()
+        };
+        let command = format!(
+            "cat '{}' 2>/dev/null || echo refused; echo t > \"$TMPDIR/t\" && echo \"$TMPDIR\"",
+            secret.display()
+        );
+        let spawns: Vec<Spawn<'_>> = (0..3)
+            .map(|_| Spawn {
+                confine: Some(&rules),
+                ..spawn(&command, b"", 5_000)
+            })
+            .collect();
+        let mut tmps = Vec::new();
+        for ran in run_all(&spawns, false) {
+            let finished = ran.finished();
+            let mut lines = finished.stdout.lines();
+            assert_eq!(lines.next(), Some("refused"), "{finished:?}");
+            let tmp = lines.next().unwrap_or_default().to_string();
+            assert!(tmp.contains("amplihack-handler-"), "{finished:?}");
+            assert!(!Path::new(&tmp).exists(), "removed: {tmp}");
+            tmps.push(tmp);
+        }
+        tmps.dedup();
+        assert_eq!(tmps.len(), 3, "each its own: {tmps:?}");
+        let unconfined = run(&spawn(&command, b"", 5_000), false).finished();
+        assert!(unconfined.stdout.starts_with('s'), "{unconfined:?}");
     }
 
     #[test]

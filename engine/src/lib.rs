@@ -12,6 +12,7 @@
 //! * [`answer`]: one handler's output read as Claude Code reads it;
 //! * [`background`]: handlers that answer later (`async`, `asyncRewake`, `{"async": true}`);
 //! * [`forward`]: priorities, parallelism, merging, trust, the session env file;
+//! * [`confinement`]: what a project's handlers may read, write and reach (Landlock);
 //! * [`stop_guard`]: no endless Stop blocks;
 //! * [`host_model`]: model-backed handlers asked through the host's own model access;
 //!
@@ -20,6 +21,7 @@
 pub mod answer;
 pub mod background;
 pub mod config;
+pub mod confinement;
 pub mod dialects;
 pub mod discovery;
 pub mod execute;

@@ -47,6 +47,31 @@ pub struct PluginConfig<K> {
     /// Handlers valid for Claude Code that amplihack does not run (prompt, agent, http,
     /// mcp_tool), one note each with why. Reported by `amplihack hooks validate` and `hooks list`.
     pub skipped: Vec<String>,
+    /// What the plugin declares it needs beyond the confinement a project's handlers run under
+    /// (`"confinement"` in its hooks file or manifest; crate::confinement).
+    pub needs: Needs,
+}
+
+/// A plugin's declared needs: network, and paths to read or write beyond the default
+/// confinement. Paths as written (`~/...` or absolute).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Needs {
+    pub network: NetworkNeed,
+    pub read: Vec<String>,
+    pub write: Vec<String>,
+}
+
+/// The network a plugin declares.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum NetworkNeed {
+    #[default]
+    None,
+    /// TCP ports: connect to these remote ports, bind these local ones.
+    Ports {
+        connect: Vec<u16>,
+        bind: Vec<u16>,
+    },
+    Any,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,6 +12,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
+use amplihack_platform::confine::Entry;
+
 /// A started handler: its pid (and process group), and our ends of its pipes.
 pub struct Started {
     pub pid: libc::pid_t,
@@ -31,6 +33,7 @@ pub fn start_waiting(
     argv: &[String],
     cwd: &Path,
     env: &[(String, String)],
+    confine: Option<Entry>,
 ) -> std::io::Result<Started> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
@@ -51,14 +54,19 @@ pub fn start_waiting(
     // The caller holds the stop signals blocked while it starts and records the handler
     // (execute::StopSignalsHeld), and a vfork child inherits that mask: the handler starts with
     // none blocked, or a plugin's `signal.alarm` never fires and `kill` does not stop it.
+    // A confined handler enters its ruleset last, after std has set up its pipes and directory.
     // SAFETY: the closure runs in the child between fork and exec and calls only
-    // async-signal-safe functions (sigemptyset, sigprocmask) on a local set.
+    // async-signal-safe functions (sigemptyset, sigprocmask on a local set; prctl and
+    // landlock_restrict_self on the prepared ruleset's descriptor), allocating nothing.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             let mut empty: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut empty);
             libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            Ok(())
+            match confine {
+                Some(entry) => entry.enter(),
+                None => Ok(()),
+            }
         });
     }
     let mut child = command.spawn()?;
@@ -115,8 +123,14 @@ fn resolve(program: &str, path: Option<&OsStr>) -> std::io::Result<PathBuf> {
         .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
 }
 
-/// Starts `argv` in `cwd` with our environment plus `env`, in a process group of its own.
-pub fn start(argv: &[String], cwd: &Path, env: &[(String, String)]) -> std::io::Result<Started> {
+/// Starts `argv` in `cwd` with our environment plus `env`, in a process group of its own, under
+/// `confine` when given (entered in the child just before `execve`).
+pub fn start(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(String, String)],
+    confine: Option<Entry>,
+) -> std::io::Result<Started> {
     let Some(program) = argv.first() else {
         return Err(std::io::Error::from(std::io::ErrorKind::NotFound));
     };
@@ -174,7 +188,7 @@ pub fn start(argv: &[String], cwd: &Path, env: &[(String, String)]) -> std::io::
     }
     if pid == 0 {
         // SAFETY: in the child, async-signal-safe calls only.
-        unsafe { child(&fds, &c_cwd, &c_program, &arg_ptrs, &env_ptrs) }
+        unsafe { child(&fds, &c_cwd, &c_program, (&arg_ptrs, &env_ptrs), confine) }
     }
     // The parent: its own group too (either side may run first), and our ends only.
     // SAFETY: setpgid on our just-forked child.
@@ -216,8 +230,8 @@ unsafe fn child(
     fds: &[RawFd; 4],
     cwd: &CString,
     program: &CString,
-    argv: &[*const libc::c_char],
-    envp: &[*const libc::c_char],
+    (argv, envp): (&[*const libc::c_char], &[*const libc::c_char]),
+    confine: Option<Entry>,
 ) -> ! {
     let [stdin_r, stdout_w, stderr_w, error_w] = *fds;
     // SAFETY: async-signal-safe calls on descriptors and strings prepared before fork.
@@ -237,6 +251,12 @@ unsafe fn child(
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        // Confined last: two system calls on the ruleset prepared before fork.
+        if let Some(entry) = confine
+            && entry.enter().is_err()
+        {
+            fail(error_w);
+        }
         libc::execve(program.as_ptr(), argv.as_ptr(), envp.as_ptr());
     }
     fail(error_w)

@@ -13,6 +13,7 @@ compile_error!(
     "amplihack-platform implements Unix only: a port writes its modules for the new platform"
 );
 
+pub mod confine;
 pub mod fs;
 pub mod io;
 pub mod process;

@@ -45,9 +45,14 @@ fn bash_event(env: &TestEnv, command: &str) -> Value {
 fn amcp_examples_run_unchanged_once_the_project_is_trusted() {
     let env = TestEnv::new();
     let amcp = fixture_dir("amcp");
-    copy(
-        &amcp.join("hooks.toml"),
+    // Unchanged but for the declaration a repository's hooks need for what they write outside
+    // the project (they run confined): the second example logs to /tmp.
+    env.write(
         &env.project.join(".amcp/hooks.toml"),
+        &format!(
+            "confinement = {{ write = [\"/tmp\"] }}\n{}",
+            std::fs::read_to_string(amcp.join("hooks.toml")).expect("example")
+        ),
     );
     for script in [
         "validate-writes.sh",
@@ -247,7 +252,8 @@ fn amcp_user_file_functions_variables_and_answers() {
     env.write(
         &env.project.join(".amcp/hooks.toml"),
         &format!(
-            "[[hooks.PreToolUse.handlers]]\ncommand = \"echo project >> '{}'\"\n",
+            "confinement = {{ write = [\"{}\"] }}\n[[hooks.PreToolUse.handlers]]\ncommand = \"echo project >> '{}'\"\n",
+            marks.display(),
             marks.join("project").display()
         ),
     );

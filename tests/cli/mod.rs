@@ -3,6 +3,7 @@
 
 mod breaker_cli;
 mod builtins_cli;
+mod confinement_cli;
 mod dialects_cli;
 mod forwarding;
 mod hooks_cli;

@@ -123,6 +123,7 @@ impl TestEnv {
         std::fs::create_dir_all(&home).expect("home");
         std::fs::create_dir_all(&project).expect("project");
         std::fs::create_dir_all(root.path().join("tmp")).expect("tmp");
+        std::fs::create_dir_all(root.path().join("marks")).expect("marks");
         // What the tests' plugins run that a machine may lack: `python` (Debian has `python3`
         // only), first on every program's PATH.
         let tools = root.path().join("test-tools");
@@ -462,11 +463,26 @@ impl TestEnv {
         self.project.join(".amplifier/hooks")
     }
 
-    /// Writes `<hooks_dir>/<name>/hooks.json`.
+    /// Writes `<hooks_dir>/<name>/hooks.json`. A project's plugin declares that it writes the
+    /// test's marks directory ([`TestEnv::mark`], outside the project), as a real plugin declares
+    /// what it writes: a project's handlers run confined (tests/cli/confinement_cli.rs), and
+    /// without it they could not leave the marks the tests read.
     pub fn plugin(&self, hooks_dir: &Path, name: &str, config: &Value) -> PathBuf {
         let file = hooks_dir.join(name).join("hooks.json");
-        self.write(&file, &serde_json::to_string_pretty(config).expect("json"));
+        let mut config = config.clone();
+        if hooks_dir.starts_with(&self.project)
+            && let Some(fields) = config.as_object_mut()
+            && !fields.contains_key("confinement")
+        {
+            fields.insert("confinement".into(), self.marks_declared());
+        }
+        self.write(&file, &serde_json::to_string_pretty(&config).expect("json"));
         file
+    }
+
+    /// The declaration that lets a project plugin's handlers write the test's marks directory.
+    pub fn marks_declared(&self) -> Value {
+        serde_json::json!({"write": [self.root().join("marks")]})
     }
 
     /// Writes an executable script.

@@ -144,6 +144,11 @@ fn parse_with(file: &Path, text: &str, with_lines: bool) -> Result<PluginConfig,
             "key it by event name: [hooks.PreToolUse]",
         ));
     };
+    let needs = match root.get(crate::confinement::FIELD) {
+        None => Default::default(),
+        Some(declared) => crate::confinement::parse(declared)
+            .map_err(|(field, problem, fix)| error(&field, problem, &fix))?,
+    };
     let mut groups = Vec::new();
     for (event, section) in hooks {
         let at = format!("hooks.{event}");
@@ -181,6 +186,7 @@ fn parse_with(file: &Path, text: &str, with_lines: bool) -> Result<PluginConfig,
         enabled: true,
         groups,
         skipped: Vec::new(),
+        needs,
     })
 }
 

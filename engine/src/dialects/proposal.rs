@@ -80,6 +80,11 @@ fn parse_with(file: &Path, text: &str, with_lines: bool) -> Result<PluginConfig,
             ));
         }
     };
+    let needs = match root.get(crate::confinement::FIELD) {
+        None => Default::default(),
+        Some(declared) => crate::confinement::parse(declared)
+            .map_err(|(field, problem, fix)| error(&field, problem, &fix))?,
+    };
     let mut groups = Vec::new();
     let mut skipped = Vec::new();
     for (event, list) in hooks {
@@ -134,6 +139,7 @@ fn parse_with(file: &Path, text: &str, with_lines: bool) -> Result<PluginConfig,
         enabled: true,
         groups,
         skipped,
+        needs,
     })
 }
 

@@ -20,7 +20,7 @@ struct Level {
 
 const CLAUDE_TOP: Level = Level {
     what: "hooks file",
-    known: &["hooks", "description", "enabled", "priority"],
+    known: &["hooks", "description", "enabled", "priority", "confinement"],
 };
 const CLAUDE_GROUP: Level = Level {
     what: "matcher group",
@@ -65,7 +65,7 @@ const CLAUDE_HANDLER: Level = Level {
 };
 const PROPOSAL_TOP: Level = Level {
     what: "hooks.yaml",
-    known: &["hooks"],
+    known: &["hooks", "confinement"],
 };
 const PROPOSAL_HOOK: Level = Level {
     what: "hook",
@@ -91,7 +91,7 @@ const PROPOSAL_MATCH: Level = Level {
 };
 const AMCP_TOP: Level = Level {
     what: "AMCP hook file",
-    known: &["hooks"],
+    known: &["hooks", "confinement"],
 };
 const AMCP_EVENT: Level = Level {
     what: "event",

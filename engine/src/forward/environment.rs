@@ -28,6 +28,7 @@ pub fn session_exports(text: &str, file: &Path, cwd: &Path) -> Vec<(String, Stri
             env: &[],
             stdin: b"",
             timeout: Duration::from_secs(2),
+            confine: None,
         },
         false,
     )

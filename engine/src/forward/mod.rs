@@ -121,12 +121,14 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     // Under Amplifier an `http` handler's POST is made with the app's Python (handlers::http).
     let python = (request.host == Host::Amplifier)
         .then(|| var(amplihack_env::AMPLIHACK_PYTHON).unwrap_or_else(|| "python3".into()));
+    let home = var("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let mut candidates = candidates(
         &plugins,
         event,
         &state,
         &cwd,
         (module_asks, python.as_deref()),
+        home.as_deref(),
         &mut outcome,
     );
     if outcome.reply.decision == Some(Decision::Deny) {

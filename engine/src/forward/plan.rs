@@ -21,6 +21,9 @@ pub(super) struct Candidate<'p> {
     /// Where it runs, and its `CLAUDE_PROJECT_DIR` (a project's plugin: the project root, where
     /// trust resolved what it names: crate::trust_scope::working_dir).
     pub(super) cwd: PathBuf,
+    /// What it may read, write and reach: a project plugin's own code runs confined
+    /// (crate::confinement); `None` runs it as the user's own.
+    pub(super) confine: Option<amplihack_platform::confine::Rules>,
 }
 
 impl Candidate<'_> {
@@ -57,6 +60,7 @@ pub(super) fn candidates<'p>(
     state: &StateDir,
     cwd: &Path,
     (module_asks, python): (bool, Option<&str>),
+    home: Option<&Path>,
     outcome: &mut Outcome,
 ) -> Vec<Candidate<'p>> {
     let target = event.matcher_target();
@@ -151,6 +155,17 @@ pub(super) fn candidates<'p>(
             if candidates.iter().any(|c| c.command == command) {
                 continue; // identical commands run once
             }
+            let confine = (crate::confinement::applies(plugin) && handler.kind.runs_plugin_code())
+                .then(|| {
+                    let amplihack_state = [state.path().to_path_buf(), state.log_dir()];
+                    let place = crate::confinement::Place {
+                        project: &plugin_cwd,
+                        plugin_data: &data,
+                        home,
+                        amplihack_state: &amplihack_state,
+                    };
+                    crate::confinement::rules(&config.needs, &place)
+                });
             candidates.push(Candidate {
                 plugin,
                 command,
@@ -164,6 +179,7 @@ pub(super) fn candidates<'p>(
                 protocol: handler.protocol,
                 on_failure: handler.on_failure,
                 cwd: plugin_cwd,
+                confine,
             });
         }
     }

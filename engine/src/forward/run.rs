@@ -22,6 +22,7 @@ pub(super) fn start_in_background(
         env: &env,
         stdin: &stdin, // the host's bytes (in the handler's dialect), as every handler gets them
         timeout: candidate.timeout,
+        confine: candidate.confine.as_ref(),
     };
     let rewake = candidate.background.as_ref().and_then(Option::as_ref);
     let warning = background
@@ -70,6 +71,7 @@ pub(super) fn run_in_order(
                         env: &env,
                         stdin: &stdin,
                         timeout: candidate.timeout,
+                        confine: candidate.confine.as_ref(),
                     };
                     let warning = background
                         .adopt(handoff, &spawn, &event.name, &candidate.source())
@@ -237,6 +239,7 @@ pub(super) fn run_batch<'c, 'p>(
                 _ => input,
             },
             timeout: candidate.timeout.min(left),
+            confine: candidate.confine.as_ref(),
         })
         .collect();
     batch

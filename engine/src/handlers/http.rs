@@ -114,6 +114,11 @@ impl Http {
 }
 
 impl HandlerKind for Http {
+    /// amplihack's own program runs it (not the plugin's code): not confined.
+    fn runs_plugin_code(&self) -> bool {
+        false
+    }
+
     fn type_name(&self) -> &'static str {
         "http"
     }

@@ -67,6 +67,11 @@ impl Llm {
 }
 
 impl HandlerKind for Llm {
+    /// amplihack's own program runs it (not the plugin's code): not confined.
+    fn runs_plugin_code(&self) -> bool {
+        false
+    }
+
     fn type_name(&self) -> &'static str {
         "llm"
     }

@@ -102,6 +102,12 @@ pub trait HandlerKind {
         };
         self.program(&context).err()
     }
+    /// Whether the process it runs is the plugin's own code, confined when the plugin is a
+    /// project's (crate::confinement); false for a program of amplihack's own (a model asked, a
+    /// POST made), which needs the network and the host's credentials.
+    fn runs_plugin_code(&self) -> bool {
+        true
+    }
     /// Its timeout when the handler gives none.
     fn default_timeout_secs(&self) -> f64 {
         DEFAULT_TIMEOUT_SECS
@@ -234,6 +240,10 @@ impl HandlerKind for Kind {
 
     fn default_timeout_secs(&self) -> f64 {
         self.inner().default_timeout_secs()
+    }
+
+    fn runs_plugin_code(&self) -> bool {
+        self.inner().runs_plugin_code()
     }
 
     fn plan(&self, planning: &Planning<'_>) -> Plan {

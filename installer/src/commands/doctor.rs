@@ -47,6 +47,33 @@ struct Diagnosis {
     vanished: Vec<Target>,
 }
 
+/// Said once, where a repository's handlers are confined less than the manual says, or not at
+/// all (no Landlock: they run as the user's own plugins do, fail-open): nothing when the kernel
+/// confines everything.
+fn confinement_note() -> Option<Finding> {
+    confinement_note_for(amplihack_platform::confine::support())
+}
+
+fn confinement_note_for(support: amplihack_platform::confine::Support) -> Option<Finding> {
+    use amplihack_platform::confine::Support;
+    let advice =
+        "a Linux kernel with Landlock ABI 6 or later (see the manual's trust page)".to_string();
+    match support {
+        Support::Full { .. } => None,
+        Support::Partial { abi, missing } => Some(Finding::note(
+            format!(
+                "Landlock ABI {abi}: a project's hook handlers run confined, but not for: {}",
+                missing.join("; ")
+            ),
+            advice,
+        )),
+        Support::Absent { why } => Some(Finding::note(
+            format!("a project's hook handlers run unconfined (as your own plugins do): {why}"),
+            advice,
+        )),
+    }
+}
+
 fn diagnose(
     locations: &Locations,
     manifest: &Manifest,
@@ -84,6 +111,7 @@ fn diagnose(
             findings.push(Finding::problem(message, fix));
         }
     }
+    findings.extend(confinement_note());
 
     // Every recorded registration, plus any scope of this project that holds our entries.
     let mut checked: Vec<Target> = manifest_targets(manifest);
@@ -468,6 +496,29 @@ fn untested_claude_code(installed: claude_version::Version) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Said once, as a note (fail-open: no exit 1), only where confinement is short of full.
+    #[test]
+    fn a_kernel_without_landlock_is_said_once() {
+        use amplihack_platform::confine::Support;
+        assert!(confinement_note_for(Support::Full { abi: 7 }).is_none());
+        let absent = confinement_note_for(Support::Absent {
+            why: "this kernel has no Landlock".into(),
+        })
+        .expect("noted");
+        assert!(!absent.problem);
+        assert!(
+            absent.message.contains("run unconfined") && absent.message.contains("no Landlock"),
+            "{}",
+            absent.message
+        );
+        let partial = confinement_note_for(Support::Partial {
+            abi: 3,
+            missing: vec!["network: TCP connect and bind (Landlock ABI 4)"],
+        })
+        .expect("noted");
+        assert!(partial.message.contains("ABI 3") && partial.message.contains("network"));
+    }
 
     #[test]
     fn a_claude_code_newer_than_the_newest_tested_is_noted() {

@@ -72,6 +72,16 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
                 state,
                 events.join(", ")
             ));
+            // A project's handlers run confined (amplihack_engine::confinement): how.
+            let confinement = match (&plugin.config, level) {
+                (Ok(config), Level::Project) => {
+                    Some(amplihack_engine::confinement::describe(&config.needs))
+                }
+                _ => None,
+            };
+            if let Some(says) = &confinement {
+                text.push_str(&format!("    {says}\n"));
+            }
             for (event, why) in &undelivered {
                 text.push_str(&format!("    {event} never reaches it: {why}\n"));
             }
@@ -107,7 +117,7 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
                 .iter()
                 .map(|(event, why)| json!({"event": event, "why": why}))
                 .collect();
-            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_delivered_by": per_host.iter().map(|(event, hosts)| json!({"event": event, "hosts": hosts})).collect::<Vec<_>>(), "not_run": not_run, "from_next_session": from_next_session, "timeouts_beyond_hosts": timeouts}));
+            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_delivered_by": per_host.iter().map(|(event, hosts)| json!({"event": event, "hosts": hosts})).collect::<Vec<_>>(), "not_run": not_run, "from_next_session": from_next_session, "timeouts_beyond_hosts": timeouts, "confinement": confinement}));
         }
     }
     Ok(outcome_of("list", text, json!({"plugins": items}), 0))

@@ -44,15 +44,44 @@ pub fn trust(ctx: &Context, trusted: bool) -> Result<Outcome, CommandError> {
             file.display()
         ));
     }
+    let confined = if trusted {
+        confinement_of(ctx)
+    } else {
+        Vec::new()
+    };
+    for (plugin, says) in &confined {
+        let plugin = amplihack_protocol::printable::printable(plugin);
+        text.push_str(&format!("{plugin}: {says}\n"));
+    }
     if trusted {
         text.push_str("These files' hooks now run in this project; any change to them needs `amplihack hooks trust` again.\n");
     }
+    let confined_json: Vec<_> = confined
+        .iter()
+        .map(|(plugin, says)| json!({"plugin": plugin, "confinement": says}))
+        .collect();
     Ok(outcome_of(
         if trusted { "trust" } else { "untrust" },
         text,
-        json!({"project": ctx.locations.project, "files": files, "trusted": trusted}),
+        json!({"project": ctx.locations.project, "files": files, "trusted": trusted, "confinement": confined_json}),
         0,
     ))
+}
+
+/// What each of the project's plugins may do when its handlers run (amplihack_engine::confinement):
+/// the default, or what it declares, which the trust just given pins.
+fn confinement_of(ctx: &Context) -> Vec<(String, String)> {
+    use amplihack_engine::discovery::{self, Level};
+    discovery::load_level(&ctx.project_dir(), Level::Project)
+        .into_iter()
+        .filter_map(|plugin| {
+            let config = plugin.config.ok()?;
+            Some((
+                plugin.name,
+                amplihack_engine::confinement::describe(&config.needs),
+            ))
+        })
+        .collect()
 }
 
 pub(super) fn level_dir(ctx: &Context, project: bool) -> PathBuf {

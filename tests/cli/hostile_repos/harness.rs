@@ -11,8 +11,10 @@ use serde_json::{Value, json};
 use crate::support::TestEnv;
 
 /// The file a hostile payload appends to when it runs: a case passes only if it stays absent.
+/// In the marks directory, which the tests' project plugins declare they write: a payload that
+/// runs in a confined handler still leaves its mark.
 pub fn pwned(env: &TestEnv) -> PathBuf {
-    env.root().join("PWNED")
+    env.root().join("marks/PWNED")
 }
 
 /// A shell command a repository plants: it records that it ran (and what it was).

@@ -671,7 +671,7 @@ fn a_trusted_python_plugin_stays_trusted_after_it_runs() {
         &dir.join("helper.py"),
         &format!(
             "def run():\n    open({:?}, 'a').write('ran\\n')\n",
-            env.root().join("marks-py").display().to_string()
+            env.root().join("marks/py").display().to_string()
         ),
     );
     trust(&env);
@@ -679,7 +679,7 @@ fn a_trusted_python_plugin_stays_trusted_after_it_runs() {
         let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
         assert!(!stderr(&output).contains("trusted"), "{}", stderr(&output));
     }
-    let runs = std::fs::read_to_string(env.root().join("marks-py")).unwrap_or_default();
+    let runs = std::fs::read_to_string(env.root().join("marks/py")).unwrap_or_default();
     assert_eq!(runs.lines().count(), 2, "{runs}");
     assert!(!dir.join("__pycache__").exists());
 }
