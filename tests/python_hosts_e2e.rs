@@ -11,7 +11,7 @@
 //! model; `doctor` is clean; `uninstall` gives the TOML file back byte for byte and the next turn
 //! runs without amplihack. Each also times a turn with amplihack's entries against the same
 //! entries running `true`, and writes what it proved as one JSON record (see
-//! [`record_capabilities`]).
+//! [`capabilities::proved`]).
 //!
 //! Observed (these versions, this machine): Vibe ~5-7 s a turn (a Rust TUI launching the Python
 //! app server that runs the hooks); Kimi ~5 s, through the package's original Typer CLI (its
@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 
 use crate::gate;
 use crate::support;
+use crate::support::capabilities::{self, Capability, Trust};
 use crate::support::fake_models::{FakeModels, Turn};
 use crate::support::{TestEnv, command, one_group, run_with_timeout, stderr, stdout};
 
@@ -68,12 +69,13 @@ impl PyCli {
         if bin.exists() {
             return Some(bin);
         }
-        println!(
-            "SKIPPED {}: {} is not installed (tests/hosts/python-host.sh {} installs it where a Python >= 3.12 is found; ./test.sh runs it)",
-            self.name(),
+        let why = format!(
+            "{} is not installed (tests/hosts/python-host.sh {} installs it where a Python >= 3.12 is found; ./test.sh runs it)",
             bin.display(),
             self.name()
         );
+        println!("SKIPPED {}: {why}", self.name());
+        capabilities::skipped(self.name(), &why);
         None
     }
 
@@ -285,27 +287,6 @@ fn speed(env: &TestEnv, cli: PyCli, bin: &Path, models: &FakeModels, settings: &
     best.0
 }
 
-/// Where the real-host tests leave what each proved, one JSON file per test:
-/// `$AMPLIHACK_CAPABILITIES_DIR`, else `target/host-capabilities/` in the repository. Fields:
-/// `host`, `package`, `version`, `test`, `events` (the Claude Code events the host delivered to
-/// amplihack in the run), `deny_with_reason`, `context` (`"session start"`, `"first tool
-/// result"` or `"none"`), `keep_going`, `transcript_export`, `lock_mode`, `trust_step`,
-/// `speed_ratio`.
-fn record_capabilities(test: &str, record: Value) {
-    let dir = std::env::var_os("AMPLIHACK_CAPABILITIES_DIR").map_or_else(
-        || support::repo_root().join("target/host-capabilities"),
-        PathBuf::from,
-    );
-    std::fs::create_dir_all(&dir).expect("capabilities dir");
-    let mut record = record;
-    record["test"] = json!(test);
-    std::fs::write(
-        dir.join(format!("{test}.json")),
-        serde_json::to_string_pretty(&record).expect("json"),
-    )
-    .expect("write capabilities");
-}
-
 /// The events amplihack handed the test's plugin in the run (its log of every event).
 fn events_seen(env: &TestEnv) -> Vec<String> {
     let text = std::fs::read_to_string(env.root().join("events.log")).unwrap_or_default();
@@ -485,23 +466,27 @@ fn proof(cli: PyCli) {
     );
     assert!(!models.everything_the_model_saw().contains(GUARD_REASON));
 
-    let (package, version) = cli.package();
-    record_capabilities(
-        &format!("{}_runs_amplihack", cli.name()),
-        json!({
-            "host": cli.name(),
-            "package": package,
-            "version": version,
-            "events": events,
-            "deny_with_reason": true,
-            "context": context,
-            "keep_going": true,
-            "transcript_export": Value::Null,
-            "lock_mode": Value::Null,
-            "trust_step": match cli { PyCli::Vibe => "project .vibe/hooks.toml only in a trusted folder", PyCli::Kimi => "none (no project hooks)" },
-            "speed_ratio": (ratio * 100.0).round() / 100.0,
-        }),
+    let (_, version) = cli.package();
+    let events: Vec<&'static str> = capabilities::EVENTS
+        .iter()
+        .copied()
+        .filter(|e| events.iter().any(|seen| seen == e))
+        .collect();
+    eprintln!(
+        "{}: a turn with amplihack {ratio:.2}x the same entries running true",
+        cli.name()
     );
+    for capability in [
+        Capability::Events(events),
+        Capability::DenyWithReason,
+        Capability::KeepGoing,
+        Capability::TrustStep(Trust::NoneAsked),
+    ] {
+        capabilities::proved(cli.name(), version, capability);
+    }
+    if context != "none" {
+        capabilities::proved(cli.name(), version, Capability::Context);
+    }
 }
 
 #[test]
@@ -591,16 +576,12 @@ fn vibe_runs_a_projects_hooks_only_when_trusted() {
     );
     let exclude = env.read(&env.project.join(".git/info/exclude"));
     assert!(!exclude.contains(".vibe"), "{exclude}");
-    record_capabilities(
-        "vibe_runs_a_projects_hooks_only_when_trusted",
-        json!({
-            "host": "vibe",
-            "package": cli.package().0,
-            "version": cli.package().1,
-            "scope": "project",
-            "deny_with_reason": true,
-            "trust_step": "project .vibe/hooks.toml only in a trusted folder (observed: not run untrusted, run with --trust)",
-        }),
+    let version = cli.package().1;
+    capabilities::proved("vibe", version, Capability::DenyWithReason);
+    capabilities::proved(
+        "vibe",
+        version,
+        Capability::TrustStep(Trust::UserTrustsTheFolder),
     );
 }
 

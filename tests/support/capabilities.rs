@@ -44,6 +44,8 @@ pub const HOSTS: &[Host] = &[
     Host::row("droid", "Droid", "hosts/droid.md"),
     Host::row("gemini", "Gemini CLI", "hosts/gemini.md"),
     Host::row("opencode", "opencode", "hosts/opencode.md"),
+    Host::row("vibe", "Mistral Vibe", "hosts/vibe.md"),
+    Host::row("kimi", "Kimi CLI", "hosts/kimi.md"),
 ];
 
 impl Host {
