@@ -20,11 +20,15 @@ pub enum Host {
     Gemini,
     /// opencode, through amplihack's bridge plugin.
     Opencode,
+    /// Pi (`@mariozechner/pi-coding-agent`), through amplihack's bridge extension.
+    Pi,
+    /// Cline CLI, through a script per event.
+    Cline,
 }
 
 impl Host {
     /// Every host, in the order commands list them.
-    pub const ALL: [Host; 8] = [
+    pub const ALL: [Host; 10] = [
         Host::ClaudeCode,
         Host::Amplifier,
         Host::Codex,
@@ -33,6 +37,8 @@ impl Host {
         Host::Droid,
         Host::Gemini,
         Host::Opencode,
+        Host::Pi,
+        Host::Cline,
     ];
 
     /// Parses the value of `--host`.
@@ -74,6 +80,8 @@ impl Host {
             Host::Droid => "droid",
             Host::Gemini => "gemini",
             Host::Opencode => "opencode",
+            Host::Pi => "pi",
+            Host::Cline => "cline",
         }
     }
 
@@ -88,6 +96,8 @@ impl Host {
             Host::Droid => "Droid",
             Host::Gemini => "Gemini CLI",
             Host::Opencode => "opencode",
+            Host::Pi => "Pi",
+            Host::Cline => "Cline CLI",
         }
     }
 }

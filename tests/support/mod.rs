@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod amplifier_app;
+pub mod capabilities;
 pub mod captured;
 pub mod fake_anthropic;
 pub mod fake_models;

@@ -18,14 +18,17 @@ use amplihack_settings::safe_file::Syntax;
 use crate::scopes::{Locations, Scope};
 
 pub mod amplifier;
+pub mod bridge_file;
 mod choice;
 pub mod claude_code;
+pub mod cline;
 pub mod codex;
 pub mod codex_trust;
 pub mod copilot;
 pub mod droid;
 pub mod gemini;
 pub mod opencode;
+pub mod pi;
 pub mod qwen;
 pub mod sessions;
 mod target;
@@ -44,7 +47,8 @@ pub enum Registration {
     /// Amplifier: amplihack's app bundle under `bundle.app` of a `settings.yaml`, and the
     /// hook-shell bridge's `hooks.json` of a project.
     AmplifierApp,
-    /// opencode: a bridge plugin file of amplihack's own ([`opencode`]).
+    /// One file of amplihack's own the host loads in-process ([`bridge_file`]): opencode's
+    /// bridge plugin, Pi's bridge extension, Cline's bridge plugin.
     BridgePlugin,
 }
 
@@ -94,6 +98,8 @@ pub fn spec(host: Host) -> &'static HostSpec {
         Host::Droid => &droid::SPEC,
         Host::Gemini => &gemini::SPEC,
         Host::Opencode => &opencode::SPEC,
+        Host::Pi => &pi::SPEC,
+        Host::Cline => &cline::SPEC,
     }
 }
 

@@ -15,11 +15,13 @@ use crate::reply::{Rendered, Reply};
 
 pub mod amplifier;
 pub mod claude_code;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod droid;
 pub mod gemini;
 pub mod opencode;
+pub mod pi;
 pub mod qwen;
 
 /// A dialect's own step on a payload; returns whether it changed anything.
@@ -75,7 +77,16 @@ pub fn dialect(host: Host) -> &'static Dialect {
         Host::Droid => &droid::DIALECT,
         Host::Gemini => &gemini::DIALECT,
         Host::Opencode => &opencode::DIALECT,
+        Host::Pi => &pi::DIALECT,
+        Host::Cline => &cline::DIALECT,
     }
+}
+
+/// Whether `host` has no hook settings: a bridge file of amplihack's that the host loads
+/// in-process (opencode's and Cline's plugin, Pi's extension) calls `amplihack-hooks`, so
+/// nothing is registered per event.
+pub fn bridged(host: Host) -> bool {
+    matches!(host, Host::Opencode | Host::Pi | Host::Cline)
 }
 
 /// Whether a hook that fails (cannot be run, or exits non-zero other than to deny) denies the
