@@ -23,6 +23,8 @@ const PROJECT_NOTE: &str = "PROJECT-NOTE-7731: this project ships on Fridays.";
 const TEAM_NOTE: &str = "TEAM-NOTE-4410: the staging DB is read-only today.";
 const GUARD_REASON: &str = "skipping the repository's verification hooks is not allowed";
 const PLUGIN_REASON: &str = "Deploys are frozen until Monday";
+/// A user plugin's context after each tool call.
+const POST_NOTE: &str = "POST-NOTE-9120";
 /// A Cline plugin of the user's own, beside amplihack's: it must be left as it was.
 const USER_PLUGIN: &str = "// my own plugin\nexport default { name: \"mine\", manifest: { capabilities: [\"hooks\"] }, hooks: {} };\n";
 /// A Cline hook file of the user's own (a script per event): it must keep running, unchanged.
@@ -67,6 +69,17 @@ fn user_setup(env: &TestEnv) {
             "UserPromptSubmit",
             None,
             vec![support::command(&format!("echo '{TEAM_NOTE}'"))],
+        ),
+    );
+    env.plugin(
+        &env.user_hooks_dir(),
+        "post-notes",
+        &support::one_group(
+            "PostToolUse",
+            None,
+            vec![support::command(&format!(
+                r#"echo '{{"hookSpecificOutput":{{"hookEventName":"PostToolUse","additionalContext":"{POST_NOTE}"}}}}'"#
+            ))],
         ),
     );
     support::copy_dir(
@@ -156,6 +169,13 @@ fn amplihack_works_in_cline_through_its_bridge_plugin() {
     );
     once_in_every_request(&models, PROJECT_NOTE);
     once_in_every_request(&models, TEAM_NOTE);
+    // PostToolUse context, after the one allowed command: in the last request only.
+    let last = models.last_main_request().expect("a request");
+    assert_eq!(
+        support::fake_models::count_in_strings(&last, POST_NOTE),
+        1,
+        "{last:#}"
+    );
 
     let doctor = amplihack(&env, &["doctor"]);
     assert_ok(&doctor, "doctor");
@@ -196,7 +216,7 @@ fn amplihack_works_in_cline_through_its_bridge_plugin() {
         VERSION,
         "amplihack_works_in_cline_through_its_bridge_plugin",
         json!({
-            "events": ["SessionStart", "UserPromptSubmit", "PreToolUse"],
+            "events": ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"],
             "deny_with_reason": "per tool, the plugin API's skip with reason (the task goes on)",
             "context": "before the first request, once (the plugin API's beforeRun appendContext)",
             "plugin_deny": true,

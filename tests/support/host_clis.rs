@@ -559,6 +559,10 @@ pub fn run_turn_with(
 /// payload on stdin (`hook_event_name`, `tool_name`, `tool_input`, `session_id`, `call_id`, and
 /// `tool_response` after a tool), and throws (denying the tool) when it exits 2.
 pub fn register_command_hook(env: &TestEnv, cli: Cli, event: &str, command: &str) {
+    assert!(
+        !matches!(cli, Cli::Pi | Cli::Cline),
+        "{cli:?}: no command hooks written here (Pi has extensions; Cline's hook files are not used)"
+    );
     if cli == Cli::Opencode {
         let plugins = opencode_config_dir(env).join("plugin");
         std::fs::create_dir_all(&plugins).expect("mkdir plugin");

@@ -51,6 +51,7 @@ function text(content) {
 }
 
 const started = new Set(); // sessions whose SessionStart ran
+const skipped = new Set(); // tool calls amplihack denied: Cline still runs afterTool for them
 let sessionId; // Cline's session id (its record: ~/.cline/data/sessions/<id>/), from setup
 const idOf = (snapshot) => sessionId ?? snapshot?.conversationId ?? snapshot?.agentId ?? "";
 const base = (snapshot, event) => ({ session_id: idOf(snapshot), cwd: process.cwd(), hook_event_name: event });
@@ -84,10 +85,14 @@ export default {
         tool_use_id: toolCall?.toolCallId,
       });
       const appendContext = context(reply);
-      if (reply.skip === true) return { skip: true, reason: String(reply.reason ?? "denied by amplihack"), appendContext };
+      if (reply.skip === true) {
+        if (toolCall?.toolCallId) skipped.add(toolCall.toolCallId);
+        return { skip: true, reason: String(reply.reason ?? "denied by amplihack"), appendContext };
+      }
       return appendContext ? { appendContext } : undefined;
     },
     async afterTool({ snapshot, toolCall, input, result }) {
+      if (skipped.delete(toolCall?.toolCallId)) return undefined;
       const reply = await call({
         ...base(snapshot, "PostToolUse"),
         tool_name: toolCall?.toolName,
