@@ -345,7 +345,11 @@ pub fn cli_command(env: &TestEnv, cli: Cli, models: &FakeModels) -> Command {
         Cli::Cline => {
             command
                 .env("CLINE_PROVIDER_SETTINGS_PATH", cli.user_settings(env))
-                .env("CLINE_SESSION_BACKEND_MODE", "local");
+                .env("CLINE_SESSION_BACKEND_MODE", "local")
+                // Cline gives its plugin process 4 s to load, then runs without plugins (its log:
+                // "plugin loading failed; continuing without plugins"): too short on a busy
+                // 2-core machine.
+                .env("CLINE_PLUGIN_IMPORT_TIMEOUT_MS", "60000");
         }
     }
     command

@@ -61,6 +61,10 @@ pub const SPEC: HostSpec = HostSpec {
                 "install again with the same CLINE_DIR, or run Cline without the other directory",
             ),
             (
+                "Cline's plugin process not loading in its 4 s (a busy machine; ~/.cline/data/logs/cline.log says \"plugin loading failed; continuing without plugins\")",
+                "give it longer: export CLINE_PLUGIN_IMPORT_TIMEOUT_MS=30000",
+            ),
+            (
                 "plugins turned off or filtered in Cline's settings",
                 "let Cline load ~/.cline/plugins/amplihack.js",
             ),
