@@ -16,8 +16,8 @@
 # The full run installs the test hosts on first use, into the repository (git-ignored):
 #   tests/claude-code/node_modules   @anthropic-ai/claude-code, pinned in tests/claude-code/package.json
 #   tests/claude-code-2.0.30/node_modules   the oldest supported Claude Code, 2.0.30
-#   tests/hosts/<cli>/node_modules   six other agent CLIs (codex, copilot, qwen, droid, gemini,
-#                                    opencode), each pinned in tests/hosts/<cli>/package.json, and
+#   tests/hosts/<cli>/node_modules   the other agent CLIs (codex, copilot, qwen, droid, gemini,
+#                                    opencode, pi, cline), each pinned in tests/hosts/<cli>/package.json, and
 #                                    the newest Codex beside the pinned one (codex-0.171)
 #                                    (tests/support/host_clis.rs drives them)
 #   tests/hosts/{vibe,kimi}/venv      Mistral Vibe and Kimi CLI from PyPI, pinned in
@@ -93,7 +93,7 @@ check() {
 other_host() {
   local cli=$1 package=$2 binary=tests/hosts/$1/$3 wanted installed home version
   wanted=$(sed -n "s|.*\"$package\": *\"\([^\"]*\)\".*|\1|p" "tests/hosts/$cli/package.json")
-  installed=$(sed -n 's/^  "version": *"\([^"]*\)".*/\1/p' "tests/hosts/$cli/node_modules/$package/package.json" 2>/dev/null)
+  installed=$(sed -n 's/^\(  \|\t\)"version": *"\([^"]*\)".*/\2/p' "tests/hosts/$cli/node_modules/$package/package.json" 2>/dev/null)
   if [ "$installed" != "$wanted" ] || [ ! -x "$binary" ]; then
     npm install --prefix "tests/hosts/$cli" --no-audit --no-fund --no-package-lock --loglevel=error || return 1
   fi
@@ -102,6 +102,8 @@ other_host() {
     XDG_CACHE_HOME=$home/.cache XDG_STATE_HOME=$home/.local/state CODEX_HOME=$home/.codex \
     COPILOT_PKG_CACHE_HOME=$PWD/tests/hosts/copilot/pkg-cache COPILOT_AUTO_UPDATE=false \
     "$binary" --version 2>/dev/null | grep -v '^$' | head -1)
+  # Pi prints its version on stderr.
+  [ -n "$version" ] || version=$(HOME=$home "$binary" --version 2>&1 | grep -v '^$' | head -1)
   rm -rf "$home"
   echo "$cli: ${version:-(no --version output)}"
   case $version in *"$wanted"*) ;; *) echo "$cli: expected $wanted"; return 1 ;; esac
@@ -135,6 +137,8 @@ test_hosts() {
   # on the machine (none: SKIPPED, and so are their tests).
   tests/hosts/python-host.sh vibe || return 1
   tests/hosts/python-host.sh kimi || return 1
+  other_host pi @mariozechner/pi-coding-agent node_modules/.bin/pi || return 1
+  other_host cline cline node_modules/.bin/cline || return 1
   if ! tests/amplifier/.venv/bin/python -c 'import amplifier_core' 2>/dev/null; then
     python3 -m venv tests/amplifier/.venv &&
       tests/amplifier/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/amplifier/requirements.txt || return 1

@@ -171,6 +171,8 @@ variables! {
     COPILOT_CLI: Host;
     /// Copilot CLI's project root, given to hooks.
     COPILOT_PROJECT_DIR: Host;
+    /// Cline CLI's directory (default `~/.cline`): its `plugins/` and `hooks/`.
+    CLINE_DIR: Host;
 
     // The XDG base directories.
     /// amplihack's state is `$XDG_STATE_HOME/amplihack` (default `~/.local/state/amplihack`).

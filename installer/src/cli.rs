@@ -11,7 +11,7 @@ use crate::scopes::Locations;
 #[command(
     name = "amplihack",
     version = amplihack_protocol::VERSION,
-    about = "Install, check and remove amplihack's hooks for Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI and opencode"
+    about = "Install, check and remove amplihack's hooks for Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI, opencode, Pi and Cline CLI"
 )]
 pub struct Cli {
     #[command(subcommand)]

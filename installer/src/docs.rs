@@ -45,7 +45,7 @@ impl Binary {
 fn hooks_command() -> clap::Command {
     let mut command = clap::Command::new(HOOKS_BINARY)
         .version(amplihack_protocol::VERSION)
-        .about("The hook binary every agent calls on every event (Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI and opencode)")
+        .about("The hook binary every agent calls on every event (Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI, opencode, Pi and Cline CLI)")
         .long_about(
             "Reads one JSON event on stdin, runs amplihack's built-ins and your plugins \
              (~/.amplifier/hooks/ and a trusted project's .amplifier/hooks/), and answers in the \

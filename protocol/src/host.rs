@@ -24,11 +24,15 @@ pub enum Host {
     Vibe,
     /// Kimi CLI (Python, archived; Claude Code's event names in `config.toml`).
     Kimi,
+    /// Pi (`@mariozechner/pi-coding-agent`), through amplihack's bridge extension.
+    Pi,
+    /// Cline CLI, through a script per event.
+    Cline,
 }
 
 impl Host {
     /// Every host, in the order commands list them.
-    pub const ALL: [Host; 10] = [
+    pub const ALL: [Host; 12] = [
         Host::ClaudeCode,
         Host::Amplifier,
         Host::Codex,
@@ -39,6 +43,8 @@ impl Host {
         Host::Opencode,
         Host::Vibe,
         Host::Kimi,
+        Host::Pi,
+        Host::Cline,
     ];
 
     /// Parses the value of `--host`.
@@ -84,6 +90,8 @@ impl Host {
             Host::Opencode => "opencode",
             Host::Vibe => "vibe",
             Host::Kimi => "kimi",
+            Host::Pi => "pi",
+            Host::Cline => "cline",
         }
     }
 
@@ -100,6 +108,8 @@ impl Host {
             Host::Opencode => "opencode",
             Host::Vibe => "Mistral Vibe",
             Host::Kimi => "Kimi CLI",
+            Host::Pi => "Pi",
+            Host::Cline => "Cline CLI",
         }
     }
 }

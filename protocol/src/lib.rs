@@ -1,4 +1,4 @@
-//! The hook protocol, typed, for every host that calls `amplihack-hooks` (Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI and opencode).
+//! The hook protocol, typed, for every host that calls `amplihack-hooks` (Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI, opencode, Pi and Cline CLI).
 //!
 //! * [`event`]: one JSON event read from stdin becomes a [`HookEvent`]: a typed view of the fields
 //!   the built-ins and the engine need, plus every field the host sent, kept verbatim so the event

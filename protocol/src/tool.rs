@@ -144,6 +144,31 @@ pub const HOST_TOOLS: &[(Host, &[(&str, &str)])] = &[
             ("Agent", "Task"),
         ],
     ),
+    // Pi 0.73.1's built-in tools (`read`, `bash`, `edit`, `write` offered by default).
+    (
+        Host::Pi,
+        &[
+            ("bash", "Bash"),
+            ("write", "Write"),
+            ("edit", "Edit"),
+            ("read", "Read"),
+            ("grep", "Grep"),
+            ("find", "Glob"),
+            ("ls", "LS"),
+        ],
+    ),
+    // Cline CLI 3.0.65's tools (`editor` is a Write when it has no `old_text`: hosts::cline).
+    (
+        Host::Cline,
+        &[
+            ("run_commands", "Bash"),
+            ("editor", "Edit"),
+            ("read_files", "Read"),
+            ("search_codebase", "Grep"),
+            ("fetch_web_content", "WebFetch"),
+            ("spawn_agent", "Task"),
+        ],
+    ),
 ];
 
 /// `host`'s row of [`HOST_TOOLS`] (empty for a host that uses Claude Code's names).
@@ -278,6 +303,8 @@ mod tests {
             (Host::Opencode, "bash"),
             (Host::Vibe, "file_system.bash"),
             (Host::Kimi, "Shell"),
+            (Host::Pi, "bash"),
+            (Host::Cline, "run_commands"),
         ] {
             assert_eq!(claude_name_for(host, shell), "Bash", "{host:?}");
             assert_eq!(claude_name_for(host, "mcp__x__y"), "mcp__x__y", "{host:?}");

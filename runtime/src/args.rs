@@ -29,7 +29,7 @@ pub(crate) enum Command {
 
 pub fn usage() -> String {
     let mut text = format!(
-        "amplihack-hooks {VERSION}: the hook binary that every agent calls on every event (Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI and opencode).\n\n\
+        "amplihack-hooks {VERSION}: the hook binary that every agent calls on every event (Claude Code, Amplifier, Codex, Copilot CLI, Qwen Code, Droid, Gemini CLI, opencode, Pi and Cline CLI).\n\n\
          Usage: amplihack-hooks [--host claude|amplifier] <SUBCOMMAND> < event.json\n\n\
          Reads one JSON event on stdin and answers in the calling host's dialect.\n\
          Exit 0: handled (or amplihack failed and let the event through); 1: invalid input.\n\n\
@@ -191,7 +191,7 @@ mod tests {
         assert!(err(&["--host"]).contains("claude, amplifier, codex"));
         assert_eq!(
             err(&["--host", "cursor", "pre-tool-use"]),
-            "unknown --host `cursor`: amplihack supports claude, amplifier, codex, copilot, qwen, droid, gemini, opencode, vibe, kimi"
+            "unknown --host `cursor`: amplihack supports claude, amplifier, codex, copilot, qwen, droid, gemini, opencode, vibe, kimi, pi, cline"
         );
         assert!(err(&["--host=vim", "stop"]).contains("unknown --host `vim`"));
         assert!(err(&["no-such-row"]).contains("unknown subcommand `no-such-row`"));

@@ -70,7 +70,7 @@ pub fn registered_by_table_in(host: Host) -> Vec<&'static str> {
 /// Whether amplihack keeps plugin-event entries in `host`'s hooks file (every host with one but
 /// Amplifier's bridge, whose module delivers every kernel event itself).
 fn has_plugin_events(host: Host) -> bool {
-    !matches!(host, Host::Amplifier | Host::Opencode)
+    !(host == Host::Amplifier || amplihack_protocol::hosts::bridged(host))
 }
 
 /// The Claude Code event a host's event name stands for (`BeforeTool` is PreToolUse).
@@ -424,6 +424,8 @@ mod tests {
             (Host::Droid, &["Notification"]),
             (Host::Amplifier, &[]),
             (Host::Opencode, &[]),
+            (Host::Pi, &[]),
+            (Host::Cline, &[]),
         ];
         for (host, wanted) in cases {
             assert_eq!(needed_in(*host, plugin), *wanted, "{host:?}");

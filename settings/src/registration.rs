@@ -113,9 +113,9 @@ pub fn canonical_raised(host: Host, raised: &[(&'static str, u64)]) -> Vec<HookS
 /// hook of an event that injects context, so there each event gets only its forwarding row,
 /// which then runs the event's built-ins together
 /// ([`amplihack_protocol::Hook::builtins_for`]). opencode has no hook settings (its bridge
-/// plugin calls amplihack): none.
+/// plugin calls amplihack), nor Pi or Cline: none.
 pub fn canonical(host: Host) -> Vec<HookSpec> {
-    if host == Host::Opencode {
+    if hosts::bridged(host) {
         return Vec::new();
     }
     let dialect = hosts::dialect(host);
@@ -151,7 +151,7 @@ fn timeout_in(
 /// host's default, or its safety net), on the event as the host names it; `None` when the host
 /// does not deliver it.
 pub fn plugin_event_spec(host: Host, event: &EventName) -> Option<HookSpec> {
-    if matches!(host, Host::Amplifier | Host::Opencode) {
+    if host == Host::Amplifier || hosts::bridged(host) {
         return None;
     }
     let dialect = hosts::dialect(host);
@@ -626,8 +626,8 @@ mod tests {
                 );
                 assert_eq!(raised_in(&command), spec.raised, "{command}");
             }
-            // opencode registers nothing; Vibe has no SessionStart to raise.
-            if host == Host::Opencode || !hosts::dialect(host).delivers(&EventName::SessionStart) {
+            // A bridged host registers nothing; Vibe has no SessionStart to raise.
+            if hosts::bridged(host) || !hosts::dialect(host).delivers(&EventName::SessionStart) {
                 continue;
             }
             let start = raised.iter().find(|(s, _)| *s == "session-start");

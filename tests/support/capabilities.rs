@@ -46,6 +46,8 @@ pub const HOSTS: &[Host] = &[
     Host::row("opencode", "opencode", "hosts/opencode.md"),
     Host::row("vibe", "Mistral Vibe", "hosts/vibe.md"),
     Host::row("kimi", "Kimi CLI", "hosts/kimi.md"),
+    Host::row("pi", "Pi", "hosts/pi.md"),
+    Host::row("cline", "Cline CLI", "hosts/cline.md"),
 ];
 
 impl Host {

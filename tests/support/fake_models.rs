@@ -81,9 +81,10 @@ pub struct ToolCall {
 }
 
 /// The shell tools the CLIs offer, by name, in the order they are preferred.
-const SHELL_TOOLS: [&str; 7] = [
+const SHELL_TOOLS: [&str; 8] = [
     "Shell",
     "exec_command",
+    "run_commands",
     "shell",
     "run_shell_command",
     "Execute",
@@ -312,6 +313,7 @@ fn shell_call(command: &str, tools: &[String]) -> ToolCall {
         "exec_command" => json!({"cmd": command}),
         "shell" => json!({"command": ["bash", "-lc", command]}),
         "run_shell_command" => json!({"command": command}),
+        "run_commands" => json!({"commands": [command]}),
         "Execute" => json!({
             "command": command,
             "summary": "scripted",

@@ -1,4 +1,4 @@
-//! The six other agent CLIs, driven for real and offline against [`super::fake_models`]:
+//! The other agent CLIs, driven for real and offline against [`super::fake_models`]:
 //! their binaries (pinned in tests/hosts/<name>/package.json, installed by ./test.sh), the
 //! minimal model-provider configuration each needs in the scratch home, one headless turn, and
 //! hooks registered by hand.
@@ -40,6 +40,13 @@
 //!   fake make that fail at once (a logged warning) instead of going online and filling `~/.npm`
 //!   with 100 MB. The first request is a tool-less title. No command hooks: a bridge plugin
 //!   ([`opencode_bridge`]) gets `input.tool` `bash` and `output.args` `{command, description}`.
+//! - Pi 0.73.1 (~2 s): the provider is an extension of the test's own ([`pi_provider`], `-e`),
+//!   `PI_OFFLINE=1`; prints `--version` on stderr. Writes `~/.pi/agent/` (auth.json, sessions).
+//!   No command hooks: extensions (`tool_call` gets `toolName` `bash`, `input` `{command}`).
+//! - Cline 3.0.65 (~4 s alone, 10 s and more beside other work: its plugin process starts per
+//!   run): `CLINE_PROVIDER_SETTINGS_PATH` (the file needs `updatedAt`),
+//!   `CLINE_SESSION_BACKEND_MODE=local` (else it leaves a hub daemon running). A one-word prompt
+//!   is read as a subcommand. Writes `~/.cline/data/`. Shell tool `run_commands {commands: [...]}`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -64,16 +71,20 @@ pub enum Cli {
     Droid,
     Gemini,
     Opencode,
+    Pi,
+    Cline,
 }
 
 impl Cli {
-    pub const ALL: [Cli; 6] = [
+    pub const ALL: [Cli; 8] = [
         Cli::Codex,
         Cli::Copilot,
         Cli::Qwen,
         Cli::Droid,
         Cli::Gemini,
         Cli::Opencode,
+        Cli::Pi,
+        Cli::Cline,
     ];
 
     /// Lower-case name: the directory under tests/hosts and the `--host` value.
@@ -85,6 +96,8 @@ impl Cli {
             Cli::Droid => "droid",
             Cli::Gemini => "gemini",
             Cli::Opencode => "opencode",
+            Cli::Pi => "pi",
+            Cli::Cline => "cline",
         }
     }
 
@@ -102,6 +115,8 @@ impl Cli {
             Cli::Droid => "tests/hosts/droid/node_modules/@factory/cli-linux-x64/bin/droid",
             Cli::Gemini => "tests/hosts/gemini/node_modules/.bin/gemini",
             Cli::Opencode => "tests/hosts/opencode/node_modules/opencode-linux-x64/bin/opencode",
+            Cli::Pi => "tests/hosts/pi/node_modules/.bin/pi",
+            Cli::Cline => "tests/hosts/cline/node_modules/.bin/cline",
         }
     }
 
@@ -135,6 +150,8 @@ impl Cli {
         match self {
             Cli::Gemini => "BeforeTool",
             Cli::Opencode => "tool.execute.before",
+            Cli::Pi => "tool_call",
+            Cli::Cline => "beforeTool",
             _ => "PreToolUse",
         }
     }
@@ -144,6 +161,8 @@ impl Cli {
         match self {
             Cli::Gemini => "AfterTool",
             Cli::Opencode => "tool.execute.after",
+            Cli::Pi => "tool_result",
+            Cli::Cline => "afterTool",
             _ => "PostToolUse",
         }
     }
@@ -154,7 +173,8 @@ impl Cli {
             Cli::Codex | Cli::Copilot => "Bash",
             Cli::Qwen | Cli::Gemini => "run_shell_command",
             Cli::Droid => "Execute",
-            Cli::Opencode => "bash",
+            Cli::Opencode | Cli::Pi => "bash",
+            Cli::Cline => "run_commands",
         }
     }
 
@@ -169,6 +189,8 @@ impl Cli {
             Cli::Droid => env.home.join(".factory/settings.json"),
             Cli::Gemini => env.home.join(".gemini/settings.json"),
             Cli::Opencode => opencode_config_dir(env).join("opencode.json"),
+            Cli::Pi => env.home.join(".pi/agent/settings.json"),
+            Cli::Cline => env.root().join("cline-provider.json"),
         }
     }
 
@@ -318,6 +340,23 @@ pub fn cli_command(env: &TestEnv, cli: Cli, models: &FakeModels) -> Command {
                     format!("{}/npm-registry/", models.url),
                 );
         }
+        Cli::Pi => {
+            command
+                .env("PI_OFFLINE", "1")
+                .env("PI_SKIP_VERSION_CHECK", "1")
+                .env("PI_TELEMETRY", "0")
+                .arg("-e")
+                .arg(pi_provider(env));
+        }
+        Cli::Cline => {
+            command
+                .env("CLINE_PROVIDER_SETTINGS_PATH", cli.user_settings(env))
+                .env("CLINE_SESSION_BACKEND_MODE", "local")
+                // Cline gives its plugin process 4 s to load, then runs without plugins (its log:
+                // "plugin loading failed; continuing without plugins"): too short on a busy
+                // 2-core machine.
+                .env("CLINE_PLUGIN_IMPORT_TIMEOUT_MS", "60000");
+        }
     }
     command
 }
@@ -389,7 +428,38 @@ pub fn configure_provider(env: &TestEnv, cli: Cli, models: &FakeModels) {
                 "share": "disabled"
             }),
         ),
+        Cli::Pi => env.write(&pi_provider(env), &pi_provider_text(models)),
+        Cli::Cline => env.write(
+            &cli.user_settings(env),
+            &json!({
+                "version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
+                "providers": {"openai-compatible": {"settings": {
+                    "provider": "openai-compatible", "apiKey": "dummy", "model": FAKE_MODEL,
+                    "baseUrl": models.openai_base()
+                }, "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}}
+            })
+            .to_string(),
+        ),
     }
+}
+
+/// Pi's fake provider: an extension of the test's own, passed with `-e` (Pi reads custom models
+/// from `~/.pi/agent/models.json`, a user file the tests leave alone).
+pub fn pi_provider(env: &TestEnv) -> PathBuf {
+    env.root().join("pi-fake-provider.js")
+}
+
+fn pi_provider_text(models: &FakeModels) -> String {
+    let base = serde_json::to_string(&models.openai_base()).expect("json");
+    format!(
+        r#"export default function (pi) {{
+  pi.registerProvider("fake", {{ name: "Fake", baseUrl: {base}, apiKey: "dummy",
+    api: "openai-completions", compat: {{ supportsDeveloperRole: false, supportsReasoningEffort: false }},
+    models: [{{ id: "{FAKE_MODEL}", name: "Fake", reasoning: false, input: ["text"], contextWindow: 128000,
+      maxTokens: 4096, cost: {{ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }} }}] }});
+}}
+"#
+    )
 }
 
 /// The arguments for one headless turn on `prompt` (after the CLI's own `extra` ones).
@@ -414,11 +484,25 @@ pub fn turn_args(cli: Cli, models: &FakeModels, prompt: &str, extra: &[&str]) ->
             args.extend(["--auto".into(), "high".into()]);
         }
         Cli::Opencode => args.push("run".into()),
+        Cli::Pi => args.extend([
+            "--provider".into(),
+            "fake".into(),
+            "--model".into(),
+            FAKE_MODEL.into(),
+        ]),
+        Cli::Cline => args.extend([
+            "-P".into(),
+            "openai-compatible".into(),
+            "-m".into(),
+            FAKE_MODEL.into(),
+        ]),
     }
     args.extend(extra.iter().map(|a| a.to_string()));
     match cli {
-        Cli::Codex | Cli::Droid | Cli::Opencode => args.push(prompt.into()),
-        Cli::Copilot | Cli::Qwen | Cli::Gemini => args.extend(["-p".into(), prompt.into()]),
+        Cli::Codex | Cli::Droid | Cli::Opencode | Cli::Cline => args.push(prompt.into()),
+        Cli::Copilot | Cli::Qwen | Cli::Gemini | Cli::Pi => {
+            args.extend(["-p".into(), prompt.into()])
+        }
     }
     args
 }
@@ -485,6 +569,10 @@ pub fn run_turn_with(
 /// payload on stdin (`hook_event_name`, `tool_name`, `tool_input`, `session_id`, `call_id`, and
 /// `tool_response` after a tool), and throws (denying the tool) when it exits 2.
 pub fn register_command_hook(env: &TestEnv, cli: Cli, event: &str, command: &str) {
+    assert!(
+        !matches!(cli, Cli::Pi | Cli::Cline),
+        "{cli:?}: no command hooks written here (Pi has extensions; Cline's hook files are not used)"
+    );
     if cli == Cli::Opencode {
         let plugins = opencode_config_dir(env).join("plugin");
         std::fs::create_dir_all(&plugins).expect("mkdir plugin");

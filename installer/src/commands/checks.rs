@@ -14,8 +14,8 @@ use crate::safe_file;
 /// What is wrong with one registration file, judged against a fresh install into it (`home`
 /// locates the deployed Amplifier module and bundle).
 pub(crate) fn check_target(target: &Target, hooks_binary: &Path, home: &Path) -> Vec<Finding> {
-    if target.host == registration::Host::Opencode {
-        return crate::hosts::opencode::check(target, hooks_binary);
+    if let Some(bridge) = crate::hosts::bridge_file::of(target.host) {
+        return bridge.check(target, hooks_binary);
     }
     if crate::hosts::edits_toml_hooks(target.host) {
         let mut findings = crate::hosts::toml_hooks::check(target, hooks_binary);

@@ -170,8 +170,10 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         }
     }
 
-    for target in targets.iter().filter(|t| t.host == Host::Opencode) {
-        crate::hosts::opencode::probe(target)?;
+    for target in &targets {
+        if let Some(bridge) = crate::hosts::bridge_file::of(target.host) {
+            bridge.probe(target)?;
+        }
     }
     for target in targets
         .iter()
@@ -284,8 +286,9 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
                 warnings.push(note);
             }
             if !dry_run
-                && let Some((project, pattern)) = crate::hosts::opencode::git_exclusion(&file)
-                && let Some(note) = exclude_from_git(&project, pattern)
+                && let Some((project, pattern)) = crate::hosts::bridge_file::of(file.host)
+                    .and_then(|bridge| bridge.git_exclusion(&file))
+                && let Some(note) = exclude_from_git(&project, &pattern)
             {
                 warnings.push(note);
             }

@@ -69,8 +69,8 @@ pub(crate) fn is_bridge(target: &Target) -> bool {
 /// Whether a registration file holds amplihack's entries: hooks in a JSON file, or the app
 /// bundle (or the legacy module entry) in an Amplifier settings file.
 pub(crate) fn holds_ours(target: &Target) -> bool {
-    if target.host == Host::Opencode {
-        return crate::hosts::opencode::holds_ours(target);
+    if let Some(bridge) = crate::hosts::bridge_file::of(target.host) {
+        return bridge.holds_ours(target);
     }
     if crate::hosts::edits_toml_hooks(target.host) {
         return crate::hosts::toml_hooks::holds_ours(target);
@@ -116,8 +116,8 @@ pub(crate) fn register_known(
     known: Option<Option<(String, serde_json::Value)>>,
     plugin_events: Option<&[String]>,
 ) -> Result<EditReport, CommandError> {
-    if target.host == Host::Opencode {
-        return crate::hosts::opencode::register(target, hooks_binary, options);
+    if let Some(bridge) = crate::hosts::bridge_file::of(target.host) {
+        return bridge.register(target, hooks_binary, options);
     }
     if crate::hosts::edits_toml_hooks(target.host) {
         return crate::hosts::toml_hooks::register(target, hooks_binary, options);
@@ -490,8 +490,8 @@ pub(crate) fn record_registrations(
 pub(crate) fn project_of(target: &Target) -> Option<PathBuf> {
     let levels = match (target.scope, is_bridge(target)) {
         (Scope::User | Scope::Managed, _) => return None,
-        _ if target.host == Host::Opencode => 3, // <project>/.opencode/plugin/amplihack.js
-        (_, true) => 4,                          // <project>/.amplifier/hooks/amplihack/hooks.json
+        _ if let Some(bridge) = crate::hosts::bridge_file::of(target.host) => bridge.depth(), // <project>/.opencode/plugin/amplihack.js
+        (_, true) => 4,  // <project>/.amplifier/hooks/amplihack/hooks.json
         (_, false) => 2, // <project>/.claude/settings.json, <project>/.amplifier/settings.yaml
     };
     target.path.ancestors().nth(levels).map(Path::to_path_buf)

@@ -38,9 +38,11 @@ pub(crate) fn check(
         let everywhere = registrations
             .iter()
             .any(|r| r.scope == Scope::User.as_str());
+        // `<project>/.claude/settings.json`; a bridge file is deeper.
+        let depth = crate::hosts::bridge_file::of(host).map_or(2, |b| b.depth());
         let projects: Vec<String> = registrations
             .iter()
-            .filter_map(|r| r.path.ancestors().nth(2))
+            .filter_map(|r| r.path.ancestors().nth(depth))
             .map(claude_project_name)
             .collect();
         let mut silent: Vec<_> = (sessions.list)(locations)

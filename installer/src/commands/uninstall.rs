@@ -202,14 +202,15 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             reports.push((target.clone(), report));
         }
     }
-    for target in all.iter().filter(|t| t.host == Host::Opencode) {
-        let report = crate::hosts::opencode::unregister(target, &options)?;
-        if let (Action::Deleted, false, Some((project, pattern))) = (
-            report.action,
-            dry_run,
-            crate::hosts::opencode::git_exclusion(target),
-        ) {
-            super::shared::unexclude_from_git(&project, pattern);
+    for (target, bridge) in all
+        .iter()
+        .filter_map(|t| crate::hosts::bridge_file::of(t.host).map(|b| (t, b)))
+    {
+        let report = bridge.unregister(target, &options)?;
+        if let (Action::Deleted, false, Some((project, pattern))) =
+            (report.action, dry_run, bridge.git_exclusion(target))
+        {
+            super::shared::unexclude_from_git(&project, &pattern);
         }
         if report.action != Action::Unchanged {
             reports.push((target.clone(), report));
@@ -302,8 +303,8 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
         })?;
         // Lock sidecars beside the files we edited, and directories this left empty.
         for (target, _) in &reports {
-            if target.host == Host::Opencode {
-                crate::hosts::opencode::remove_leftovers(target);
+            if let Some(bridge) = crate::hosts::bridge_file::of(target.host) {
+                bridge.remove_leftovers(target);
             } else {
                 remove_sidecars(target, &locations, &manifest.created_dirs);
             }

@@ -18,8 +18,10 @@ use amplihack_settings::safe_file::Syntax;
 use crate::scopes::{Locations, Scope};
 
 pub mod amplifier;
+pub mod bridge_file;
 mod choice;
 pub mod claude_code;
+pub mod cline;
 pub mod codex;
 pub mod codex_trust;
 pub mod copilot;
@@ -27,6 +29,7 @@ pub mod droid;
 pub mod gemini;
 pub mod kimi;
 pub mod opencode;
+pub mod pi;
 pub mod qwen;
 pub mod sessions;
 mod target;
@@ -47,7 +50,8 @@ pub enum Registration {
     /// Amplifier: amplihack's app bundle under `bundle.app` of a `settings.yaml`, and the
     /// hook-shell bridge's `hooks.json` of a project.
     AmplifierApp,
-    /// opencode: a bridge plugin file of amplihack's own ([`opencode`]).
+    /// One file of amplihack's own the host loads in-process ([`bridge_file`]): opencode's
+    /// bridge plugin, Pi's bridge extension, Cline's bridge plugin.
     BridgePlugin,
     /// `[[hooks]]` tables in the host's own TOML file ([`toml_hooks`]): Mistral Vibe, Kimi CLI.
     TomlHooks,
@@ -101,6 +105,8 @@ pub fn spec(host: Host) -> &'static HostSpec {
         Host::Opencode => &opencode::SPEC,
         Host::Vibe => &vibe::SPEC,
         Host::Kimi => &kimi::SPEC,
+        Host::Pi => &pi::SPEC,
+        Host::Cline => &cline::SPEC,
     }
 }
 

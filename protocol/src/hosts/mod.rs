@@ -15,12 +15,14 @@ use crate::reply::{Rendered, Reply};
 
 pub mod amplifier;
 pub mod claude_code;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod droid;
 pub mod gemini;
 pub mod kimi;
 pub mod opencode;
+pub mod pi;
 pub mod qwen;
 pub mod vibe;
 
@@ -79,7 +81,16 @@ pub fn dialect(host: Host) -> &'static Dialect {
         Host::Opencode => &opencode::DIALECT,
         Host::Vibe => &vibe::DIALECT,
         Host::Kimi => &kimi::DIALECT,
+        Host::Pi => &pi::DIALECT,
+        Host::Cline => &cline::DIALECT,
     }
+}
+
+/// Whether `host` has no hook settings: a bridge file of amplihack's that the host loads
+/// in-process (opencode's and Cline's plugin, Pi's extension) calls `amplihack-hooks`, so
+/// nothing is registered per event.
+pub fn bridged(host: Host) -> bool {
+    matches!(host, Host::Opencode | Host::Pi | Host::Cline)
 }
 
 /// Whether a hook that fails (cannot be run, or exits non-zero other than to deny) denies the
