@@ -128,11 +128,23 @@ fn diagnose(
             "amplihack install --host amplifier".into(),
         ));
     }
+    // Codex's and Copilot's managed files, which the machine's administrator wrote.
+    let machine: Vec<Target> = super::managed_hosts::registered()
+        .into_iter()
+        .filter(|t| choice.includes(t.host))
+        .collect();
+    for host in [Host::Codex, Host::Copilot]
+        .into_iter()
+        .filter(|h| choice.includes(*h))
+    {
+        findings.extend(super::managed_hosts::check(host));
+    }
+    let with_machine: Vec<Target> = checked.iter().chain(&machine).cloned().collect();
     for host in wanted
         .iter()
         .filter(|h| !matches!(h, Host::ClaudeCode | Host::Amplifier))
     {
-        if !checked.iter().any(|t| t.host == *host) {
+        if !with_machine.iter().any(|t| t.host == *host) {
             findings.push(Finding::problem(
                 format!("{}: amplihack is not registered in any scope", host.title()),
                 format!("amplihack install --host {}", host.name()),
@@ -140,7 +152,7 @@ fn diagnose(
         }
     }
     if choice.host().is_none() {
-        findings.extend(every_host(locations, &checked, &wanted));
+        findings.extend(every_host(locations, &with_machine, &wanted));
     }
     findings.extend(super::silence::check(locations, manifest, choice));
     if choice.amplifier() {

@@ -11,7 +11,7 @@ use super::shared::{
     git_tracked, is_bridge, managed_plugin_events, read_manifest, record_registrations, register,
     register_amplifier, register_known, starting_value, targets,
 };
-use super::{ChangeArgs, CommandError, Outcome};
+use super::{ChangeArgs, CommandError, Outcome, managed_hosts};
 use crate::deploy;
 use crate::hosts::HostChoice;
 use crate::install_method::InstallMethod;
@@ -35,10 +35,15 @@ pub struct InstallArgs {
     pub change: ChangeArgs,
     /// With --scope managed: the events beyond amplihack's own that get an
     /// `amplihack-hooks dispatch` entry for users' plugins (EVENT[,EVENT...], `all` for every
-    /// event the installed Claude Code knows, `none`); each costs a process per event on every
-    /// user's machine. Without it, the managed file's present ones are kept
+    /// event the installed Claude Code knows, `none`; with --host codex, the events Codex
+    /// delivers); each costs a process per event on every user's machine. Without it, the
+    /// managed file's present ones are kept
     #[arg(long, value_name = "EVENTS", value_delimiter = ',')]
     pub plugin_events: Option<Vec<String>>,
+    /// With --scope managed --host codex: also set `allow_managed_hooks_only = true` in
+    /// /etc/codex/requirements.toml, so Codex runs no user or project hook but the managed ones
+    #[arg(long)]
+    pub allow_managed_hooks_only: bool,
 }
 
 /// The whole of `amplihack install`: the binaries and amplihack's registrations, then the
@@ -84,10 +89,33 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     );
     // `--plugin-events`, checked against the installed Claude Code before anything is touched.
     let mut event_notes = Vec::new();
+    if args.allow_managed_hooks_only && !(managed && host.host() == Some(Host::Codex)) {
+        return Err(CommandError::Usage(
+            "--allow-managed-hooks-only is for --scope managed --host codex (Claude Code's `allowManagedHooksOnly` is the organisation's to set in managed-settings.json); nothing was changed".into(),
+        ));
+    }
+    // Codex and Copilot's managed files: written by `managed_hosts`, after the binaries.
+    let machine_hosts: Vec<Host> = if managed {
+        host.hosts(&locations)
+            .into_iter()
+            .filter(|h| managed_hosts::handles(*h, Scope::Managed))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let codex_events = match &args.plugin_events {
+        Some(requested) if managed && host.host() == Some(Host::Codex) => {
+            let (events, notes) = managed_hosts::codex_plugin_events(requested)?;
+            event_notes.extend(notes);
+            Some(events)
+        }
+        _ => None,
+    };
     let plugin_events = match &args.plugin_events {
         Some(_) if !managed => {
             return Err(crate::managed::PluginEventsError::NotManaged.into());
         }
+        Some(_) if host.host() == Some(Host::Codex) => None,
         Some(requested) => {
             let version = crate::plugin_events::claude_version();
             let (events, notes) = crate::managed::plugin_events(requested, version)?;
@@ -223,6 +251,22 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     };
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
+    for machine_host in &machine_hosts {
+        let request = managed_hosts::Request {
+            binary: &hooks_binary,
+            plugin_events: codex_events.as_deref(),
+            hooks_only: args.allow_managed_hooks_only,
+            dry_run,
+        };
+        reports.push(managed_hosts::install(*machine_host, &request)?);
+        if !dry_run {
+            warnings.push(format!(
+                "managed scope: every user's {} on this machine now runs {}, trusted by policy; users cannot turn these hooks off",
+                machine_host.title(),
+                hooks_binary.display()
+            ));
+        }
+    }
     let created = read_manifest(&locations).created;
     for target in &targets {
         let written = match &bundle {
@@ -271,7 +315,12 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         }
     }
     if !without_scope.is_empty() {
-        let registered: Vec<&str> = targets.iter().map(|t| t.host.title()).collect();
+        let registered: Vec<&str> = targets
+            .iter()
+            .map(|t| t.host)
+            .chain(machine_hosts.iter().copied())
+            .map(Host::title)
+            .collect();
         warnings.push(format!(
             "{} {} no {} scope: amplihack is registered for {} only",
             without_scope.join(", "),
@@ -284,7 +333,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             registered.join(", ")
         ));
     }
-    if managed && !dry_run {
+    if managed && !dry_run && targets.iter().any(|t| t.host == Host::ClaudeCode) {
         warnings.push(format!(
             "managed scope: every user's Claude Code on this machine now runs {}; users cannot remove or turn off these hooks in their own settings",
             hooks_binary.display()
@@ -292,7 +341,12 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     }
     warnings.extend(event_notes);
     warnings.extend(crate::hosts::codex::take_notes());
-    if managed && let Some(path) = targets.first().map(|t| &t.path) {
+    if managed
+        && let Some(path) = targets
+            .iter()
+            .find(|t| t.host == Host::ClaudeCode)
+            .map(|t| &t.path)
+    {
         let events = safe_file::read_json(path)
             .ok()
             .flatten()

@@ -58,6 +58,8 @@ pub fn status(args: &StatusArgs, project: &Path) -> Result<Outcome, CommandError
     if managed.ours && !targets.contains(&managed_target) {
         targets.push(managed_target);
     }
+    // Codex's and Copilot's managed files, checked by `managed_hosts`.
+    let machine = super::managed_hosts::registered();
     targets.retain(|t| args.host.includes(t.host));
     for target in targets {
         let state = if check_target(&target, &hooks_binary, &locations.home)
@@ -76,6 +78,23 @@ pub fn status(args: &StatusArgs, project: &Path) -> Result<Outcome, CommandError
             path.display()
         ));
         registrations.push(json!({"host": host_name(target.host), "scope": target.scope.as_str(), "path": path, "state": state}));
+    }
+    for target in machine.iter().filter(|t| args.host.includes(t.host)) {
+        let state = if super::managed_hosts::check(target.host)
+            .iter()
+            .any(|f| f.problem)
+        {
+            "needs repair (amplihack doctor)"
+        } else {
+            "ok"
+        };
+        text.push_str(&format!(
+            "  {:<10} {:<8} {}  {state}\n",
+            host_name(target.host),
+            target.scope.as_str(),
+            target.path.display()
+        ));
+        registrations.push(json!({"host": host_name(target.host), "scope": target.scope.as_str(), "path": target.path, "state": state}));
     }
     if registrations.is_empty() {
         text.push_str("  no hooks registered: run `amplihack install`\n");
