@@ -319,12 +319,29 @@ fn doctor_own(args: &DoctorArgs, project: &Path) -> Result<Outcome, CommandError
         "problems": problems,
         "findings": findings.iter().map(|f| json!({"problem": f.problem, "message": f.message, "fix": f.fix})).collect::<Vec<_>>(),
         "repaired": repaired,
+        "hosts": super::status::inventory(&locations, &status_registrations(args, project), args.host),
     });
     Ok(Outcome {
         text,
         json,
         code: i32::from(problems > 0),
     })
+}
+
+/// The registrations as `status --json` lists them, for doctor's inventory.
+fn status_registrations(args: &DoctorArgs, project: &Path) -> Vec<serde_json::Value> {
+    let status_args = super::StatusArgs {
+        host: args.host,
+        bin: args.bin.clone(),
+    };
+    super::status(&status_args, project)
+        .map(|o| {
+            o.json["registrations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .unwrap_or_default()
 }
 
 /// The whole machine, host by host: installed and registered; installed and not registered
