@@ -44,17 +44,57 @@ pub struct InstallArgs {
     /// /etc/codex/requirements.toml, so Codex runs no user or project hook but the managed ones
     #[arg(long)]
     pub allow_managed_hooks_only: bool,
+    /// With --scope managed: write what IT pushes instead (`mdm`: macOS configuration profiles
+    /// for Claude Code and Codex, a Windows .reg for Claude Code, the Linux files) under --out;
+    /// nothing on this machine changes
+    #[arg(long, value_enum, requires = "out")]
+    pub emit: Option<crate::mdm::Emit>,
+    /// Where --emit writes
+    #[arg(long, value_name = "DIR", requires = "emit")]
+    pub out: Option<PathBuf>,
 }
 
 /// The whole of `amplihack install`: the binaries and amplihack's registrations, then the
 /// registrations the user's plugins need in Claude Code.
 pub fn install(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandError> {
+    if let (Some(crate::mdm::Emit::Mdm), Some(out)) = (args.emit, &args.out) {
+        return emit_mdm(args, out);
+    }
     let outcome = install_own(args, project)?;
     Ok(match crate::user_hooks::Context::new(project) {
         Ok(ctx) if !args.change.dry_run => {
             crate::plugin_events::with_sync_for(outcome, &ctx, args.host.claude())
         }
         _ => outcome,
+    })
+}
+
+/// `--emit mdm --out DIR`: the forms for the machines, naming the binaries where `--bin-dir`
+/// (default /usr/local/bin) puts them there.
+fn emit_mdm(args: &InstallArgs, out: &Path) -> Result<Outcome, CommandError> {
+    if args.scope != Scope::Managed {
+        return Err(CommandError::Usage(
+            "--emit mdm is for --scope managed; nothing was changed".into(),
+        ));
+    }
+    let bin_dir = args
+        .bin_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(crate::managed::MANAGED_BIN_DIR));
+    let binary = bin_dir.join(registration::HOOKS_BINARY);
+    let written = crate::mdm::emit(out, &binary)?;
+    let mut text = String::new();
+    for path in &written {
+        text.push_str(&format!("  wrote      {}\n", path.display()));
+    }
+    text.push_str(&format!(
+        "each names {}: push the binaries amplihack and amplihack-hooks there with the same deployment\n",
+        binary.display()
+    ));
+    Ok(Outcome {
+        text,
+        json: serde_json::json!({"command": "install", "emit": "mdm", "binary": binary, "written": written}),
+        code: 0,
     })
 }
 
