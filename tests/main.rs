@@ -35,6 +35,7 @@ mod hook_texts_e2e;
 mod host_clis_smoke;
 mod hosts_e2e;
 mod long_outputs_native_e2e;
+mod managed_hosts_e2e;
 mod managed_scope_e2e;
 mod matchers_native_e2e;
 mod opencode_e2e;

@@ -20,13 +20,13 @@ use crate::support::{TestEnv, stderr, stdout};
 /// `sh -c SCRIPT <upper> <work> <program> <args>...`.
 const SCRIPT: &str = "mount -t overlay overlay -o lowerdir=/etc,upperdir=\"$0\",workdir=\"$1\" /etc && shift && exec \"$@\"";
 
-struct Namespace {
-    upper: PathBuf,
+pub(crate) struct Namespace {
+    pub(crate) upper: PathBuf,
     work: PathBuf,
 }
 
 impl Namespace {
-    fn new(root: &Path) -> Namespace {
+    pub(crate) fn new(root: &Path) -> Namespace {
         let ns = Namespace {
             upper: root.join("etc-upper"),
             work: root.join("etc-work"),
@@ -41,7 +41,7 @@ impl Namespace {
         self.upper.join("claude-code").join(name)
     }
 
-    fn wrap(&self, command: Command) -> Command {
+    pub(crate) fn wrap(&self, command: Command) -> Command {
         let mut wrapped = Command::new("unshare");
         wrapped
             .args(["-m", "--propagation", "private", "sh", "-c", SCRIPT])
@@ -61,7 +61,7 @@ impl Namespace {
         wrapped
     }
 
-    fn amplihack(&self, env: &TestEnv, args: &[&str]) -> std::process::Output {
+    pub(crate) fn amplihack(&self, env: &TestEnv, args: &[&str]) -> std::process::Output {
         let mut command = env.amplihack(args);
         command.env("AMPLIHACK_CLAUDE_BIN", support::claude_bin());
         let (output, _) =
@@ -71,7 +71,7 @@ impl Namespace {
 }
 
 /// Why the namespace cannot be made here, if it cannot.
-fn unavailable(ns: &Namespace) -> Option<String> {
+pub(crate) fn unavailable(ns: &Namespace) -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Some("not root".into());

@@ -26,6 +26,7 @@ pub mod install_method;
 pub mod lock;
 pub mod log;
 pub mod managed;
+pub mod mdm;
 pub mod memory;
 pub mod otel;
 pub mod plugin_events;

@@ -17,9 +17,10 @@ pub enum Scope {
     /// `<project>/.claude/settings.local.json`, `<project>/.amplifier/settings.local.yaml` and
     /// the bridge's `<project>/.amplifier/hooks/amplihack/`.
     Local,
-    /// Claude Code's managed settings, for every user of the machine: `managed-settings.json` in
-    /// `/etc/claude-code/` (Linux) or `/Library/Application Support/ClaudeCode/` (macOS); root
-    /// writes it. Claude Code only (Amplifier has no such file).
+    /// The machine's policy files, for every user of it; root writes them. Claude Code's
+    /// `managed-settings.json` in `/etc/claude-code/` (Linux) or `/Library/Application
+    /// Support/ClaudeCode/` (macOS), Codex's `/etc/codex/requirements.toml` and Copilot CLI's
+    /// `/etc/github-copilot/policy.d/amplihack.json`.
     Managed,
 }
 

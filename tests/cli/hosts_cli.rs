@@ -20,8 +20,8 @@ const HOSTS: &[(&str, &str, &[&str])] = &[
         &["user", "project", "local", "managed"],
     ),
     ("amplifier", "Amplifier", &["user", "project", "local"]),
-    ("codex", "Codex", &["user", "project"]),
-    ("copilot", "Copilot CLI", &["user", "project"]),
+    ("codex", "Codex", &["user", "project", "managed"]),
+    ("copilot", "Copilot CLI", &["user", "project", "managed"]),
     ("qwen", "Qwen Code", &["user", "project"]),
     ("droid", "Droid", &["user", "project", "local"]),
     ("gemini", "Gemini CLI", &["user", "project"]),
@@ -83,8 +83,9 @@ fn every_host_scope_and_command() {
                 assert!(!env.bin_dir().exists(), "{case}: nothing deployed");
                 continue;
             }
-            if host == "claude" && scope == "managed" {
-                // Writes /etc: proven in a private mount namespace (managed_scope_e2e).
+            if scope == "managed" {
+                // Writes /etc: proven in a private mount namespace (managed_scope_e2e,
+                // managed_hosts_e2e).
                 continue;
             }
             let install = env.run_amplihack(&["install", "--host", host, "--scope", scope]);
@@ -226,7 +227,7 @@ fn several_hosts_as_people_read_them() {
         &["doctor"][..],
         &["uninstall", "--host", "gemini"],
         &["install", "--host", "gemini", "--scope", "local"],
-        &["install", "--scope", "managed", "--host", "codex"],
+        &["install", "--scope", "managed", "--host", "gemini"],
     ] {
         text.push(shown(&env, args, &env.run_amplihack(args)));
     }

@@ -13,6 +13,7 @@ mod hostile_repos;
 mod hosts_cli;
 mod installer_cli;
 mod installer_faults;
+mod inventory_cli;
 mod jsonc_settings_cli;
 mod log_cli;
 mod otel_export_cli;

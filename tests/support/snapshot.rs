@@ -75,3 +75,34 @@ pub fn shown(env: &TestEnv, args: &[&str], output: &Output) -> String {
         &format!("$ amplihack {}\n{}", args.join(" "), both(output)),
     )
 }
+
+/// A `--json` output for a snapshot: pretty, the test's paths made stable ([`stable`]), and what
+/// varies from run to run replaced: the version (`"version"`), and the time of each host's last
+/// call (`"last_call"."at"`).
+pub fn stable_json(env: &TestEnv, value: &serde_json::Value) -> String {
+    fn walk(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, inner) in map.iter_mut() {
+                    match key.as_str() {
+                        "version" if inner.is_string() => *inner = "[VERSION]".into(),
+                        "last_call" => {
+                            if let Some(at) = inner.get_mut("at") {
+                                *at = "[TIME]".into();
+                            }
+                        }
+                        _ => walk(inner),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut value = value.clone();
+    walk(&mut value);
+    stable(
+        env,
+        &serde_json::to_string_pretty(&value).unwrap_or_default(),
+    )
+}

@@ -156,11 +156,23 @@ fn diagnose(
             "amplihack install --host amplifier".into(),
         ));
     }
+    // Codex's and Copilot's managed files, which the machine's administrator wrote.
+    let machine: Vec<Target> = super::managed_hosts::registered()
+        .into_iter()
+        .filter(|t| choice.includes(t.host))
+        .collect();
+    for host in [Host::Codex, Host::Copilot]
+        .into_iter()
+        .filter(|h| choice.includes(*h))
+    {
+        findings.extend(super::managed_hosts::check(host));
+    }
+    let with_machine: Vec<Target> = checked.iter().chain(&machine).cloned().collect();
     for host in wanted
         .iter()
         .filter(|h| !matches!(h, Host::ClaudeCode | Host::Amplifier))
     {
-        if !checked.iter().any(|t| t.host == *host) {
+        if !with_machine.iter().any(|t| t.host == *host) {
             findings.push(Finding::problem(
                 format!("{}: amplihack is not registered in any scope", host.title()),
                 format!("amplihack install --host {}", host.name()),
@@ -168,7 +180,7 @@ fn diagnose(
         }
     }
     if choice.host().is_none() {
-        findings.extend(every_host(locations, &checked, &wanted));
+        findings.extend(every_host(locations, &with_machine, &wanted));
     }
     findings.extend(super::silence::check(locations, manifest, choice));
     if choice.amplifier() {
@@ -336,12 +348,29 @@ fn doctor_own(args: &DoctorArgs, project: &Path) -> Result<Outcome, CommandError
         "problems": problems,
         "findings": findings.iter().map(|f| json!({"problem": f.problem, "message": f.message, "fix": f.fix})).collect::<Vec<_>>(),
         "repaired": repaired,
+        "hosts": super::status::inventory(&locations, &status_registrations(args, project), args.host),
     });
     Ok(Outcome {
         text,
         json,
         code: i32::from(problems > 0),
     })
+}
+
+/// The registrations as `status --json` lists them, for doctor's inventory.
+fn status_registrations(args: &DoctorArgs, project: &Path) -> Vec<serde_json::Value> {
+    let status_args = super::StatusArgs {
+        host: args.host,
+        bin: args.bin.clone(),
+    };
+    super::status(&status_args, project)
+        .map(|o| {
+            o.json["registrations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .unwrap_or_default()
 }
 
 /// The whole machine, host by host: installed and registered; installed and not registered

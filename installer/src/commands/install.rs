@@ -11,7 +11,7 @@ use super::shared::{
     git_tracked, is_bridge, managed_plugin_events, read_manifest, record_registrations, register,
     register_amplifier, register_known, starting_value, targets,
 };
-use super::{ChangeArgs, CommandError, Outcome};
+use super::{ChangeArgs, CommandError, Outcome, managed_hosts};
 use crate::deploy;
 use crate::hosts::HostChoice;
 use crate::install_method::InstallMethod;
@@ -35,8 +35,9 @@ pub struct InstallArgs {
     pub change: ChangeArgs,
     /// With --scope managed: the events beyond amplihack's own that get an
     /// `amplihack-hooks dispatch` entry for users' plugins (EVENT[,EVENT...], `all` for every
-    /// event the installed Claude Code knows, `none`); each costs a process per event on every
-    /// user's machine. Without it, the managed file's present ones are kept
+    /// event the installed Claude Code knows, `none`; with --host codex, the events Codex
+    /// delivers); each costs a process per event on every user's machine. Without it, the
+    /// managed file's present ones are kept
     #[arg(long, value_name = "EVENTS", value_delimiter = ',')]
     pub plugin_events: Option<Vec<String>>,
     /// Send the audit records to OpenTelemetry (`amplihack log export --otlp`) from a systemd
@@ -44,11 +45,26 @@ pub struct InstallArgs {
     /// the OTEL_* settings of this environment are kept for it
     #[arg(long, value_enum, value_name = "WHERE", num_args = 0..=1, default_missing_value = "auto")]
     pub otel: Option<crate::otel::schedule::Via>,
+    /// With --scope managed --host codex: also set `allow_managed_hooks_only = true` in
+    /// /etc/codex/requirements.toml, so Codex runs no user or project hook but the managed ones
+    #[arg(long)]
+    pub allow_managed_hooks_only: bool,
+    /// With --scope managed: write what IT pushes instead (`mdm`: macOS configuration profiles
+    /// for Claude Code and Codex, a Windows .reg for Claude Code, the Linux files) under --out;
+    /// nothing on this machine changes
+    #[arg(long, value_enum, requires = "out")]
+    pub emit: Option<crate::mdm::Emit>,
+    /// Where --emit writes
+    #[arg(long, value_name = "DIR", requires = "emit")]
+    pub out: Option<PathBuf>,
 }
 
 /// The whole of `amplihack install`: the binaries and amplihack's registrations, then the
 /// registrations the user's plugins need in Claude Code.
 pub fn install(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandError> {
+    if let (Some(crate::mdm::Emit::Mdm), Some(out)) = (args.emit, &args.out) {
+        return emit_mdm(args, out);
+    }
     let outcome = install_own(args, project)?;
     let outcome = match crate::user_hooks::Context::new(project) {
         Ok(ctx) if !args.change.dry_run => {
@@ -62,6 +78,35 @@ pub fn install(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         }
         None => Ok(outcome),
     }
+}
+
+/// `--emit mdm --out DIR`: the forms for the machines, naming the binaries where `--bin-dir`
+/// (default /usr/local/bin) puts them there.
+fn emit_mdm(args: &InstallArgs, out: &Path) -> Result<Outcome, CommandError> {
+    if args.scope != Scope::Managed {
+        return Err(CommandError::Usage(
+            "--emit mdm is for --scope managed; nothing was changed".into(),
+        ));
+    }
+    let bin_dir = args
+        .bin_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(crate::managed::MANAGED_BIN_DIR));
+    let binary = bin_dir.join(registration::HOOKS_BINARY);
+    let written = crate::mdm::emit(out, &binary)?;
+    let mut text = String::new();
+    for path in &written {
+        text.push_str(&format!("  wrote      {}\n", path.display()));
+    }
+    text.push_str(&format!(
+        "each names {}: push the binaries amplihack and amplihack-hooks there with the same deployment\n",
+        binary.display()
+    ));
+    Ok(Outcome {
+        text,
+        json: serde_json::json!({"command": "install", "emit": "mdm", "binary": binary, "written": written}),
+        code: 0,
+    })
 }
 
 fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandError> {
@@ -95,10 +140,33 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     );
     // `--plugin-events`, checked against the installed Claude Code before anything is touched.
     let mut event_notes = Vec::new();
+    if args.allow_managed_hooks_only && !(managed && host.host() == Some(Host::Codex)) {
+        return Err(CommandError::Usage(
+            "--allow-managed-hooks-only is for --scope managed --host codex (Claude Code's `allowManagedHooksOnly` is the organisation's to set in managed-settings.json); nothing was changed".into(),
+        ));
+    }
+    // Codex and Copilot's managed files: written by `managed_hosts`, after the binaries.
+    let machine_hosts: Vec<Host> = if managed {
+        host.hosts(&locations)
+            .into_iter()
+            .filter(|h| managed_hosts::handles(*h, Scope::Managed))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let codex_events = match &args.plugin_events {
+        Some(requested) if managed && host.host() == Some(Host::Codex) => {
+            let (events, notes) = managed_hosts::codex_plugin_events(requested)?;
+            event_notes.extend(notes);
+            Some(events)
+        }
+        _ => None,
+    };
     let plugin_events = match &args.plugin_events {
         Some(_) if !managed => {
             return Err(crate::managed::PluginEventsError::NotManaged.into());
         }
+        Some(_) if host.host() == Some(Host::Codex) => None,
         Some(requested) => {
             let version = crate::plugin_events::claude_version();
             let (events, notes) = crate::managed::plugin_events(requested, version)?;
@@ -247,6 +315,22 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     };
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
+    for machine_host in &machine_hosts {
+        let request = managed_hosts::Request {
+            binary: &hooks_binary,
+            plugin_events: codex_events.as_deref(),
+            hooks_only: args.allow_managed_hooks_only,
+            dry_run,
+        };
+        reports.push(managed_hosts::install(*machine_host, &request)?);
+        if !dry_run {
+            warnings.push(format!(
+                "managed scope: every user's {} on this machine now runs {}, trusted by policy; users cannot turn these hooks off",
+                machine_host.title(),
+                hooks_binary.display()
+            ));
+        }
+    }
     let created = read_manifest(&locations).created;
     for target in &targets {
         let written = match &bundle {
@@ -303,7 +387,12 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         }
     }
     if !without_scope.is_empty() {
-        let registered: Vec<&str> = targets.iter().map(|t| t.host.title()).collect();
+        let registered: Vec<&str> = targets
+            .iter()
+            .map(|t| t.host)
+            .chain(machine_hosts.iter().copied())
+            .map(Host::title)
+            .collect();
         warnings.push(format!(
             "{} {} no {} scope: amplihack is registered for {} only",
             without_scope.join(", "),
@@ -316,7 +405,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             registered.join(", ")
         ));
     }
-    if managed && !dry_run {
+    if managed && !dry_run && targets.iter().any(|t| t.host == Host::ClaudeCode) {
         warnings.push(format!(
             "managed scope: every user's Claude Code on this machine now runs {}; users cannot remove or turn off these hooks in their own settings",
             hooks_binary.display()
@@ -324,7 +413,12 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     }
     warnings.extend(event_notes);
     warnings.extend(crate::hosts::codex::take_notes());
-    if managed && let Some(path) = targets.first().map(|t| &t.path) {
+    if managed
+        && let Some(path) = targets
+            .iter()
+            .find(|t| t.host == Host::ClaudeCode)
+            .map(|t| &t.path)
+    {
         let events = safe_file::read_json(path)
             .ok()
             .flatten()

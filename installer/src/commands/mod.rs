@@ -12,6 +12,7 @@ pub use amplihack_protocol::VERSION;
 pub(crate) mod checks;
 mod doctor;
 mod install;
+pub(crate) mod managed_hosts;
 mod render;
 mod reregister;
 pub(crate) mod shared;

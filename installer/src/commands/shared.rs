@@ -23,6 +23,8 @@ pub(crate) fn targets(locations: &Locations, scope: Scope, hosts: HostChoice) ->
     hosts
         .hosts(locations)
         .into_iter()
+        // The managed files of Codex and Copilot have forms of their own: `managed_hosts`.
+        .filter(|host| !super::managed_hosts::handles(*host, scope))
         .filter_map(|host| {
             Some(Target {
                 host,
@@ -362,6 +364,9 @@ pub(crate) fn machine_registrations(locations: &Locations, manifest: &Manifest) 
     let mut all: Vec<Target> = Vec::new();
     for host in Host::ALL {
         for scope in crate::hosts::spec(host).scopes() {
+            if super::managed_hosts::handles(host, scope) {
+                continue;
+            }
             if let Some(path) = crate::hosts::registration_file(host, locations, scope) {
                 all.push(Target { host, scope, path });
             }
@@ -373,6 +378,7 @@ pub(crate) fn machine_registrations(locations: &Locations, manifest: &Manifest) 
         }
     }
     all.retain(|t| holds_ours(t) || project_by_bridge(t));
+    all.extend(super::managed_hosts::registered());
     all
 }
 

@@ -58,6 +58,8 @@ pub fn status(args: &StatusArgs, project: &Path) -> Result<Outcome, CommandError
     if managed.ours && !targets.contains(&managed_target) {
         targets.push(managed_target);
     }
+    // Codex's and Copilot's managed files, checked by `managed_hosts`.
+    let machine = super::managed_hosts::registered();
     targets.retain(|t| args.host.includes(t.host));
     for target in targets {
         let state = if check_target(&target, &hooks_binary, &locations.home)
@@ -76,6 +78,23 @@ pub fn status(args: &StatusArgs, project: &Path) -> Result<Outcome, CommandError
             path.display()
         ));
         registrations.push(json!({"host": host_name(target.host), "scope": target.scope.as_str(), "path": path, "state": state}));
+    }
+    for target in machine.iter().filter(|t| args.host.includes(t.host)) {
+        let state = if super::managed_hosts::check(target.host)
+            .iter()
+            .any(|f| f.problem)
+        {
+            "needs repair (amplihack doctor)"
+        } else {
+            "ok"
+        };
+        text.push_str(&format!(
+            "  {:<10} {:<8} {}  {state}\n",
+            host_name(target.host),
+            target.scope.as_str(),
+            target.path.display()
+        ));
+        registrations.push(json!({"host": host_name(target.host), "scope": target.scope.as_str(), "path": target.path, "state": state}));
     }
     if registrations.is_empty() {
         text.push_str("  no hooks registered: run `amplihack install`\n");
@@ -97,9 +116,68 @@ pub fn status(args: &StatusArgs, project: &Path) -> Result<Outcome, CommandError
             crate::managed::HOOKS_ONLY_KEY
         ));
     }
+    let hosts = inventory(&locations, &registrations, args.host);
     Ok(Outcome {
         text,
-        json: json!({"command": "status", "version": VERSION, "bin_dir": bin_dir, "binaries": binaries, "registrations": registrations, "managed_hooks_only": managed.hooks_only_from, "managed_plugin_events": managed.plugin_events}),
+        json: json!({"command": "status", "version": VERSION, "bin_dir": bin_dir, "binaries": binaries, "hosts": hosts, "registrations": registrations, "managed_hooks_only": managed.hooks_only_from, "managed_plugin_events": managed.plugin_events}),
         code: 0,
     })
 }
+
+/// What a fleet inventory collects, host by host (`--json` of status and doctor): whether the host
+/// is installed for this user, each scope amplihack is registered in (`registrations`, as status
+/// lists them: host, scope, path, state) and the last session the host called amplihack in.
+pub(crate) fn inventory(
+    locations: &Locations,
+    registrations: &[serde_json::Value],
+    choice: crate::hosts::HostChoice,
+) -> serde_json::Value {
+    let hosts: Vec<serde_json::Value> = Host::ALL
+        .into_iter()
+        .filter(|h| choice.includes(*h))
+        .map(|host| {
+            let name = host_name(host);
+            let registered: Vec<&serde_json::Value> = registrations
+                .iter()
+                .filter(|r| r["host"] == name)
+                .collect();
+            json!({
+                "host": name,
+                "title": host.title(),
+                "installed": crate::hosts::installed(host, locations),
+                "registered": !registered.is_empty(),
+                "scopes": registered.iter().map(|r| json!({"scope": r["scope"], "path": r["path"], "state": r["state"]})).collect::<Vec<_>>(),
+                "last_call": last_call(locations, host),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(hosts)
+}
+
+/// The newest session `host` called amplihack in (`amplihack_state::calls`: a file per session,
+/// made at its start): its id and when (UTC). At most [`CALLS_READ`] entries are looked at.
+fn last_call(locations: &Locations, host: Host) -> serde_json::Value {
+    let dir = amplihack_state::calls::dir(&locations.state(), host.name());
+    let newest = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .take(CALLS_READ)
+        .filter_map(|entry| {
+            let modified = entry.metadata().ok()?.modified().ok()?;
+            Some((modified, entry.file_name().to_string_lossy().into_owned()))
+        })
+        .max();
+    match newest {
+        Some((modified, session)) => {
+            let secs = modified
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64);
+            json!({"session": session, "at": amplihack_state::time::utc(secs)})
+        }
+        None => serde_json::Value::Null,
+    }
+}
+
+/// The most session records `status` and `doctor` read per host for the last call.
+const CALLS_READ: usize = 10_000;

@@ -11,7 +11,7 @@ use super::shared::{
     amplifier_settings, bridge_of, legacy_bridge_of, machine_registrations, manifest_targets,
     names_binaries, read_manifest, record_registrations, targets, unregister, unregister_module,
 };
-use super::{BinDirArg, ChangeArgs, CommandError, Outcome, Target};
+use super::{BinDirArg, ChangeArgs, CommandError, Outcome, Target, managed_hosts};
 use crate::deploy::{self, BINARIES};
 use crate::hosts::HostChoice;
 use crate::registration::{self, Host};
@@ -78,6 +78,9 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
         // `all`: a host not found installed still loses the entries a file of it holds.
         if args.host == HostChoice::All {
             for host in Host::ALL {
+                if managed_hosts::handles(host, *scope) {
+                    continue;
+                }
                 if let Some(path) = crate::hosts::registration_file(host, &locations, *scope)
                     && path.exists()
                     && !all.iter().any(|t| t.path == path)
@@ -182,6 +185,21 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
             reports.push((target.clone(), report));
         }
     }
+    // Codex's and Copilot's managed files: `managed_hosts`.
+    let mut machine: Vec<Target> = Vec::new();
+    if args.scope == Some(Scope::Managed) {
+        for host in [Host::Codex, Host::Copilot]
+            .into_iter()
+            .filter(|h| args.host.includes(*h))
+        {
+            if let Some((target, report)) = managed_hosts::uninstall(host, dry_run)? {
+                machine.push(target.clone());
+                if report.action != Action::Unchanged {
+                    reports.push((target, report));
+                }
+            }
+        }
+    }
     for target in all
         .iter()
         .filter(|t| crate::hosts::edits_toml_hooks(t.host))
@@ -230,7 +248,9 @@ fn uninstall_own(args: &UninstallArgs, project: &Path) -> Result<Outcome, Comman
     let remaining: Vec<Target> = machine_registrations(&locations, &manifest)
         .into_iter()
         .filter(|r| {
-            !all.iter().any(|t| t.path == r.path) && !json_files.iter().any(|t| t.path == r.path)
+            !all.iter().any(|t| t.path == r.path)
+                && !json_files.iter().any(|t| t.path == r.path)
+                && !machine.iter().any(|t| t.path == r.path)
         })
         .collect();
     let bin_dir = args.bin.resolve(&manifest, &locations.home);

@@ -1,6 +1,7 @@
 //! Codex: amplihack's entries in `hooks.json` beside Codex's `config.toml`, in `$CODEX_HOME`
 //! (default `~/.codex`) for the user scope and `<project>/.codex/` for the project scope (which
-//! Codex loads only for a trusted project). No local scope.
+//! Codex loads only for a trusted project), and the machine's `/etc/codex/requirements.toml` for
+//! the managed scope ([`super::codex_requirements`]). No local scope.
 
 use std::path::PathBuf;
 
@@ -19,6 +20,10 @@ pub const SPEC: HostSpec = HostSpec {
     files: &[
         (Scope::User, |l| home(l).join("hooks.json")),
         (Scope::Project, |l| l.project.join(".codex/hooks.json")),
+        // The machine's requirements, for every user: `codex_requirements`.
+        (Scope::Managed, |_| {
+            PathBuf::from(super::codex_requirements::REQUIREMENTS)
+        }),
     ],
     home,
     always_found: false,

@@ -1,6 +1,7 @@
 //! Copilot CLI: a hooks file of amplihack's own, in Claude Code's format:
 //! `~/.copilot/hooks/amplihack.json` (user) and `<project>/.github/hooks/amplihack.json`
-//! (project; Copilot loads it for a trusted folder). No local scope.
+//! (project; Copilot loads it for a trusted folder), and a policy document in the machine's
+//! `/etc/github-copilot/policy.d/` (managed: [`super::copilot_policy`]). No local scope.
 //!
 //! Folder trust is Copilot's and the user's: `trustedFolders` in `~/.copilot/config.json`, a
 //! file Copilot manages itself (it opens with `//` comment lines and is rewritten as Copilot
@@ -28,6 +29,10 @@ pub const SPEC: HostSpec = HostSpec {
         }),
         (Scope::Project, |l| {
             l.project.join(PROJECT_DIR).join(FILE_NAME)
+        }),
+        // The machine's policy hook directory, for every user: `copilot_policy`.
+        (Scope::Managed, |_| {
+            Path::new(super::copilot_policy::POLICY_DIR).join(FILE_NAME)
         }),
     ],
     home: |l| l.home.join(".copilot"),

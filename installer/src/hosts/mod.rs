@@ -23,8 +23,10 @@ mod choice;
 pub mod claude_code;
 pub mod cline;
 pub mod codex;
+pub mod codex_requirements;
 pub mod codex_trust;
 pub mod copilot;
+pub mod copilot_policy;
 pub mod droid;
 pub mod gemini;
 pub mod kimi;
@@ -241,6 +243,8 @@ mod tests {
             "Gemini CLI has no local scope (its scopes: user, project); nothing was changed: choose one of them with --scope, or another host with --host"
         );
         assert!(spec(Host::ClaudeCode).lacks(Scope::Managed).is_none());
-        assert!(spec(Host::Codex).lacks(Scope::Managed).is_some());
+        assert!(spec(Host::Codex).lacks(Scope::Managed).is_none());
+        assert!(spec(Host::Copilot).lacks(Scope::Managed).is_none());
+        assert!(spec(Host::Gemini).lacks(Scope::Managed).is_some());
     }
 }
