@@ -33,6 +33,11 @@ pub struct TrustStore {
     /// Per project, each settled file's metadata when it was trusted.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub stats: BTreeMap<String, BTreeMap<String, String>>,
+    /// Per project, the plugins whose parts trust cannot pin the user accepted by name
+    /// (`hooks trust --accept NAME`), each with exactly the parts accepted then: a part added
+    /// later is not accepted.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub accepted: BTreeMap<String, BTreeMap<String, Vec<String>>>,
 }
 
 pub fn path(state: &StateDir) -> PathBuf {
@@ -152,6 +157,31 @@ pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), 
     }
 }
 
+/// The plugins of `project` the user accepted with what trust cannot pin, and those parts.
+pub fn accepted(state: &StateDir, project: &Path) -> BTreeMap<String, Vec<String>> {
+    load(state)
+        .ok()
+        .and_then(|mut store| store.accepted.remove(project.to_string_lossy().as_ref()))
+        .unwrap_or_default()
+}
+
+/// Records what the user accepted for `project` (replacing what was recorded).
+pub fn set_accepted(
+    state: &StateDir,
+    project: &Path,
+    accepted: BTreeMap<String, Vec<String>>,
+) -> Result<(), StateError> {
+    let _lock = Lock::acquire(&state.dir("locks"), "trust", files::LOCK_TIMEOUT)?;
+    let mut store = load(state)?;
+    let key = project.to_string_lossy().into_owned();
+    if accepted.is_empty() {
+        store.accepted.remove(&key);
+    } else {
+        store.accepted.insert(key, accepted);
+    }
+    files::write_json(&path(state), &store)
+}
+
 /// Records (`Some`) or withdraws (`None`) trust for `project`.
 pub fn set(
     state: &StateDir,
@@ -169,6 +199,7 @@ pub fn set(
         None => {
             store.projects.remove(&key);
             store.stats.remove(&key);
+            store.accepted.remove(&key);
         }
     }
     files::write_json(&path(state), &store)

@@ -120,22 +120,47 @@ pub(super) fn discover(
         }
         if level == Level::Project {
             let project = crate::trust_scope::project_of(&dir);
-            if !found.is_empty()
-                && let Err(why) = crate::trust_scope::check(state, &project, &found)
-            {
-                notify_untrusted(
-                    state,
-                    event.session_id.as_deref(),
-                    (&project, &found),
-                    why,
-                    outcome,
-                );
+            let held = if found.is_empty() {
+                Vec::new()
+            } else {
+                match crate::trust_scope::check(state, &project, &found) {
+                    Ok(held) => held,
+                    Err(why) => {
+                        notify_untrusted(
+                            state,
+                            event.session_id.as_deref(),
+                            (&project, &found),
+                            why,
+                            outcome,
+                        );
+                        outcome.skipped.extend(
+                            found
+                                .iter()
+                                .map(|p| format!("project:{}: not trusted", p.name)),
+                        );
+                        continue;
+                    }
+                }
+            };
+            // A plugin running what trust cannot pin runs only once the user accepted it.
+            if !held.is_empty() {
+                let key = format!("held:{}:{}", project.display(), held.join(","));
+                if first_notice(state, event.session_id.as_deref(), &key) {
+                    let quoted =
+                        amplihack_protocol::command::shell_quote(&project.to_string_lossy());
+                    let message = format!(
+                        "amplihack: hook plugin(s) {} of {} run what trust cannot pin and were skipped. Review them (`amplihack hooks trust` lists each part), then accept each by name: amplihack hooks trust --project {quoted} --accept NAME",
+                        held.join(", "),
+                        project.display()
+                    );
+                    outcome.problems.push(message.clone());
+                    outcome.reply.system_message = Some(message);
+                }
                 outcome.skipped.extend(
-                    found
-                        .iter()
-                        .map(|p| format!("project:{}: not trusted", p.name)),
+                    held.iter()
+                        .map(|name| format!("project:{name}: not accepted")),
                 );
-                continue;
+                found.retain(|p| !held.contains(&p.name));
             }
             project_root = Some(project);
         }
