@@ -102,6 +102,30 @@ pub(super) fn discover(
         // The index says whether any plugin of the level handles this event at all: the idle
         // path costs the listing's stats and one small read, not a parse of every file.
         let listing = discovery::listed_files(&dir);
+        // Trusted before, changed since: said from the listing's stats and the recorded ones
+        // (a file hashed only when its metadata moved), before any file is parsed.
+        if level == Level::Project && !bridge_runs_it {
+            let project = crate::trust_scope::project_of(&dir);
+            let present: Vec<PathBuf> = listing
+                .as_ref()
+                .map(|l| l.files.iter().map(|f| f.file.clone()).collect())
+                .unwrap_or_default();
+            if let Err(why) = trust::unchanged(state, &project, &present) {
+                let why = crate::trust_scope::NotRun::Untrusted(why);
+                if first_notice(
+                    state,
+                    event.session_id.as_deref(),
+                    &notice_key(&project, &why),
+                ) {
+                    let places = [dir.display().to_string()];
+                    say_untrusted(&project, present.len().max(1), &places, &why, outcome);
+                }
+                outcome
+                    .skipped
+                    .push("project: changed since trusted".into());
+                continue;
+            }
+        }
         let indexed = listing
             .as_ref()
             .ok()
