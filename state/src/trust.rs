@@ -124,34 +124,45 @@ pub fn is_recorded(state: &StateDir, project: &Path) -> bool {
 }
 
 /// Trust before work for a project trusted before, at the cost of stats: `Err` when a file
-/// trusted then changed or went (its metadata moved and its content differs: hashed only then),
-/// or `present` (the plugin files a directory listing found) holds one never trusted. Nothing is
-/// parsed and no handler resolved; `Ok` says only that nothing changed yet, and [`check`] still
-/// decides on the full set.
-pub fn unchanged(state: &StateDir, project: &Path, present: &[PathBuf]) -> Result<(), Untrusted> {
+/// trusted then changed or went (its size moved, or its metadata moved and its content differs:
+/// hashed only then), or the plugin files `present` lists (a directory listing, made only when
+/// every trusted file is unchanged) hold one never trusted. Nothing is parsed and no handler
+/// resolved; `Ok` says only that nothing changed yet, and [`check`] still decides on the full set.
+pub fn unchanged(
+    state: &StateDir,
+    project: &Path,
+    present: impl FnOnce() -> Vec<PathBuf>,
+) -> Result<(), Untrusted> {
     let key = project.to_string_lossy();
     let store = load(state).map_err(|_| Untrusted::Never)?;
     let Some(trusted) = store.projects.get(key.as_ref()) else {
         return Err(Untrusted::Never);
     };
-    if let Some(new) = present
+    let stats = store.stats.get(key.as_ref());
+    for (name, sha) in trusted {
+        let file = Path::new(name);
+        let now = stat_of(file);
+        let recorded = stats.and_then(|s| s.get(name));
+        if recorded.is_some() && now.as_ref() == recorded {
+            continue;
+        }
+        // Another size is other content: no need to read it.
+        let size = |stat: &String| stat.split(':').next().map(str::to_string);
+        let resized = recorded
+            .and_then(size)
+            .is_some_and(|was| now.as_ref().and_then(size) != Some(was));
+        if now.is_none() || resized || sha_of(file) != *sha {
+            return Err(Untrusted::Changed(name.clone()));
+        }
+    }
+    match present()
         .iter()
         .map(|f| f.to_string_lossy())
         .find(|name| !trusted.contains_key(name.as_ref()))
     {
-        return Err(Untrusted::Changed(new.into_owned()));
+        Some(new) => Err(Untrusted::Changed(new.into_owned())),
+        None => Ok(()),
     }
-    let stats = store.stats.get(key.as_ref());
-    for (name, sha) in trusted {
-        let file = Path::new(name);
-        let unchanged = stats
-            .and_then(|s| s.get(name))
-            .is_some_and(|recorded| stat_of(file).as_ref() == Some(recorded));
-        if !unchanged && sha_of(file) != *sha {
-            return Err(Untrusted::Changed(name.clone()));
-        }
-    }
-    Ok(())
 }
 
 /// `Ok` when `files` are exactly what was trusted for `project`. Which files: only the engine's

@@ -67,7 +67,30 @@ pub(super) fn discover(
         // lists it to say how many plugins were skipped.
         if level == Level::Project && !bridge_runs_it {
             let project = crate::trust_scope::project_of(&dir);
-            if !trust::is_recorded(state, &project) {
+            // Trusted before, changed since: said from the recorded stats (a file hashed only
+            // when its metadata moved and not its size), then the listing's names, before any
+            // file is parsed. Never trusted: said by the record alone.
+            let present = || -> Vec<PathBuf> {
+                discovery::listed_files(&dir)
+                    .map(|l| l.files.into_iter().map(|f| f.file).collect())
+                    .unwrap_or_default()
+            };
+            let quick = trust::unchanged(state, &project, present);
+            if let Err(why @ trust::Untrusted::Changed(_)) = quick.clone() {
+                let why = crate::trust_scope::NotRun::Untrusted(why);
+                let session = event.session_id.as_deref();
+                if first_notice(state, session, &notice_key(&project, &why)) {
+                    // Listed once a session, for the notice.
+                    let count = present().len();
+                    let places = [dir.display().to_string()];
+                    say_untrusted(&project, count, &places, &why, outcome);
+                }
+                outcome
+                    .skipped
+                    .push("project: changed since trusted".into());
+                continue;
+            }
+            if quick == Err(trust::Untrusted::Never) {
                 let session = event.session_id.as_deref();
                 // A level too full to list is refused as such, as trust would refuse it.
                 let why = match discovery::overfull(&dir) {
@@ -102,30 +125,6 @@ pub(super) fn discover(
         // The index says whether any plugin of the level handles this event at all: the idle
         // path costs the listing's stats and one small read, not a parse of every file.
         let listing = discovery::listed_files(&dir);
-        // Trusted before, changed since: said from the listing's stats and the recorded ones
-        // (a file hashed only when its metadata moved), before any file is parsed.
-        if level == Level::Project && !bridge_runs_it {
-            let project = crate::trust_scope::project_of(&dir);
-            let present: Vec<PathBuf> = listing
-                .as_ref()
-                .map(|l| l.files.iter().map(|f| f.file.clone()).collect())
-                .unwrap_or_default();
-            if let Err(why) = trust::unchanged(state, &project, &present) {
-                let why = crate::trust_scope::NotRun::Untrusted(why);
-                if first_notice(
-                    state,
-                    event.session_id.as_deref(),
-                    &notice_key(&project, &why),
-                ) {
-                    let places = [dir.display().to_string()];
-                    say_untrusted(&project, present.len().max(1), &places, &why, outcome);
-                }
-                outcome
-                    .skipped
-                    .push("project: changed since trusted".into());
-                continue;
-            }
-        }
         let indexed = listing
             .as_ref()
             .ok()
