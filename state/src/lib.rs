@@ -22,6 +22,7 @@ pub mod audit;
 pub mod bounded;
 pub mod calls;
 pub mod files;
+pub mod git_index;
 pub mod lock_mode;
 pub mod manifest;
 pub mod memory;
