@@ -37,6 +37,8 @@ use amplihack_state::{StateDir, trust};
 use crate::dialects::amcp;
 use crate::discovery::{self, Level, Plugin};
 
+mod runners;
+
 /// A plugin directory with more files than this is refused: each is checked on every call.
 pub const MAX_FILES_PER_PLUGIN: usize = 5_000;
 /// Directories nested deeper than this (a link loop, say) are refused.
@@ -89,13 +91,90 @@ pub fn working_dir(plugin: &Plugin) -> Option<PathBuf> {
 }
 
 /// Checks the project's plugins against what was trusted: the files they run, resolved once.
-pub fn check(state: &StateDir, project: &Path, plugins: &[Plugin]) -> Result<(), NotRun> {
-    let files = files_to_trust(project, plugins).map_err(NotRun::Refused)?;
-    trust::check(state, project, &files).map_err(NotRun::Untrusted)
+/// `Ok` holds the plugins that stay held back: each runs a part trust cannot pin that the user
+/// has not accepted by name (`amplihack hooks trust --accept NAME`).
+pub fn check(state: &StateDir, project: &Path, plugins: &[Plugin]) -> Result<Vec<String>, NotRun> {
+    let scope = scope(project, plugins).map_err(NotRun::Refused)?;
+    trust::check(state, project, &scope.files).map_err(NotRun::Untrusted)?;
+    Ok(scope.held_back(&trust::accepted(state, project)))
 }
 
 /// The files trust covers for `plugins` of `project`, sorted, each once; or why it cannot.
 pub fn files_to_trust(project: &Path, plugins: &[Plugin]) -> Result<Vec<PathBuf>, Refusal> {
+    scope(project, plugins).map(|scope| scope.files)
+}
+
+/// A part of a handler's command trust cannot pin: what it is, as written, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Unpinned {
+    pub part: String,
+    pub why: String,
+}
+
+impl fmt::Display for Unpinned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.part, self.why)
+    }
+}
+
+/// One handler as trust reads it: the files its command names that trust pinned (beyond its
+/// plugin's own directory, pinned whole) and the parts it cannot pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandlerScope {
+    pub plugin: String,
+    pub command: String,
+    pub pinned: Vec<PathBuf>,
+    pub unpinned: Vec<Unpinned>,
+}
+
+/// What trusting a project's plugins covers: every file, sorted, once; and each handler's part.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    pub files: Vec<PathBuf>,
+    pub handlers: Vec<HandlerScope>,
+}
+
+impl Scope {
+    /// Per plugin with a part trust cannot pin, those parts (sorted, each once): what the user
+    /// accepts by the plugin's name, and what must stay as accepted.
+    pub fn unpinned_by_plugin(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for handler in &self.handlers {
+            for part in &handler.unpinned {
+                let text = part.to_string();
+                match out.iter_mut().find(|(name, _)| *name == handler.plugin) {
+                    Some((_, parts)) => parts.push(text),
+                    None => out.push((handler.plugin.clone(), vec![text])),
+                }
+            }
+        }
+        for (_, parts) in &mut out {
+            parts.sort();
+            parts.dedup();
+        }
+        out
+    }
+
+    /// The plugins whose unpinnable parts the user has not accepted (all of them, by name), in
+    /// `accepted` (plugin → the parts accepted then).
+    pub fn held_back(
+        &self,
+        accepted: &std::collections::BTreeMap<String, Vec<String>>,
+    ) -> Vec<String> {
+        self.unpinned_by_plugin()
+            .into_iter()
+            .filter(|(name, parts)| {
+                !accepted
+                    .get(name)
+                    .is_some_and(|ok| parts.iter().all(|p| ok.contains(p)))
+            })
+            .map(|(name, _)| name)
+            .collect()
+    }
+}
+
+/// What trust covers for `plugins` of `project` ([`Scope`]), or why it cannot.
+pub fn scope(project: &Path, plugins: &[Plugin]) -> Result<Scope, Refusal> {
     if let Some(overfull) = plugins.iter().find(|p| p.name == discovery::OVERFULL) {
         return Err(match &overfull.config {
             Err(e) => Refusal {
@@ -127,9 +206,24 @@ pub fn files_to_trust(project: &Path, plugins: &[Plugin]) -> Result<Vec<PathBuf>
         }
         if let Ok(config) = &plugin.config {
             for handler in config.groups.iter().flat_map(|g| &g.handlers) {
+                let before = tree.files.len();
+                tree.handlers.push(HandlerScope {
+                    plugin: plugin.name.clone(),
+                    command: handler.command.clone(),
+                    pinned: Vec::new(),
+                    unpinned: Vec::new(),
+                });
                 tree.named_files(plugin, &handler.command)?;
                 if let Some(function) = amcp::function_of(&handler.command) {
-                    tree.python_module(project, function)?;
+                    tree.python_module(&[project.to_path_buf()], function)?;
+                }
+                let mut pinned = tree.files[before..].to_vec();
+                pinned.sort();
+                pinned.dedup();
+                if let Some(last) = tree.handlers.last_mut() {
+                    last.pinned = pinned;
+                    last.unpinned.sort();
+                    last.unpinned.dedup();
                 }
             }
         }
@@ -137,7 +231,10 @@ pub fn files_to_trust(project: &Path, plugins: &[Plugin]) -> Result<Vec<PathBuf>
     let mut files = tree.files;
     files.sort();
     files.dedup();
-    Ok(files)
+    Ok(Scope {
+        files,
+        handlers: tree.handlers,
+    })
 }
 
 /// The project being resolved, and the files found so far.
@@ -146,6 +243,13 @@ struct Tree<'a> {
     /// The root with links resolved: what "inside the project" means for a link.
     real_root: PathBuf,
     files: Vec<PathBuf>,
+    /// Each handler read so far: what it pinned and what it cannot.
+    handlers: Vec<HandlerScope>,
+    /// The npm script being read: its programs come from this `node_modules/.bin` first.
+    node_bin: Option<PathBuf>,
+    /// Python modules already resolved (`dir`, top-level name), and the files read for imports.
+    python_seen: Vec<(PathBuf, String)>,
+    python_read: usize,
 }
 
 /// Files left for one plugin directory.
@@ -188,9 +292,11 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// `${VAR}` and `$VAR` (a whole name) replaced by `value`.
+/// `${VAR}`, `$VAR` (a whole name) and `${VAR:-default}` (`-`, `:=`, `=`: the variable is set,
+/// so its value) replaced by `value`.
 fn substitute(word: &str, var: &str, value: &str) -> String {
     let word = word.replace(&format!("${{{var}}}"), value);
+    let word = with_defaults(&word, var, value);
     let bare = format!("${var}");
     let mut out = String::with_capacity(word.len());
     let mut rest = word.as_str();
@@ -203,6 +309,45 @@ fn substitute(word: &str, var: &str, value: &str) -> String {
             out.push_str(value);
         }
         rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `${VAR:-…}`, `${VAR-…}`, `${VAR:=…}`, `${VAR=…}` of a variable that is set: its value.
+fn with_defaults(word: &str, var: &str, value: &str) -> String {
+    let open = format!("${{{var}");
+    let mut out = String::with_capacity(word.len());
+    let mut rest = word;
+    while let Some(at) = rest.find(&open) {
+        let after = &rest[at + open.len()..];
+        let op = [":-", ":=", "-", "="]
+            .into_iter()
+            .find(|op| after.starts_with(op));
+        // The matching `}`, past nested `${…}`.
+        let end = op.and_then(|_| {
+            let mut depth = 0usize;
+            for (i, c) in after.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => return Some(i),
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            None
+        });
+        out.push_str(&rest[..at]);
+        match end {
+            Some(end) if !value.is_empty() => {
+                out.push_str(value);
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push_str(&open);
+                rest = after;
+            }
+        }
     }
     out.push_str(rest);
     out
@@ -232,55 +377,29 @@ struct Line<'t, 'a> {
     /// Words read so far, against [`MAX_WORDS`].
     words: usize,
     failed: Option<Refusal>,
+    /// Directories `PYTHONPATH=…` put on Python's path, for the commands after it.
+    pythonpath: Vec<PathBuf>,
 }
 
 impl Line<'_, '_> {
-    /// `word` with the variables replaced, and whether any was.
+    /// `word` with the variables trust follows replaced (`${VAR:-default}` too, and `$PWD` as
+    /// the directory the command runs in), and whether any was.
     fn resolve(&self, word: &str) -> (String, bool) {
         let mut resolved = word.to_string();
-        for (var, value) in &self.vars {
+        let pwd = match &self.base {
+            Base::Project(dir) => Some(dir.to_string_lossy().into_owned()),
+            _ => None,
+        };
+        for (var, value) in self
+            .vars
+            .iter()
+            .map(|(v, value)| (*v, value.as_str()))
+            .chain(pwd.as_deref().map(|dir| ("PWD", dir)))
+        {
             resolved = substitute(&resolved, var, value);
         }
         let derived = resolved != word;
         (resolved, derived)
-    }
-
-    /// One simple command's words: its program (`cd DIR` moves the base), a file it names, the
-    /// script of `-c`, the module of `-m`.
-    fn simple(&mut self, words: &[Word]) -> Result<(), Refusal> {
-        self.words += words.len();
-        if self.words > MAX_WORDS {
-            return Err(too_long(self.plugin));
-        }
-        let mut cd_next = false;
-        let mut script_next = false;
-        let mut module_next = false;
-        for (i, word) in words.iter().map(|w| w.text.as_str()).enumerate() {
-            if word.is_empty() {
-                continue;
-            }
-            let (resolved, derived) = self.resolve(word);
-            if script_next {
-                // `sh -c 'cd tools && sh lint.sh'`: the script runs where this word would.
-                self.tree
-                    .command(self.plugin, word, self.base.clone(), self.depth + 1)?;
-            } else if module_next {
-                // `python3 -m tools.lint`: from the working directory, on `sys.path`.
-                if let Base::Project(from) = &self.base {
-                    self.tree.python_module(&from.clone(), &resolved)?;
-                }
-            } else if cd_next {
-                self.base = self.tree.cd(&self.base, &resolved, derived);
-                cd_next = false;
-            } else if i == 0 && matches!(word, "cd" | "pushd") {
-                cd_next = true;
-            } else {
-                self.tree.named_word(&self.base, &resolved, derived)?;
-            }
-            script_next = word == "-c";
-            module_next = word == "-m";
-        }
-        Ok(())
     }
 
     /// `result`'s refusal kept, and whether to read on.
@@ -293,6 +412,574 @@ impl Line<'_, '_> {
             }
         }
     }
+
+    /// A part of this command trust cannot pin, recorded on the handler being read.
+    fn note(&mut self, part: &str, why: impl Into<String>) {
+        self.tree.note(part, why);
+    }
+
+    /// One simple command's words.
+    fn simple(&mut self, words: &[Word]) -> Result<(), Refusal> {
+        self.words += words.len();
+        if self.words > MAX_WORDS {
+            return Err(too_long(self.plugin));
+        }
+        self.run(words)
+    }
+
+    /// A command as the shell runs it: assignments before it, then its program, read by what
+    /// the program is (a wrapper, a shell, Python, a runner; `cd` moves the base).
+    fn run(&mut self, words: &[Word]) -> Result<(), Refusal> {
+        let mut at = 0;
+        while let Some(word) = words.get(at).filter(|w| shell::is_assignment(&w.text)) {
+            self.assign(&word.text)?;
+            at += 1;
+        }
+        let Some(program) = words.get(at) else {
+            return Ok(());
+        };
+        let args = &words[at + 1..];
+        if program.text.is_empty() {
+            return self.words_named(args);
+        }
+        // A program named by a path (`./x`, `${CLAUDE_PLUGIN_ROOT}/run.sh`) is a file it runs.
+        if program.text.contains(['/', '$']) {
+            self.word(program, true)?;
+        }
+        let name = shell::basename(&program.text).to_string();
+        if let Some(node_bin) = &self.tree.node_bin
+            && !program.text.contains('/')
+            && node_bin.join(&name).exists()
+        {
+            let part = program.text.clone();
+            self.note(
+                &part,
+                "a program of node_modules/.bin (an npm script runs it from there), whose package trust does not pin",
+            );
+        }
+        match name.as_str() {
+            "cd" | "pushd" => {
+                self.cd(args);
+                Ok(())
+            }
+            "env" => self.env(args),
+            "export" | "declare" | "typeset" | "readonly" | "local" => {
+                for word in args.iter().filter(|w| shell::is_assignment(&w.text)) {
+                    self.assign(&word.text)?;
+                }
+                Ok(())
+            }
+            "." | "source" => self.words_with_file(args),
+            name if SHELLS.contains(&name) => self.shell(args),
+            name if is_python(name) => self.python(args),
+            name if runners::RUNNERS.iter().any(|(n, _)| *n == name) => self.runner(name, args),
+            name => match shell::Wrapper::of(name) {
+                Some(wrapper) => {
+                    let mut assigned = Vec::new();
+                    let own = wrapper.own_words(args, |i| assigned.push(i));
+                    for i in assigned {
+                        self.assign(&args[i].text)?;
+                    }
+                    self.run(&args[own..])
+                }
+                None => self.words_named(args),
+            },
+        }
+    }
+
+    /// Each word as a file it may name.
+    fn words_named(&mut self, words: &[Word]) -> Result<(), Refusal> {
+        for word in words {
+            self.word(word, false)?;
+        }
+        Ok(())
+    }
+
+    /// The first word a file (`source FILE`, `sh FILE`), the rest as words.
+    fn words_with_file(&mut self, words: &[Word]) -> Result<(), Refusal> {
+        if let Some((file, rest)) = words.split_first() {
+            self.word(file, true)?;
+            self.words_named(rest)?;
+        }
+        Ok(())
+    }
+
+    /// One word: the file it names pinned; or, when it is built at run time (a variable trust
+    /// does not follow, a substitution, a pattern, braces, a glob trust cannot expand), noted.
+    /// `file`: the word is a file the program reads (a script), whatever it looks like.
+    fn word(&mut self, word: &Word, file: bool) -> Result<(), Refusal> {
+        let text = word.text.as_str();
+        if text.is_empty() || (text.starts_with('-') && !file) {
+            return Ok(());
+        }
+        let (resolved, derived) = self.resolve(text);
+        let pathish = file || resolved.contains('/');
+        if let Some(why) = unresolved(&resolved) {
+            if pathish {
+                self.note(text, why);
+            }
+            return Ok(());
+        }
+        if is_brace(&resolved) {
+            if pathish || resolved.contains(['.', '/']) {
+                self.note(
+                    text,
+                    "brace expansion: the files it names are made at run time",
+                );
+            }
+            return Ok(());
+        }
+        if word.glob && resolved.contains(['*', '?', '[']) {
+            return self.glob(text, &resolved);
+        }
+        if let Base::Unknown = self.base
+            && !Path::new(&resolved).is_absolute()
+            && (file || resolved.contains(['/', '.']))
+        {
+            self.note(
+                text,
+                "relative to a directory trust cannot follow (a `cd` to a variable)",
+            );
+            return Ok(());
+        }
+        self.tree.named_word(&self.base, &resolved, derived, file)
+    }
+
+    /// A glob in the last part of a path inside the project: every file it matches now is
+    /// pinned, and a file that matches later is a file added (trust withdrawn). Elsewhere, noted.
+    fn glob(&mut self, text: &str, resolved: &str) -> Result<(), Refusal> {
+        let path = Path::new(resolved);
+        let (dir, pattern) = match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => (dir, name.to_string_lossy().into_owned()),
+            _ => (Path::new(""), resolved.to_string()),
+        };
+        let dir = match (&self.base, dir.is_absolute()) {
+            (_, true) => normalize(dir),
+            (Base::Project(from), false) => normalize(&from.join(dir)),
+            _ => {
+                self.note(text, "a glob in a directory trust cannot follow");
+                return Ok(());
+            }
+        };
+        if dir.to_string_lossy().contains(['*', '?', '['])
+            || pattern.contains('[')
+            || !dir.starts_with(self.tree.root)
+        {
+            if dir.starts_with(self.tree.root) || !Path::new(resolved).is_absolute() {
+                self.note(
+                    text,
+                    "a glob trust cannot expand (only `*` and `?` in a file name)",
+                );
+            }
+            return Ok(());
+        }
+        let mut names: Vec<String> = read_dir(&dir)?
+            .iter()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| fnmatch(&pattern, name))
+            .collect();
+        names.sort();
+        for name in names {
+            let file = dir.join(name).to_string_lossy().into_owned();
+            self.tree.named_word(&self.base, &file, true, true)?;
+        }
+        Ok(())
+    }
+
+    /// `NAME=value`: `BASH_ENV` and `ENV` name a file the shell reads first, `PYTHONPATH`
+    /// directories Python imports from; the loaders' variables (`NODE_OPTIONS`, `LD_PRELOAD`, …)
+    /// are noted; any other value is a word that may name a file.
+    fn assign(&mut self, assignment: &str) -> Result<(), Refusal> {
+        let Some((name, value)) = shell::split_assignment(assignment) else {
+            return Ok(());
+        };
+        let word = Word {
+            text: value.to_string(),
+            glob: false,
+            opaque: false,
+        };
+        match name {
+            "BASH_ENV" | "ENV" | "PYTHONSTARTUP" => self.word(&word, true),
+            "PYTHONPATH" => {
+                for part in value.split(':').filter(|p| !p.is_empty()) {
+                    let (resolved, _) = self.resolve(part);
+                    match (&self.base, unresolved(&resolved)) {
+                        (_, Some(why)) => self.note(assignment, why),
+                        (_, None) if Path::new(&resolved).is_absolute() => {
+                            self.pythonpath.push(normalize(Path::new(&resolved)));
+                        }
+                        (Base::Project(from), None) => {
+                            let dir = normalize(&from.join(&resolved));
+                            self.pythonpath.push(dir);
+                        }
+                        (_, None) => self.note(
+                            assignment,
+                            "relative to a directory trust cannot follow (a `cd` to a variable)",
+                        ),
+                    }
+                }
+                Ok(())
+            }
+            name if LOADER_VARS.contains(&name) => {
+                self.note(
+                    assignment,
+                    "a variable that makes a program load more code, which trust does not follow",
+                );
+                Ok(())
+            }
+            _ => self.word(&word, false),
+        }
+    }
+
+    /// `cd [-L|-P|-e|-@] [--] DIR`.
+    fn cd(&mut self, args: &[Word]) {
+        let mut at = 0;
+        while let Some(word) = args.get(at) {
+            match word.text.as_str() {
+                "--" => {
+                    at += 1;
+                    break;
+                }
+                "-" => break,
+                option if option.starts_with('-') && option.len() > 1 => at += 1,
+                _ => break,
+            }
+        }
+        let Some(dir) = args.get(at) else {
+            // `cd` alone: HOME.
+            self.base = Base::Foreign;
+            return;
+        };
+        let (resolved, derived) = self.resolve(&dir.text);
+        if unresolved(&resolved).is_some() || is_brace(&resolved) || dir.glob {
+            self.base = Base::Unknown;
+            return;
+        }
+        self.base = self.tree.cd(&self.base, &resolved, derived);
+    }
+
+    /// `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=value]… [COMMAND…]`.
+    fn env(&mut self, args: &[Word]) -> Result<(), Refusal> {
+        let saved = self.base.clone();
+        let mut at = 0;
+        let mut result = Ok(());
+        while let Some(word) = args.get(at) {
+            let text = word.text.as_str();
+            let value = |attached: &str| {
+                if attached.is_empty() {
+                    args.get(at + 1).map(|w| (w.text.clone(), 2))
+                } else {
+                    Some((attached.trim_start_matches('=').to_string(), 1))
+                }
+            };
+            if let Some(rest) = text
+                .strip_prefix("--chdir")
+                .or_else(|| text.strip_prefix("-C"))
+            {
+                let Some((dir, used)) = value(rest) else {
+                    break;
+                };
+                let dir = Word {
+                    text: dir,
+                    ..Word::default()
+                };
+                self.cd(std::slice::from_ref(&dir));
+                at += used;
+            } else if let Some(rest) = text
+                .strip_prefix("--split-string")
+                .or_else(|| text.strip_prefix("-S"))
+            {
+                // `env -S 'sh -c x'`: the string is split into the command (and its words).
+                let Some((string, used)) = value(rest) else {
+                    break;
+                };
+                let mut line = string;
+                for word in &args[(at + used).min(args.len())..] {
+                    line.push(' ');
+                    line.push_str(&amplihack_protocol::command::shell_quote(&word.text));
+                }
+                result = self
+                    .tree
+                    .command(self.plugin, &line, self.base.clone(), self.depth + 1);
+                self.base = saved;
+                return result;
+            } else if text == "-u" || text == "--unset" {
+                at += 2;
+            } else if text == "--" {
+                at += 1;
+                break;
+            } else if text.starts_with('-') && text.len() > 1 {
+                at += 1;
+            } else if shell::is_assignment(text) {
+                self.assign(text)?;
+                at += 1;
+            } else {
+                break;
+            }
+        }
+        if result.is_ok() {
+            result = self.run(&args[at.min(args.len())..]);
+        }
+        self.base = saved;
+        result
+    }
+
+    /// `sh [options] -c SCRIPT [NAME ARGS…]` (`-c` alone or in a cluster: `-ec`, `-xc`) reads
+    /// SCRIPT as a command line; `sh [options] FILE [ARGS…]` runs FILE (looked up where the
+    /// command runs, a slash or not).
+    fn shell(&mut self, args: &[Word]) -> Result<(), Refusal> {
+        let mut at = 0;
+        let mut script = false;
+        while let Some(word) = args.get(at) {
+            let text = word.text.as_str();
+            if text == "--" || text == "-" {
+                at += 1;
+                break;
+            } else if text == "--rcfile" || text == "--init-file" {
+                if let Some(file) = args.get(at + 1) {
+                    self.word(file, true)?;
+                }
+                at += 2;
+            } else if text.starts_with("--") {
+                at += 1;
+            } else if (text.starts_with('-') || text.starts_with('+')) && text.len() > 1 {
+                script |= text.starts_with('-') && text.contains('c');
+                // `-o pipefail`, `-euo pipefail`: `o` takes the next word.
+                at += if text.contains('o') { 2 } else { 1 };
+            } else {
+                break;
+            }
+        }
+        let rest = &args[at.min(args.len())..];
+        match (script, rest.split_first()) {
+            (true, Some((text, after))) => {
+                if let Some(why) =
+                    unresolved(&text.text).filter(|_| text.text.trim_start().starts_with('$'))
+                {
+                    let part = text.text.clone();
+                    self.note(&part, why);
+                }
+                self.tree
+                    .command(self.plugin, &text.text, self.base.clone(), self.depth + 1)?;
+                self.words_named(after)
+            }
+            (false, Some(_)) => self.words_with_file(rest),
+            _ => Ok(()),
+        }
+    }
+
+    /// `python3 [options] (-c CODE | -m MODULE | FILE) [ARGS…]`: the script (or the code's
+    /// imports, or the module) resolved as Python would, with the script's directory (or the
+    /// working directory) first on `sys.path`, then `PYTHONPATH` (unless `-I` or `-E`).
+    fn python(&mut self, args: &[Word]) -> Result<(), Refusal> {
+        let mut at = 0;
+        let mut isolated = false;
+        let mut code: Option<String> = None;
+        let mut module: Option<String> = None;
+        while let Some(word) = args.get(at) {
+            let text = word.text.as_str();
+            if text == "--" {
+                at += 1;
+                break;
+            }
+            if !text.starts_with('-') || text == "-" {
+                break;
+            }
+            if text.starts_with("--") {
+                at += if text == "--check-hash-based-pycs" {
+                    2
+                } else {
+                    1
+                };
+                continue;
+            }
+            let cluster = &text[1..];
+            isolated |= cluster.contains(['I', 'E']);
+            let attached = |flag: char| {
+                cluster.find(flag).map(|i| {
+                    let rest = &cluster[i + 1..];
+                    if rest.is_empty() {
+                        args.get(at + 1).map(|w| w.text.clone())
+                    } else {
+                        Some(rest.to_string())
+                    }
+                })
+            };
+            let first = cluster.find(['c', 'm', 'W', 'X']);
+            match first.map(|i| cluster.as_bytes()[i]) {
+                Some(b'c') => {
+                    code = attached('c').flatten();
+                    at += if cluster.ends_with('c') { 2 } else { 1 };
+                    break;
+                }
+                Some(b'm') => {
+                    module = attached('m').flatten();
+                    at += if cluster.ends_with('m') { 2 } else { 1 };
+                    break;
+                }
+                Some(_) if cluster.ends_with(['W', 'X']) => at += 2,
+                _ => at += 1,
+            }
+        }
+        let mut path: Vec<PathBuf> = Vec::new();
+        let start = match &self.base {
+            Base::Project(dir) => Some(dir.clone()),
+            _ => None,
+        };
+        let extra = if isolated {
+            Vec::new()
+        } else {
+            self.pythonpath.clone()
+        };
+        let rest = &args[at.min(args.len())..];
+        if let Some(code) = code {
+            path.extend(start);
+            path.extend(extra);
+            self.tree.python_source(&path, &code)?;
+            return self.words_named(rest);
+        }
+        if let Some(module) = module {
+            if start.is_none() && !matches!(self.base, Base::Foreign) {
+                self.note(
+                    &module,
+                    "a module imported in a directory trust cannot follow",
+                );
+            }
+            path.extend(start);
+            path.extend(extra);
+            self.tree.python_module(&path, &module)?;
+            return self.words_named(rest);
+        }
+        let Some((script, after)) = rest.split_first() else {
+            return Ok(());
+        };
+        let before = self.tree.files.len();
+        self.word(script, true)?;
+        let pinned: Vec<PathBuf> = self.tree.files[before..].to_vec();
+        if let Some(file) = pinned.iter().find(|f| {
+            let (resolved, _) = self.resolve(&script.text);
+            f.ends_with(Path::new(&resolved).file_name().unwrap_or_default())
+        }) && let Some(dir) = file.parent()
+        {
+            path.push(dir.to_path_buf());
+            path.extend(extra);
+            let file = file.clone();
+            self.tree.python_file(&path, &file)?;
+        }
+        self.words_named(after)
+    }
+}
+
+/// The shells whose `-c` takes a script and whose first operand is a script file.
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"];
+
+/// Variables that make a program load code trust does not follow.
+const LOADER_VARS: &[&str] = &[
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_EXEC_PATH",
+    "ZDOTDIR",
+    "PROMPT_COMMAND",
+    "MAKEFILES",
+    "MAKEFLAGS",
+    "npm_config_userconfig",
+    "NPM_CONFIG_USERCONFIG",
+];
+
+fn is_python(name: &str) -> bool {
+    name == "python"
+        || name == "python3"
+        || name
+            .strip_prefix("python3.")
+            .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Why a word is still built at run time once the variables trust follows are replaced: a
+/// variable it does not follow, a substitution, a parameter pattern. Special parameters (`$?`,
+/// `$#`, `$1`, `"$@"`) are not paths.
+fn unresolved(word: &str) -> Option<&'static str> {
+    if word.contains('`') {
+        return Some("a path built at run time (a command substitution)");
+    }
+    let bytes = word.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if b != b'$' {
+            continue;
+        }
+        match bytes.get(i + 1) {
+            Some(b'(') => return Some("a path built at run time (a command substitution)"),
+            Some(b'{') => {
+                let inner = &word[i + 2..];
+                let name_len = inner
+                    .bytes()
+                    .position(|c| !(c.is_ascii_alphanumeric() || c == b'_'))
+                    .unwrap_or(inner.len());
+                return Some(match inner.as_bytes().get(name_len) {
+                    Some(b'}') if !inner[..name_len].bytes().all(|c| c.is_ascii_digit()) => {
+                        "a variable trust does not follow"
+                    }
+                    Some(b'}') => continue,
+                    _ => "a path built at run time (a parameter expansion trust does not work out)",
+                });
+            }
+            Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+                return Some("a variable trust does not follow");
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// An unquoted-looking brace expansion: `{a,b}` or `{1..3}` (not `${…}`).
+fn is_brace(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| {
+        b == b'{'
+            && (i == 0 || bytes[i - 1] != b'$')
+            && word[i + 1..].find('}').is_some_and(|end| {
+                let inner = &word[i + 1..i + 1 + end];
+                inner.contains(',') || inner.contains("..")
+            })
+    })
+}
+
+/// A shell pattern of `*` and `?` against a file name (a leading dot matched only literally).
+fn fnmatch(pattern: &str, name: &str) -> bool {
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut pi, mut ni, mut star, mut mark) = (0, 0, None, 0);
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ni;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ni = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
 }
 
 impl shell::Sink for Line<'_, '_> {
@@ -309,8 +996,7 @@ impl shell::Sink for Line<'_, '_> {
     }
 
     fn redirection(&mut self, target: &Word) {
-        let (resolved, derived) = self.resolve(&target.text);
-        let result = self.tree.named_word(&self.base, &resolved, derived);
+        let result = self.word(target, false);
         self.keep(result);
     }
 
@@ -329,6 +1015,10 @@ impl<'a> Tree<'a> {
             root,
             real_root: root.canonicalize().unwrap_or_else(|_| root.to_path_buf()),
             files: Vec::new(),
+            handlers: Vec::new(),
+            node_bin: None,
+            python_seen: Vec::new(),
+            python_read: 0,
         }
     }
 
@@ -491,6 +1181,7 @@ impl<'a> Tree<'a> {
             depth,
             words: 0,
             failed: None,
+            pythonpath: Vec::new(),
         };
         let parsed = shell::parse_into_as_written(command, &mut line, 0);
         if let Some(refusal) = line.failed {
@@ -520,8 +1211,26 @@ impl<'a> Tree<'a> {
         }
     }
 
-    fn named_word(&mut self, base: &Base, word: &str, derived: bool) -> Result<(), Refusal> {
-        if word.starts_with('-') || word.contains('$') || !word.contains(['/', '.']) {
+    /// A part of the handler being read that trust cannot pin.
+    fn note(&mut self, part: &str, why: impl Into<String>) {
+        if let Some(handler) = self.handlers.last_mut() {
+            handler.unpinned.push(Unpinned {
+                part: part.to_string(),
+                why: why.into(),
+            });
+        }
+    }
+
+    /// The file `word` names, pinned when it is inside the project. `file`: the word is a file
+    /// the program reads, so it is looked up even without a slash or a dot (`sh lint`).
+    fn named_word(
+        &mut self,
+        base: &Base,
+        word: &str,
+        derived: bool,
+        file: bool,
+    ) -> Result<(), Refusal> {
+        if word.contains('$') || (!file && (word.starts_with('-') || !word.contains(['/', '.']))) {
             return Ok(());
         }
         let literal = Path::new(word);
@@ -546,12 +1255,12 @@ impl<'a> Tree<'a> {
             return Ok(());
         }
         if path.is_file() && self.inside(&path)?.is_some() {
+            self.files.push(path.clone());
             if path.extension().is_some_and(|e| e == "py")
                 && let Some(dir) = path.parent()
             {
-                self.python_dir(dir)?;
+                self.python_file(&[dir.to_path_buf()], &path)?;
             }
-            self.files.push(path);
         }
         Ok(())
     }
@@ -580,28 +1289,153 @@ impl<'a> Tree<'a> {
         Ok(())
     }
 
-    /// A module Python imports by name with `dir` first on `sys.path` (an AMCP function's, or
-    /// `python3 -m pkg.mod` run in `dir`): its top-level package whole, and the modules of `dir`
-    /// itself.
-    fn python_module(&mut self, dir: &Path, dotted: &str) -> Result<(), Refusal> {
-        if !dir.starts_with(self.root) {
-            return Ok(());
+    /// A module Python imports by name with `path` as `sys.path` (an AMCP function's, or
+    /// `python3 -m pkg.mod` run in a directory, `PYTHONPATH` after it): the modules of each
+    /// directory, the module's top-level package whole, and what they import from there.
+    fn python_module(&mut self, path: &[PathBuf], dotted: &str) -> Result<(), Refusal> {
+        let root = self.root;
+        for dir in path.iter().filter(|d| d.starts_with(root)) {
+            self.python_dir(dir)?;
         }
-        self.python_dir(dir)?;
         let top = dotted.split('.').next().unwrap_or_default();
         if top.is_empty() || top.contains(['/', '$']) {
             return Ok(());
         }
-        let package = dir.join(top);
-        if package.is_dir() && self.inside(&package)?.is_some() {
-            let mut budget = Budget {
-                owner: &package,
-                left: MAX_FILES_PER_PLUGIN,
-            };
-            self.walk(&package, &mut budget, 1)?;
+        self.python_import(path, top)
+    }
+
+    /// A Python file run with `path` as `sys.path`: the modules of each directory and what it
+    /// imports from them, transitively.
+    fn python_file(&mut self, path: &[PathBuf], file: &Path) -> Result<(), Refusal> {
+        let root = self.root;
+        for dir in path.iter().filter(|d| d.starts_with(root)) {
+            self.python_dir(dir)?;
+        }
+        let source = read_python(file);
+        self.python_source(path, &source)
+    }
+
+    /// The project modules `source` imports (`import a.b`, `from a import b`), each resolved
+    /// along `path` as Python would: the first directory holding it wins.
+    fn python_source(&mut self, path: &[PathBuf], source: &str) -> Result<(), Refusal> {
+        let root = self.root;
+        for dir in path.iter().filter(|d| d.starts_with(root)) {
+            self.python_dir(dir)?;
+        }
+        for name in imported(source) {
+            self.python_import(path, &name)?;
+        }
+        if source.contains("import_module(") || source.contains("__import__(") {
+            let part = source
+                .lines()
+                .find(|l| l.contains("import_module(") || l.contains("__import__("))
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+            self.note(&part, "a module imported by a name made at run time");
         }
         Ok(())
     }
+
+    /// One top-level module `name` along `path`: a package pinned whole, a module file; then
+    /// what they import.
+    fn python_import(&mut self, path: &[PathBuf], name: &str) -> Result<(), Refusal> {
+        self.python_read += 1;
+        if self.python_read > MAX_FILES_PER_PLUGIN {
+            return Err(refuse(
+                self.root,
+                format!("has hooks importing more than {MAX_FILES_PER_PLUGIN} Python modules"),
+                "keep what hooks import small, or import it from outside the project",
+            ));
+        }
+        for dir in path {
+            let key = (dir.clone(), name.to_string());
+            if self.python_seen.contains(&key) {
+                return Ok(());
+            }
+            let package = dir.join(name);
+            let module = dir.join(format!("{name}.py"));
+            if package.is_dir() {
+                self.python_seen.push(key);
+                if !package.starts_with(self.root) || self.inside(&package)?.is_none() {
+                    return Ok(());
+                }
+                let before = self.files.len();
+                let mut budget = Budget {
+                    owner: &package,
+                    left: MAX_FILES_PER_PLUGIN,
+                };
+                self.walk(&package, &mut budget, 1)?;
+                let sources: Vec<PathBuf> = self.files[before..]
+                    .iter()
+                    .filter(|f| f.extension().is_some_and(|e| e == "py"))
+                    .cloned()
+                    .collect();
+                for file in sources {
+                    let source = read_python(&file);
+                    for name in imported(&source) {
+                        self.python_import(path, &name)?;
+                    }
+                }
+                return Ok(());
+            }
+            if module.is_file() {
+                self.python_seen.push(key);
+                if !module.starts_with(self.root) || self.inside(&module)?.is_none() {
+                    return Ok(());
+                }
+                self.files.push(module.clone());
+                let source = read_python(&module);
+                for name in imported(&source) {
+                    self.python_import(path, &name)?;
+                }
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// At most this much of a Python file is read for its imports.
+const PYTHON_READ_CAP: u64 = 1 << 20;
+
+fn read_python(file: &Path) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    if let Ok(f) = std::fs::File::open(file) {
+        let _ = f.take(PYTHON_READ_CAP).read_to_string(&mut text);
+    }
+    text
+}
+
+/// The top-level names `source` imports absolutely (`import a.b, c as d`, `from a.b import x`;
+/// not `from . import x`, which stays inside a package pinned whole).
+fn imported(source: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let top = |module: &str| {
+        module
+            .trim()
+            .split(['.', ' '])
+            .next()
+            .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            .map(str::to_string)
+    };
+    for line in source.lines() {
+        for statement in line.split(';') {
+            let statement = statement.trim();
+            if let Some(rest) = statement.strip_prefix("import ") {
+                names.extend(rest.split(',').filter_map(top));
+            } else if let Some(rest) = statement.strip_prefix("from ")
+                && !rest.starts_with('.')
+                && let Some(module) = rest.split(" import").next()
+            {
+                names.extend(top(module));
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
 }
 
 fn is_dir(entry: &std::fs::DirEntry) -> bool {
@@ -866,6 +1700,169 @@ mod tests {
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         assert!(p.refused().problem.contains("not a regular file"));
+    }
+
+    /// Issue 35 finding 2: each form a trusted handler ran unhashed is now either pinned (an edit
+    /// to the file afterwards withdraws trust) or shown as a part trust cannot pin, and its
+    /// plugin held back until the user accepts it by name.
+    #[test]
+    fn every_form_is_pinned_or_shown_and_held_back_until_accepted() {
+        enum Want {
+            /// Pinned: these files are covered; the first is edited and trust is withdrawn.
+            Pinned(&'static [&'static str]),
+            /// Shown: a part containing this text cannot be pinned.
+            Shown(&'static str),
+        }
+        use Want::{Pinned, Shown};
+        let files: &[(&str, &str)] = &[
+            ("Makefile", "include rules.mk\nlint:\n\t@sh tools/lint.sh\n"),
+            ("rules.mk", "X = 1\n"),
+            (
+                "package.json",
+                r#"{"scripts": {"lint": "sh tools/lint.sh"}}"#,
+            ),
+            ("package-lock.json", "{}"),
+            ("justfile", "lint:\n    sh tools/lint.sh\n"),
+            ("tools/lint.sh", "true"),
+            ("tools/a.sh", "true"),
+            ("tools/b.sh", "true"),
+            ("lint", "true"),
+            ("tools/main.py", "import lintpkg\nfrom helpers import x\n"),
+            ("tools/lintpkg/__init__.py", "from . import core\n"),
+            ("tools/lintpkg/core.py", "x = 1\n"),
+            ("tools/helpers.py", "x = 1\n"),
+            ("lint.py", "import rootdep\n"),
+            ("rootdep/__init__.py", ""),
+            ("tools/lint.py", "print()\n"),
+            ("tools/env.sh", "true"),
+        ];
+        let cases: &[(&str, Want)] = &[
+            (
+                "make -s lint",
+                Pinned(&["Makefile", "rules.mk", "tools/lint.sh"]),
+            ),
+            (
+                "npm run lint",
+                Pinned(&["package.json", "package-lock.json", "tools/lint.sh"]),
+            ),
+            ("npx --no-install tool", Shown("npx --no-install tool")),
+            ("just lint", Pinned(&["justfile", "tools/lint.sh"])),
+            (
+                "sh tools/*.sh",
+                Pinned(&["tools/a.sh", "tools/b.sh", "tools/lint.sh"]),
+            ),
+            ("sh lint", Pinned(&["lint"])),
+            (
+                "python3 tools/main.py",
+                Pinned(&["tools/lintpkg/core.py", "tools/main.py", "tools/helpers.py"]),
+            ),
+            (
+                "python3 -c 'import lint'",
+                Pinned(&["lint.py", "rootdep/__init__.py"]),
+            ),
+            (
+                "PYTHONPATH=tools python3 -m lint",
+                Pinned(&["tools/lint.py"]),
+            ),
+            (
+                "sh \"${CLAUDE_PROJECT_DIR:-.}/tools/lint.sh\"",
+                Pinned(&["tools/lint.sh"]),
+            ),
+            ("sh \"$PWD/tools/lint.sh\"", Pinned(&["tools/lint.sh"])),
+            (
+                "sh \"${CLAUDE_PLUGIN_ROOT%/*/*/*}/tools/lint.sh\"",
+                Shown("CLAUDE_PLUGIN_ROOT%"),
+            ),
+            ("bash -ec 'sh tools/lint.sh'", Pinned(&["tools/lint.sh"])),
+            ("sh -xc 'sh tools/lint.sh'", Pinned(&["tools/lint.sh"])),
+            ("cd -P tools && sh lint.sh", Pinned(&["tools/lint.sh"])),
+            ("cd -- tools && sh lint.sh", Pinned(&["tools/lint.sh"])),
+            ("env -C tools sh lint.sh", Pinned(&["tools/lint.sh"])),
+            ("env -S 'sh tools/lint.sh'", Pinned(&["tools/lint.sh"])),
+            (
+                "BASH_ENV=tools/env.sh bash -c true",
+                Pinned(&["tools/env.sh"]),
+            ),
+            ("sh tools/{a,b}.sh", Shown("tools/{a,b}.sh")),
+            ("sh \"$LINTER/run.sh\"", Shown("$LINTER/run.sh")),
+            ("cd \"$TMPDIR\" && sh run.sh", Shown("run.sh")),
+            ("cargo run --bin lint", Shown("cargo run --bin lint")),
+            (
+                "NODE_OPTIONS=--require=./x.js node -e 1",
+                Shown("NODE_OPTIONS"),
+            ),
+            (
+                "sh \"$(git rev-parse --show-toplevel)/x.sh\"",
+                Shown("rev-parse"),
+            ),
+        ];
+        for (command, want) in cases {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let state = StateDir::at(dir.path().join("state"));
+            let p = Project::new();
+            for (path, text) in files {
+                p.write(path, text);
+            }
+            p.hooks("h", &[command]);
+            let plugins = || load_level(&p.root.join(".amplifier/hooks"), Level::Project);
+            let found = scope(&p.root, &plugins()).expect("covered");
+            let handler = &found.handlers[0];
+            trust::set(&state, &p.root, Some(trust::fingerprint(&found.files))).expect("trust");
+            match want {
+                Pinned(pinned) => {
+                    assert!(
+                        handler.unpinned.is_empty(),
+                        "{command}: {:?}",
+                        handler.unpinned
+                    );
+                    for file in *pinned {
+                        assert!(
+                            found.files.contains(&p.root.join(file)),
+                            "{command}: {file} not pinned: {:?}",
+                            handler.pinned
+                        );
+                        assert!(
+                            handler.pinned.contains(&p.root.join(file)),
+                            "{command}: {file} not listed"
+                        );
+                    }
+                    assert_eq!(
+                        check(&state, &p.root, &plugins()),
+                        Ok(Vec::new()),
+                        "{command}"
+                    );
+                    p.write(pinned[0], "echo edited");
+                    assert!(
+                        matches!(
+                            check(&state, &p.root, &plugins()),
+                            Err(NotRun::Untrusted(trust::Untrusted::Changed(_)))
+                        ),
+                        "{command}: an edit to {} went unseen",
+                        pinned[0]
+                    );
+                }
+                Shown(part) => {
+                    assert!(
+                        handler.unpinned.iter().any(|u| u.part.contains(part)),
+                        "{command}: {:?}",
+                        handler.unpinned
+                    );
+                    // Trusted, but held back until accepted by name, for exactly those parts.
+                    assert_eq!(
+                        check(&state, &p.root, &plugins()),
+                        Ok(vec!["h".to_string()]),
+                        "{command}"
+                    );
+                    let accepted = found.unpinned_by_plugin().into_iter().collect();
+                    trust::set_accepted(&state, &p.root, accepted).expect("accept");
+                    assert_eq!(
+                        check(&state, &p.root, &plugins()),
+                        Ok(Vec::new()),
+                        "{command}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -139,8 +139,13 @@ enum HooksCommand {
         /// The plugin's directory name, as `amplihack hooks list` shows it
         name: String,
     },
-    /// Trust this project's hook plugins (records a hash of every file they run)
-    Trust,
+    /// Trust this project's hook plugins (records a hash of every file they run); lists, per
+    /// handler, the files pinned and each part trust cannot pin
+    Trust {
+        /// Also run this plugin although it runs parts trust cannot pin (as listed); repeatable
+        #[arg(long, value_name = "NAME")]
+        accept: Vec<String>,
+    },
     /// Withdraw trust from this project's hook plugins
     Untrust,
     /// Install a plugin from a directory or a git URL
@@ -166,7 +171,7 @@ fn run_hooks_command(
         HooksCommand::Install(_)
             | HooksCommand::Enable { .. }
             | HooksCommand::Disable { .. }
-            | HooksCommand::Trust
+            | HooksCommand::Trust { .. }
             | HooksCommand::Untrust
             | HooksCommand::ImportClaude { .. }
     );
@@ -189,8 +194,8 @@ fn run_hooks_subcommand(
         HooksCommand::Test(args) => user_hooks::test(ctx, &args),
         HooksCommand::Enable { name } => user_hooks::set_enabled(ctx, &name, true),
         HooksCommand::Disable { name } => user_hooks::set_enabled(ctx, &name, false),
-        HooksCommand::Trust => user_hooks::trust(ctx, true),
-        HooksCommand::Untrust => user_hooks::trust(ctx, false),
+        HooksCommand::Trust { accept } => user_hooks::trust(ctx, true, &accept),
+        HooksCommand::Untrust => user_hooks::trust(ctx, false, &[]),
         HooksCommand::Install(args) => user_hooks::install(ctx, &args),
         HooksCommand::ImportClaude { from, level } => user_hooks::import_claude(
             ctx,

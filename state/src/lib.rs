@@ -23,6 +23,7 @@ pub mod bounded;
 pub mod breaker;
 pub mod calls;
 pub mod files;
+pub mod git_index;
 pub mod lock_mode;
 pub mod manifest;
 pub mod memory;

@@ -20,7 +20,27 @@ const IGNORE_ALL: &str = "# Written by amplihack: its runtime files (metrics, tr
 /// [`StateError::Refused`], and nothing is written. So does one that commits a `.gitignore` there
 /// that does not ignore everything (transcript copies would then show in `git status`, one
 /// `git add -A` away from the repository's owner).
+///
+/// A repository that tracks anything under it (a committed `.claude/runtime/metrics/*.jsonl`)
+/// gets [`StateError::Refused`] too: what amplihack writes would land in a tracked file (every
+/// tool call's line, with absolute paths and the session id, one commit away from the
+/// repository). So does one whose index cannot be read to tell.
 pub fn runtime_dir(root: &Path) -> Result<Dir, StateError> {
+    match crate::git_index::tracks_under(root, &format!("{RUNTIME_DIR}/")) {
+        crate::git_index::Tracked::No => {}
+        crate::git_index::Tracked::Yes => {
+            return Err(StateError::Refused {
+                path: root.join(RUNTIME_DIR),
+                why: "holds files the repository tracks (git's index lists them), so what amplihack writes there would change committed files; nothing is written there (untrack them: git rm -r --cached .claude/runtime)",
+            });
+        }
+        crate::git_index::Tracked::CannotTell => {
+            return Err(StateError::Refused {
+                path: root.join(".git/index"),
+                why: "cannot be read to tell whether the repository tracks .claude/runtime, so amplihack writes nothing there",
+            });
+        }
+    }
     let dir = Dir::create(root, Path::new(RUNTIME_DIR))?;
     let ignore = dir.path().join(".gitignore");
     match dir.read(".gitignore", IGNORE_MAX)? {
@@ -122,6 +142,32 @@ mod tests {
             fs::read_to_string(dir.join(".gitignore")).expect("read"),
             IGNORE_ALL
         );
+    }
+
+    /// Issue 35 finding 9: a repository that tracks a file under the runtime directory gets
+    /// nothing written there; the tracked file keeps its bytes.
+    #[test]
+    fn a_repository_that_tracks_the_runtime_directory_gets_nothing_written() {
+        let repo = tempfile::tempdir().expect("tempdir");
+        git(repo.path(), &["init", "-q"]);
+        let metrics = repo
+            .path()
+            .join(".claude/runtime/metrics/post_tool_use_metrics.jsonl");
+        fs::create_dir_all(metrics.parent().expect("parent")).expect("mkdir");
+        fs::write(&metrics, "{\"committed\": true}\n").expect("write");
+        git(repo.path(), &["add", "-f", "."]);
+        let refused = writable(repo.path(), Path::new(".claude/runtime/metrics"))
+            .and_then(|dir| dir.append_line("post_tool_use_metrics.jsonl", "{}"));
+        assert!(
+            matches!(&refused, Err(StateError::Refused { why, .. }) if why.contains("tracks")),
+            "{refused:?}"
+        );
+        assert_eq!(
+            fs::read_to_string(&metrics).expect("read"),
+            "{\"committed\": true}\n"
+        );
+        // The work tree is what the index holds: nothing appended to the tracked file.
+        assert_eq!(git(repo.path(), &["diff", "--name-only"]), "");
     }
 
     /// A repository's own `.gitignore` in the runtime directory is accepted only when it ignores

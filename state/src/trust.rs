@@ -33,6 +33,11 @@ pub struct TrustStore {
     /// Per project, each settled file's metadata when it was trusted.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub stats: BTreeMap<String, BTreeMap<String, String>>,
+    /// Per project, the plugins whose parts trust cannot pin the user accepted by name
+    /// (`hooks trust --accept NAME`), each with exactly the parts accepted then: a part added
+    /// later is not accepted.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub accepted: BTreeMap<String, BTreeMap<String, Vec<String>>>,
 }
 
 pub fn path(state: &StateDir) -> PathBuf {
@@ -118,6 +123,48 @@ pub fn is_recorded(state: &StateDir, project: &Path) -> bool {
     })
 }
 
+/// Trust before work for a project trusted before, at the cost of stats: `Err` when a file
+/// trusted then changed or went (its size moved, or its metadata moved and its content differs:
+/// hashed only then), or the plugin files `present` lists (a directory listing, made only when
+/// every trusted file is unchanged) hold one never trusted. Nothing is parsed and no handler
+/// resolved; `Ok` says only that nothing changed yet, and [`check`] still decides on the full set.
+pub fn unchanged(
+    state: &StateDir,
+    project: &Path,
+    present: impl FnOnce() -> Vec<PathBuf>,
+) -> Result<(), Untrusted> {
+    let key = project.to_string_lossy();
+    let store = load(state).map_err(|_| Untrusted::Never)?;
+    let Some(trusted) = store.projects.get(key.as_ref()) else {
+        return Err(Untrusted::Never);
+    };
+    let stats = store.stats.get(key.as_ref());
+    for (name, sha) in trusted {
+        let file = Path::new(name);
+        let now = stat_of(file);
+        let recorded = stats.and_then(|s| s.get(name));
+        if recorded.is_some() && now.as_ref() == recorded {
+            continue;
+        }
+        // Another size is other content: no need to read it.
+        let size = |stat: &String| stat.split(':').next().map(str::to_string);
+        let resized = recorded
+            .and_then(size)
+            .is_some_and(|was| now.as_ref().and_then(size) != Some(was));
+        if now.is_none() || resized || sha_of(file) != *sha {
+            return Err(Untrusted::Changed(name.clone()));
+        }
+    }
+    match present()
+        .iter()
+        .map(|f| f.to_string_lossy())
+        .find(|name| !trusted.contains_key(name.as_ref()))
+    {
+        Some(new) => Err(Untrusted::Changed(new.into_owned())),
+        None => Ok(()),
+    }
+}
+
 /// `Ok` when `files` are exactly what was trusted for `project`. Which files: only the engine's
 /// `trust_scope::check` asks, so every caller checks the same set.
 pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), Untrusted> {
@@ -152,6 +199,31 @@ pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), 
     }
 }
 
+/// The plugins of `project` the user accepted with what trust cannot pin, and those parts.
+pub fn accepted(state: &StateDir, project: &Path) -> BTreeMap<String, Vec<String>> {
+    load(state)
+        .ok()
+        .and_then(|mut store| store.accepted.remove(project.to_string_lossy().as_ref()))
+        .unwrap_or_default()
+}
+
+/// Records what the user accepted for `project` (replacing what was recorded).
+pub fn set_accepted(
+    state: &StateDir,
+    project: &Path,
+    accepted: BTreeMap<String, Vec<String>>,
+) -> Result<(), StateError> {
+    let _lock = Lock::acquire(&state.dir("locks"), "trust", files::LOCK_TIMEOUT)?;
+    let mut store = load(state)?;
+    let key = project.to_string_lossy().into_owned();
+    if accepted.is_empty() {
+        store.accepted.remove(&key);
+    } else {
+        store.accepted.insert(key, accepted);
+    }
+    files::write_json(&path(state), &store)
+}
+
 /// Records (`Some`) or withdraws (`None`) trust for `project`.
 pub fn set(
     state: &StateDir,
@@ -169,6 +241,7 @@ pub fn set(
         None => {
             store.projects.remove(&key);
             store.stats.remove(&key);
+            store.accepted.remove(&key);
         }
     }
     files::write_json(&path(state), &store)

@@ -13,7 +13,9 @@
 //!   machine about 1.4x: `sh -c true` plus 0.3 ms);
 //! * what an untrusted repository at the caps (1,000 plugin directories of 1 MiB hooks files)
 //!   adds to a call is at most 6.5x `sh -c true` (the goal of 5 ms, on this 2-core machine):
-//!   trust comes before any file is read.
+//!   trust comes before any file is read; and so does a repository trusted once whose 1,000
+//!   plugins were then replaced by 1 MiB ones (the listing's stats against the recorded ones,
+//!   one file hashed, nothing parsed).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -193,6 +195,61 @@ fn main() {
                 format!(
                     "added {:.3} ms (goal 5 ms), sh -c true {sh:.3} ms",
                     hostile_calls - none
+                ),
+            ))
+        },
+    );
+    // Trusted once, then changed at the caps: 1,000 small plugins trusted, then each hooks.json
+    // replaced by a 1 MiB one. The listing's stats and the recorded ones say so (one file
+    // hashed), before anything is parsed.
+    let changed = tempfile::tempdir().expect("tempdir");
+    let changed_event =
+        captured::rehomed_file("claude-code-2.1.328/PreToolUse-Bash.json", changed.path());
+    let project = changed.path().join("project");
+    let hooks = project.join(".amplifier/hooks");
+    let small = r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"true"}]}]}}"#;
+    for i in 0..1_000 {
+        let dir = hooks.join(format!("p{i:04}"));
+        std::fs::create_dir_all(&dir).expect("plugin dir");
+        std::fs::write(dir.join("hooks.json"), small).expect("small");
+    }
+    // Settled (past the racy window), so trust records their metadata as it would for a user.
+    std::thread::sleep(Duration::from_millis(2_100));
+    let trusted = Command::new(env!("CARGO_BIN_EXE_amplihack"))
+        .args(["hooks", "trust", "--project"])
+        .arg(&project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", empty.path())
+        .stdout(Stdio::null())
+        .output()
+        .expect("trust");
+    assert!(
+        trusted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&trusted.stderr)
+    );
+    for i in 0..1_000 {
+        let file = hooks.join(format!("p{i:04}/hooks.json"));
+        std::fs::remove_file(&file).expect("rm");
+        std::fs::hard_link(&big, &file).expect("link");
+    }
+    ok &= gate(
+        "1,000 plugins changed after trust, at the caps, vs sh -c true",
+        UNTRUSTED_GOAL,
+        || {
+            let (mut none, mut changed_calls, mut sh) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..runs / 3 {
+                none.push(time_hook(empty.path(), &event));
+                changed_calls.push(time_hook(empty.path(), &changed_event));
+                sh.push(time_sh_true());
+            }
+            let [none, changed_calls, sh] = [none, changed_calls, sh].map(|v| ms(median(v)));
+            Some((
+                (changed_calls - none) / sh,
+                format!(
+                    "added {:.3} ms (goal 5 ms), sh -c true {sh:.3} ms",
+                    changed_calls - none
                 ),
             ))
         },

@@ -264,3 +264,44 @@ fn doctor_reports_every_host_on_the_machine() {
     let droid = stdout(&env.run_amplihack(&["doctor", "--host", "gemini"]));
     assert!(!droid.contains("Droid"), "{droid}");
 }
+
+/// Issue 35 finding 10: a project's host folder committed as a link (`.gemini -> ../elsewhere`)
+/// is refused for every host at project scope, naming the link and the fix, and nothing is
+/// written where it leads.
+#[test]
+fn a_committed_link_for_a_hosts_project_folder_is_refused_for_every_host() {
+    let cases: &[(&str, &str)] = &[
+        ("claude", ".claude"),
+        ("amplifier", ".amplifier"),
+        ("codex", ".codex"),
+        ("copilot", ".github"),
+        ("qwen", ".qwen"),
+        ("droid", ".factory"),
+        ("gemini", ".gemini"),
+        ("opencode", ".opencode"),
+    ];
+    for (host, folder) in cases {
+        let env = env_with_git();
+        let elsewhere = env
+            .project
+            .parent()
+            .expect("parent")
+            .join(format!("elsewhere-{host}"));
+        std::fs::create_dir_all(&elsewhere).expect("elsewhere");
+        std::os::unix::fs::symlink(&elsewhere, env.project.join(folder)).expect("link");
+        let output = env.run_amplihack(&["install", "--host", host, "--scope", "project"]);
+        let err = stderr(&output);
+        assert_ne!(output.status.code(), Some(0), "{host}: {err}");
+        assert!(
+            err.contains(&format!("{folder} is a symbolic link"))
+                && err.contains("replace the link with a directory")
+                && err.contains("nothing was changed"),
+            "{host}: {err}"
+        );
+        let written: Vec<_> = std::fs::read_dir(&elsewhere).expect("read").collect();
+        assert!(
+            written.is_empty(),
+            "{host}: wrote {written:?} through the link"
+        );
+    }
+}

@@ -67,7 +67,30 @@ pub(super) fn discover(
         // lists it to say how many plugins were skipped.
         if level == Level::Project && !bridge_runs_it {
             let project = crate::trust_scope::project_of(&dir);
-            if !trust::is_recorded(state, &project) {
+            // Trusted before, changed since: said from the recorded stats (a file hashed only
+            // when its metadata moved and not its size), then the listing's names, before any
+            // file is parsed. Never trusted: said by the record alone.
+            let present = || -> Vec<PathBuf> {
+                discovery::listed_files(&dir)
+                    .map(|l| l.files.into_iter().map(|f| f.file).collect())
+                    .unwrap_or_default()
+            };
+            let quick = trust::unchanged(state, &project, present);
+            if let Err(why @ trust::Untrusted::Changed(_)) = quick.clone() {
+                let why = crate::trust_scope::NotRun::Untrusted(why);
+                let session = event.session_id.as_deref();
+                if first_notice(state, session, &notice_key(&project, &why)) {
+                    // Listed once a session, for the notice.
+                    let count = present().len();
+                    let places = [dir.display().to_string()];
+                    say_untrusted(&project, count, &places, &why, outcome);
+                }
+                outcome
+                    .skipped
+                    .push("project: changed since trusted".into());
+                continue;
+            }
+            if quick == Err(trust::Untrusted::Never) {
                 let session = event.session_id.as_deref();
                 // A level too full to list is refused as such, as trust would refuse it.
                 let why = match discovery::overfull(&dir) {
@@ -120,22 +143,47 @@ pub(super) fn discover(
         }
         if level == Level::Project {
             let project = crate::trust_scope::project_of(&dir);
-            if !found.is_empty()
-                && let Err(why) = crate::trust_scope::check(state, &project, &found)
-            {
-                notify_untrusted(
-                    state,
-                    event.session_id.as_deref(),
-                    (&project, &found),
-                    why,
-                    outcome,
-                );
+            let held = if found.is_empty() {
+                Vec::new()
+            } else {
+                match crate::trust_scope::check(state, &project, &found) {
+                    Ok(held) => held,
+                    Err(why) => {
+                        notify_untrusted(
+                            state,
+                            event.session_id.as_deref(),
+                            (&project, &found),
+                            why,
+                            outcome,
+                        );
+                        outcome.skipped.extend(
+                            found
+                                .iter()
+                                .map(|p| format!("project:{}: not trusted", p.name)),
+                        );
+                        continue;
+                    }
+                }
+            };
+            // A plugin running what trust cannot pin runs only once the user accepted it.
+            if !held.is_empty() {
+                let key = format!("held:{}:{}", project.display(), held.join(","));
+                if first_notice(state, event.session_id.as_deref(), &key) {
+                    let quoted =
+                        amplihack_protocol::command::shell_quote(&project.to_string_lossy());
+                    let message = format!(
+                        "amplihack: hook plugin(s) {} of {} run what trust cannot pin and were skipped. Review them (`amplihack hooks trust` lists each part), then accept each by name: amplihack hooks trust --project {quoted} --accept NAME",
+                        held.join(", "),
+                        project.display()
+                    );
+                    outcome.problems.push(message.clone());
+                    outcome.reply.system_message = Some(message);
+                }
                 outcome.skipped.extend(
-                    found
-                        .iter()
-                        .map(|p| format!("project:{}: not trusted", p.name)),
+                    held.iter()
+                        .map(|name| format!("project:{name}: not accepted")),
                 );
-                continue;
+                found.retain(|p| !held.contains(&p.name));
             }
             project_root = Some(project);
         }

@@ -176,6 +176,24 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         None => None,
     };
     let targets = targets(&locations, args.scope, host);
+    // A project's host folder committed as a link (`.gemini -> ../elsewhere`) would take the
+    // write outside the project: refused before anything is touched, for every host.
+    for target in targets
+        .iter()
+        .cloned()
+        .chain(targets.iter().filter_map(bridge_of))
+    {
+        if let Some((link, to)) = target.linked_out_of(&locations.project) {
+            return Err(CommandError::refused(format!(
+                "{} is a symbolic link (to {}), so installing {} at {} scope would write {} outside the project; replace the link with a directory of its own (or remove it), then run install again; nothing was changed",
+                link.display(),
+                to.display(),
+                target.host.title(),
+                target.scope.as_str(),
+                target.path.display()
+            )));
+        }
+    }
     // `--host all`: the hosts found that lack the scope are said, not silently skipped.
     let without_scope: Vec<&str> = host
         .hosts(&locations)

@@ -1,6 +1,6 @@
 //! One registration file: a host, a scope and the file's path.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use amplihack_protocol::Host;
 
@@ -15,6 +15,32 @@ pub struct Target {
 }
 
 impl Target {
+    /// A project- or local-scope file whose way from the project root passes a symbolic link
+    /// (a committed `.gemini -> ../elsewhere`): the link and where it leads, so install refuses
+    /// rather than write outside the project through it.
+    pub fn linked_out_of(&self, project: &Path) -> Option<(PathBuf, PathBuf)> {
+        if !matches!(
+            self.scope,
+            crate::scopes::Scope::Project | crate::scopes::Scope::Local
+        ) {
+            return None;
+        }
+        let rest = self.path.strip_prefix(project).ok()?;
+        let mut at = project.to_path_buf();
+        for part in rest.components() {
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    let target = std::fs::read_link(&at).unwrap_or_default();
+                    return Some((at, target));
+                }
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
     /// The registration file, read as its host reads it ([`super::syntax`]).
     pub fn read_json(
         &self,

@@ -13,6 +13,8 @@ use super::{Context, outcome_of};
 pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
     let disabled = plugins::disabled(&ctx.state());
     let trusted = ctx.project_trusted();
+    let held = ctx.project_held_back();
+    let accepted = amplihack_state::trust::accepted(&ctx.state(), &ctx.locations.project);
     let (version, registered, claude_registered) = crate::plugin_events::delivery(ctx);
     let hosts = crate::plugin_events::Hosts::of(ctx, claude_registered);
     // Events a session-start repair registered after that session had read its hooks.
@@ -46,6 +48,7 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
                 (Err(_), ..) => "invalid",
                 (_, _, _, true) => "disabled",
                 (_, Level::Project, false, _) => "untrusted",
+                (_, Level::Project, true, _) if held.contains(&plugin.name) => "unaccepted",
                 _ if !undelivered.is_empty() || !not_run.is_empty() => "partial",
                 _ => "active",
             };
@@ -82,6 +85,19 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
             if let Some(says) = &confinement {
                 text.push_str(&format!("    {says}\n"));
             }
+            let accepted_parts = match level {
+                Level::Project => accepted.get(&plugin.name).cloned().unwrap_or_default(),
+                Level::User => Vec::new(),
+            };
+            if state == "unaccepted" {
+                text.push_str(&format!(
+                    "    runs parts trust cannot pin; see `amplihack hooks trust`, then `amplihack hooks trust --accept {}`\n",
+                    plugin.name
+                ));
+            }
+            for part in &accepted_parts {
+                text.push_str(&format!("    accepted, not pinned: {part}\n"));
+            }
             for (event, why) in &undelivered {
                 text.push_str(&format!("    {event} never reaches it: {why}\n"));
             }
@@ -117,7 +133,7 @@ pub fn list(ctx: &Context) -> Result<Outcome, CommandError> {
                 .iter()
                 .map(|(event, why)| json!({"event": event, "why": why}))
                 .collect();
-            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_delivered_by": per_host.iter().map(|(event, hosts)| json!({"event": event, "hosts": hosts})).collect::<Vec<_>>(), "not_run": not_run, "from_next_session": from_next_session, "timeouts_beyond_hosts": timeouts, "confinement": confinement}));
+            items.push(json!({"name": plugin.name, "level": level.as_str(), "file": plugin.file, "state": state, "events": events, "undelivered": undelivered_json, "not_delivered_by": per_host.iter().map(|(event, hosts)| json!({"event": event, "hosts": hosts})).collect::<Vec<_>>(), "not_run": not_run, "from_next_session": from_next_session, "timeouts_beyond_hosts": timeouts, "confinement": confinement, "accepted_unpinned": accepted_parts}));
         }
     }
     Ok(outcome_of("list", text, json!({"plugins": items}), 0))

@@ -93,6 +93,19 @@ impl Context {
         trust_scope::files_to_trust(&self.locations.project, &plugins)
     }
 
+    /// What trusting the project's plugins covers, per handler; or why trust cannot.
+    pub(crate) fn project_scope(&self) -> Result<trust_scope::Scope, trust_scope::Refusal> {
+        let plugins = discovery::load_level(&self.project_dir(), Level::Project);
+        trust_scope::scope(&self.locations.project, &plugins)
+    }
+
+    /// The project's plugins trusted but held back: each runs a part trust cannot pin that the
+    /// user has not accepted (the hook engine's own check); empty when not trusted at all.
+    pub(crate) fn project_held_back(&self) -> Vec<String> {
+        let plugins = discovery::load_level(&self.project_dir(), Level::Project);
+        trust_scope::check(&self.state(), &self.locations.project, &plugins).unwrap_or_default()
+    }
+
     /// Whether the project's plugins run: the hook engine's own check.
     pub(crate) fn project_trusted(&self) -> bool {
         let plugins = discovery::load_level(&self.project_dir(), Level::Project);

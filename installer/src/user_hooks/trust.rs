@@ -17,11 +17,14 @@ fn record_trust(
     Ok(())
 }
 
-pub fn trust(ctx: &Context, trusted: bool) -> Result<Outcome, CommandError> {
-    let files = match ctx.project_files() {
-        Ok(files) => files,
+/// `hooks trust [--accept NAME]…` (`trusted`) or `hooks untrust`. Trust lists, per handler, the
+/// files it pinned and each part it cannot pin; a plugin with such a part runs only once accepted
+/// by name, and that acceptance (with the parts it covered) is recorded.
+pub fn trust(ctx: &Context, trusted: bool, accept: &[String]) -> Result<Outcome, CommandError> {
+    let scope = match ctx.project_scope() {
+        Ok(scope) => scope,
         // Withdrawing trust needs no list of files.
-        Err(_) if !trusted => Vec::new(),
+        Err(_) if !trusted => Default::default(),
         Err(refusal) => {
             return Err(CommandError::refused(format!(
                 "cannot trust the hook plugins of {}: {refusal}",
@@ -29,13 +32,46 @@ pub fn trust(ctx: &Context, trusted: bool) -> Result<Outcome, CommandError> {
             )));
         }
     };
+    let files = scope.files.clone();
     if trusted && files.is_empty() {
         return Err(CommandError::refused(format!(
             "{} has no hook plugins to trust",
             ctx.project_dir().display()
         )));
     }
+    let unpinned = scope.unpinned_by_plugin();
+    for name in accept {
+        if !unpinned.iter().any(|(plugin, _)| plugin == name) {
+            let known: Vec<&str> = unpinned.iter().map(|(p, _)| p.as_str()).collect();
+            return Err(CommandError::refused(format!(
+                "--accept {name}: no plugin of {} by that name runs a part trust cannot pin (those that do: {}); run `amplihack hooks trust` to see the list",
+                ctx.project_dir().display(),
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        }
+    }
+    // What was accepted before stays accepted for exactly the parts it covered then.
+    let state = ctx.state();
+    let mut accepted = if trusted {
+        trust_store::accepted(&state, &ctx.locations.project)
+    } else {
+        Default::default()
+    };
+    accepted.retain(|name, _| unpinned.iter().any(|(plugin, _)| plugin == name));
+    for (name, parts) in &unpinned {
+        if accept.contains(name) {
+            accepted.insert(name.clone(), parts.clone());
+        }
+    }
     record_trust(ctx, trusted.then(|| trust_store::fingerprint(&files)))?;
+    if trusted {
+        trust_store::set_accepted(&state, &ctx.locations.project, accepted.clone())?;
+    }
+    let held = scope.held_back(&accepted);
     let mut text = String::new();
     for file in &files {
         text.push_str(&format!(
@@ -53,7 +89,37 @@ pub fn trust(ctx: &Context, trusted: bool) -> Result<Outcome, CommandError> {
         let plugin = amplihack_protocol::printable::printable(plugin);
         text.push_str(&format!("{plugin}: {says}\n"));
     }
+    let mut handlers_json = Vec::new();
     if trusted {
+        for handler in &scope.handlers {
+            text.push_str(&format!(
+                "handler of {}: {}\n",
+                handler.plugin, handler.command
+            ));
+            for file in &handler.pinned {
+                text.push_str(&format!("  pinned: {}\n", file.display()));
+            }
+            for part in &handler.unpinned {
+                text.push_str(&format!("  cannot pin: {part}\n"));
+            }
+            handlers_json.push(json!({
+                "plugin": handler.plugin,
+                "command": handler.command,
+                "pinned": handler.pinned,
+                "unpinned": handler.unpinned.iter().map(|u| json!({"part": u.part, "why": u.why})).collect::<Vec<_>>(),
+            }));
+        }
+        for (name, _) in &unpinned {
+            if held.contains(name) {
+                text.push_str(&format!(
+                    "not run: {name} runs parts trust cannot pin (listed above); if you accept them: amplihack hooks trust --accept {name}\n"
+                ));
+            } else {
+                text.push_str(&format!(
+                    "accepted: {name} runs parts trust cannot pin (listed above); you accepted them\n"
+                ));
+            }
+        }
         text.push_str("These files' hooks now run in this project; any change to them needs `amplihack hooks trust` again.\n");
     }
     let confined_json: Vec<_> = confined
@@ -63,7 +129,15 @@ pub fn trust(ctx: &Context, trusted: bool) -> Result<Outcome, CommandError> {
     Ok(outcome_of(
         if trusted { "trust" } else { "untrust" },
         text,
-        json!({"project": ctx.locations.project, "files": files, "trusted": trusted, "confinement": confined_json}),
+        json!({
+            "project": ctx.locations.project,
+            "files": files,
+            "trusted": trusted,
+            "handlers": handlers_json,
+            "accepted": accepted.keys().collect::<Vec<_>>(),
+            "held_back": held,
+            "confinement": confined_json,
+        }),
         0,
     ))
 }

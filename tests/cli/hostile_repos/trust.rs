@@ -708,3 +708,57 @@ fn started_below(env: &TestEnv, below: &str, payload: &str) -> String {
     told.push_str(&format!("lint marks: {:?}\n", env.marks("lint")));
     told
 }
+
+/// Issue 35 finding 2, end to end: a handler with a part trust cannot pin is listed with it by
+/// `hooks trust`, does not run until accepted by name, is shown `unaccepted` then `accepted, not
+/// pinned` by `hooks list`, and runs once accepted; an unknown name is refused.
+#[test]
+fn a_part_trust_cannot_pin_runs_only_once_accepted_by_name() {
+    let env = TestEnv::new();
+    let mark = env.root().join("marks-accepted");
+    plugin(
+        &env,
+        &hooks_dir(&env),
+        "runner",
+        &format!("task lint 2>/dev/null; echo ran >> '{}'", mark.display()),
+    );
+    let said = trust(&env);
+    assert!(
+        said.contains("cannot pin: `task lint`")
+            && said.contains("not run: runner runs parts trust cannot pin")
+            && said.contains("amplihack hooks trust --accept runner"),
+        "{said}"
+    );
+    let runs = || {
+        std::fs::read_to_string(&mark)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let (output, _) = env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(runs(), 0, "ran before it was accepted");
+    assert!(
+        stderr(&output).contains("runner") && stderr(&output).contains("--accept NAME"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(amplihack(&env, &["hooks", "list"]).contains("unaccepted"));
+    let unknown = env.run_amplihack(&["hooks", "trust", "--accept", "nosuch"]);
+    assert!(!unknown.status.success());
+    assert!(
+        stderr(&unknown).contains("--accept nosuch"),
+        "{}",
+        stderr(&unknown)
+    );
+    let accepted = env.run_amplihack(&["hooks", "trust", "--accept", "runner"]);
+    assert!(accepted.status.success(), "{}", stderr(&accepted));
+    assert!(
+        stdout(&accepted).contains("accepted: runner"),
+        "{}",
+        stdout(&accepted)
+    );
+    let list = amplihack(&env, &["hooks", "list"]);
+    assert!(list.contains("accepted, not pinned: `task lint`"), "{list}");
+    env.run_hooks(&["pre-tool-use"], &bash_event(&env, "ls"), &[]);
+    assert_eq!(runs(), 1, "did not run once accepted");
+}
