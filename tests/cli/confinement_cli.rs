@@ -82,8 +82,10 @@ fn a_project_plugins_handler_reads_writes_and_connects_only_as_declared() {
             env.user_hooks_dir()
         };
         env.plugin(&dir, "probe", &config);
+        // The probe reads paths under `$HOME`, a variable trust does not follow: the user
+        // accepts that part by name (issue 35's `--accept`).
         if *level == "project" {
-            let trust = env.run_amplihack(&["hooks", "trust"]);
+            let trust = env.run_amplihack(&["hooks", "trust", "--accept", "probe"]);
             assert!(trust.status.success(), "{}", stderr(&trust));
         }
         let (output, _) = env.run_hooks(&["pre-tool-use"], &event(&env, "s1"), &[]);
@@ -119,7 +121,8 @@ fn a_confined_handler_answers_and_its_declaration_is_pinned_by_trust() {
         "repo",
         &one_group("PreToolUse", None, vec![command(answer)]),
     );
-    assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+    let trust = env.run_amplihack(&["hooks", "trust", "--accept", "repo"]);
+    assert!(trust.status.success(), "{}", stderr(&trust));
     let (output, _) = env.run_hooks(&["pre-tool-use"], &event(&env, "s1"), &[]);
     let text = stdout(&output);
     assert!(text.contains("checked by the repo"), "{text}");
@@ -194,7 +197,8 @@ fn background_handlers_stay_confined() {
         "later",
         &one_group("PreToolUse", None, vec![started, declared]),
     );
-    assert!(env.run_amplihack(&["hooks", "trust"]).status.success());
+    let trust = env.run_amplihack(&["hooks", "trust", "--accept", "later"]);
+    assert!(trust.status.success(), "{}", stderr(&trust));
     let (output, _) = env.run_hooks(&["pre-tool-use"], &event(&env, "s1"), &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     for name in ["async.txt", "declared.txt"] {

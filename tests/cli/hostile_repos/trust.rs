@@ -715,7 +715,8 @@ fn started_below(env: &TestEnv, below: &str, payload: &str) -> String {
 #[test]
 fn a_part_trust_cannot_pin_runs_only_once_accepted_by_name() {
     let env = TestEnv::new();
-    let mark = env.root().join("marks-accepted");
+    // In the project: a project handler runs confined, and may write there.
+    let mark = env.project.join("marks-accepted");
     plugin(
         &env,
         &hooks_dir(&env),
