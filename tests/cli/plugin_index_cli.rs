@@ -121,7 +121,7 @@ fn every_change_to_a_level_is_seen_at_the_next_call() {
         ),
         (
             "a link in the level whose directory appears",
-            |env, hooks| {
+            |env, _hooks| {
                 env.plugin(
                     &env.root().join("elsewhere"),
                     "linked",
