@@ -161,3 +161,58 @@ pub fn write_pending(state: &StateDir) -> Result<Vec<String>> {
     }
     Ok(failures)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use amplihack_state::memory::Store;
+
+    /// A pending file a hook left, and a claim a writer that died left, are both written by the
+    /// next writer, in order, and removed only then.
+    #[test]
+    fn the_next_writer_writes_what_an_earlier_one_left() {
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::at(scratch.path().join("state"));
+        let root = scratch.path().join("project");
+        std::fs::create_dir_all(&root).expect("project");
+        for (session, prompt) in [("one", "first task"), ("two", "second task")] {
+            session::update(&state, Some(session), |s| {
+                s.first_prompt = Some(prompt.into());
+            })
+            .expect("session state");
+        }
+        let dir = state.dir(DIR);
+        files::private_dir(&dir).expect("dir");
+        let pending = |session: &str, ended: Option<&str>| {
+            json!({"root": root, "session": session, "ended": ended}).to_string()
+        };
+        // A writer that died after claiming session one's record; a hook's pending SessionEnd
+        // of session two whose writer never started.
+        std::fs::write(dir.join("one.claimed"), pending("one", None)).expect("claim");
+        std::fs::write(dir.join("two.json"), pending("two", Some("now (exit)"))).expect("pending");
+        std::fs::write(dir.join("bad.json"), "{ not json").expect("damaged");
+
+        let failures = write_pending(&state).expect("writer");
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert!(failures[0].contains("bad.claimed"), "{failures:?}");
+        let texts: Vec<String> = Store::for_project(&state, &root)
+            .entries()
+            .expect("memory")
+            .into_iter()
+            .map(|e| e.text)
+            .collect();
+        assert_eq!(texts.len(), 2, "{texts:?}");
+        assert!(
+            texts.iter().any(|t| t == "First prompt: first task"),
+            "{texts:?}"
+        );
+        assert!(
+            texts
+                .iter()
+                .any(|t| t == "First prompt: second task\nEnded: now (exit)"),
+            "{texts:?}"
+        );
+        let left: Vec<_> = std::fs::read_dir(&dir).expect("dir").flatten().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}
