@@ -672,7 +672,7 @@ fn bridge_bundle(env: &TestEnv) -> Result<PathBuf, String> {
 
 /// amplihack's session records, as `amplihack memory list --kind session` shows them.
 fn session_records(env: &TestEnv) -> Vec<String> {
-    let list = env.run_amplihack(&["memory", "list", "--kind", "session", "--json"]);
+    let list = env.session_memory();
     let value: Value = serde_json::from_str(&stdout(&list)).unwrap_or(Value::Null);
     value["entries"]
         .as_array()

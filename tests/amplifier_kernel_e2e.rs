@@ -194,10 +194,7 @@ fn the_built_ins_answer_in_amplifiers_dialect() {
     assert_eq!(records[0]["success"], true);
     assert_eq!(records[0]["session_id"], "S-amplihack");
 
-    let memory: Value = serde_json::from_str(&stdout(
-        &env.run_amplihack(&["memory", "list", "--kind", "session", "--json"]),
-    ))
-    .expect("json");
+    let memory: Value = serde_json::from_str(&stdout(&env.session_memory())).expect("json");
     let record = memory["entries"][0]["text"].as_str().unwrap_or_default();
     assert!(record.contains("First prompt: please commit"), "{memory}");
     assert!(record.contains("Ended:"), "{memory}");

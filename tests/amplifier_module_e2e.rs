@@ -171,10 +171,7 @@ fn the_module_gives_amplifier_the_full_product_through_the_real_kernel() {
     );
     assert_eq!(metrics.lines().count(), 1, "{metrics}");
     assert!(metrics.contains("\"tool_name\":\"Bash\""), "{metrics}");
-    let record: Value = serde_json::from_str(&stdout(
-        &env.run_amplihack(&["memory", "list", "--kind", "session", "--json"]),
-    ))
-    .expect("json");
+    let record: Value = serde_json::from_str(&stdout(&env.session_memory())).expect("json");
     let text = record["entries"][0]["text"].as_str().unwrap_or_default();
     assert!(
         text.contains("First prompt: please list the files") && text.contains("Ended:"),

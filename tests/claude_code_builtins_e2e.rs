@@ -212,10 +212,8 @@ fn metrics_have_one_line_per_tool_call_and_the_session_is_remembered() {
         assert!(line["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')));
         assert_eq!(line["session_id"], run.result["session_id"]);
     }
-    let memory: Value = serde_json::from_str(&support::stdout(
-        &env.run_amplihack(&["memory", "list", "--kind", "session", "--json"]),
-    ))
-    .expect("json");
+    let memory: Value =
+        serde_json::from_str(&support::stdout(&env.session_memory())).expect("json");
     let record = memory["entries"][0]["text"].as_str().unwrap_or_default();
     assert!(
         record.contains("First prompt: write the numbers"),

@@ -28,6 +28,8 @@ const PLUGIN_MARKER: &str = "PLUGIN-CONTEXT-C0P1L07";
 /// amplihack's entries against `true` ones, as Copilot times its hooks: see
 /// [`amplihacks_entries_cost_about_what_true_entries_cost`].
 const SPEED_GOAL: f64 = 1.0;
+/// Where the whole turn's figure fails (issue 36).
+const WHOLE_TURN_LIMIT: f64 = 1.5;
 const PLUGIN_DENY: &str = "PLUGIN-DENY-C0P1L07: no removing build here";
 
 /// The user's own Copilot hooks file, there before amplihack (with its own formatting).
@@ -402,9 +404,10 @@ fn chrono_ms(timestamp: &str) -> Option<f64> {
 ///
 /// Gated: the tool-call hooks (PreToolUse and PostToolUse, which run on every call), the ratio of
 /// the medians of their per-turn time, goal [`SPEED_GOAL`], failing over twice it
-/// (tests/bench/gate.rs). Printed beside it, not gated: the whole turn's hooks, each event's
-/// median. The once-a-prompt and once-a-session events write amplihack's session record
-/// durably (two fsyncs, ~12 ms each on the 2-core test machine), which no `true` does.
+/// (tests/bench/gate.rs). And the whole turn's hooks, each event's median beside it, goal
+/// [`SPEED_GOAL`], failing over [`WHOLE_TURN_LIMIT`]: the end of a turn writes amplihack's session
+/// record after Copilot has its answer (runtime/src/builtins/turn_records.rs), so agentStop and
+/// sessionEnd wait for no fsync.
 #[test]
 fn amplihacks_entries_cost_about_what_true_entries_cost() {
     let _alone = support::alone();
@@ -452,8 +455,6 @@ fn amplihacks_entries_cost_about_what_true_entries_cost() {
             .sum::<f64>()
     };
     const TOOL_HOOKS: [&str; 2] = ["preToolUse", "postToolUse"];
-    // Per side (amplihack, true): every turn's times.
-    let mut turns: [Vec<Vec<(String, f64)>>; 2] = [Vec::new(), Vec::new()];
     let mut best: Option<(f64, String)> = None;
     let passed = gate::gate(
         "Copilot tool-call hooks: amplihack / true",
@@ -464,7 +465,6 @@ fn amplihacks_entries_cost_about_what_true_entries_cost() {
                 for side in [i % 2, 1 - i % 2] {
                     let times = one(if side == 0 { &ours } else { &trues });
                     tool[side].push(sum(&times, &TOOL_HOOKS));
-                    turns[side].push(times);
                 }
             }
             let (a, t) = (support::median(&mut tool[0]), support::median(&mut tool[1]));
@@ -483,34 +483,60 @@ fn amplihacks_entries_cost_about_what_true_entries_cost() {
         "copilot: tool-call hooks as Copilot times them, amplihack's entries ({binary}) vs the same entries running `true`: {detail}; ratio {ratio:.2} (goal {SPEED_GOAL:.2}, fails over {:.2})",
         SPEED_GOAL * gate::FAIL_FACTOR
     ));
-    // The whole turn, per event: printed, not gated.
-    let mut kinds: Vec<String> = turns[0].iter().flatten().map(|(k, _)| k.clone()).collect();
-    kinds.dedup();
-    kinds.sort();
-    kinds.dedup();
-    let per_event: Vec<String> = kinds
-        .iter()
-        .map(|kind| {
-            let side = |n: usize| {
-                let mut v: Vec<f64> = turns[n].iter().map(|t| sum(t, &[kind])).collect();
-                support::median(&mut v)
-            };
-            format!("{kind} {:.0}/{:.0}", side(0), side(1))
-        })
-        .collect();
-    let mut whole: [Vec<f64>; 2] = [
-        turns[0].iter().map(|t| sum(t, &[])).collect(),
-        turns[1].iter().map(|t| sum(t, &[])).collect(),
-    ];
-    let (a, t) = (
-        support::median(&mut whole[0]),
-        support::median(&mut whole[1]),
+    // The whole turn, per event: gated at WHOLE_TURN_LIMIT.
+    let mut best_whole: Option<(f64, String)> = None;
+    let whole_passed = gate::gate_failing_over(
+        "Copilot whole turn's hooks: amplihack / true",
+        SPEED_GOAL,
+        WHOLE_TURN_LIMIT,
+        || {
+            let mut turns: [Vec<Vec<(String, f64)>>; 2] = [Vec::new(), Vec::new()];
+            for i in 0..TURNS {
+                for side in [i % 2, 1 - i % 2] {
+                    turns[side].push(one(if side == 0 { &ours } else { &trues }));
+                }
+            }
+            let mut kinds: Vec<String> =
+                turns[0].iter().flatten().map(|(k, _)| k.clone()).collect();
+            kinds.sort();
+            kinds.dedup();
+            let per_event: Vec<String> = kinds
+                .iter()
+                .map(|kind| {
+                    let side = |n: usize| {
+                        let mut v: Vec<f64> = turns[n].iter().map(|t| sum(t, &[kind])).collect();
+                        support::median(&mut v)
+                    };
+                    format!("{kind} {:.0}/{:.0}", side(0), side(1))
+                })
+                .collect();
+            let mut whole: [Vec<f64>; 2] = [
+                turns[0].iter().map(|t| sum(t, &[])).collect(),
+                turns[1].iter().map(|t| sum(t, &[])).collect(),
+            ];
+            let (a, t) = (
+                support::median(&mut whole[0]),
+                support::median(&mut whole[1]),
+            );
+            let ratio = a / t.max(1.0);
+            let detail = format!(
+                "amplihack {a:.0} ms, true {t:.0} ms (medians of {TURNS} turns); ms per event, amplihack/true: {}",
+                per_event.join(", ")
+            );
+            if best_whole.as_ref().is_none_or(|(b, _)| ratio < *b) {
+                best_whole = Some((ratio, detail.clone()));
+            }
+            Some((ratio, detail))
+        },
     );
+    let (ratio, detail) = best_whole.unwrap_or((f64::INFINITY, "nothing measured".into()));
     support::figure(&format!(
-        "copilot: a whole turn's hooks, amplihack's entries vs `true` (not gated): amplihack {a:.0} ms, true {t:.0} ms, ratio {:.2} (goal {SPEED_GOAL:.2}); ms per event, amplihack/true: {}",
-        a / t.max(1.0),
-        per_event.join(", ")
+        "copilot: a whole turn's hooks (sessionStart, userPromptSubmitted, {CALLS} calls, agentStop, sessionEnd) as Copilot times them, amplihack's entries vs `true`: {detail}; ratio {ratio:.2} (goal {SPEED_GOAL:.2}, fails over {WHOLE_TURN_LIMIT:.2})"
     ));
+    assert!(
+        whole_passed,
+        "a whole turn's hooks over {WHOLE_TURN_LIMIT}x `true`"
+    );
     assert!(passed);
 }
 

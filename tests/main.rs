@@ -34,6 +34,7 @@ mod failures_native_e2e;
 mod hook_texts_e2e;
 mod host_clis_smoke;
 mod hosts_e2e;
+mod if_conditions_native_e2e;
 mod long_outputs_native_e2e;
 mod managed_hosts_e2e;
 mod managed_scope_e2e;

@@ -83,34 +83,21 @@ pub struct Listed {
     pub stamp: Stamp,
 }
 
-/// What identifies a file's version without reading it: its device and inode, size and mtime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Stamp {
-    pub dev: u64,
-    pub ino: u64,
-    pub size: u64,
-    pub mtime_ns: i128,
-}
+use crate::stamp::DirFd;
+pub use crate::stamp::{Probe, Stamp};
 
-impl Stamp {
-    pub fn of(meta: &std::fs::Metadata) -> Stamp {
-        use std::os::unix::fs::MetadataExt;
-        Stamp {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-        }
-    }
-}
-
-/// A level's hooks files ([`Listed`]), and the stamps of what decides which files those are: the
-/// level's directory and each plugin directory (an entry added or removed there changes its
-/// mtime), and the `hooks/` and `.claude-plugin/` directories a file was found in.
+/// A level's hooks files ([`Listed`]), and every `stat` that decided which files those are
+/// ([`Probe`]s, replayed by the plugin index): the level's directory (an entry added, removed or
+/// renamed there changes its mtime), the own `hooks.json`, each candidate file of each plugin
+/// directory (found or not), the `hooks/` or `.claude-plugin/` directory a file was found in, and
+/// each entry that is a link.
 #[derive(Debug, Clone, Default)]
 pub struct Listing {
     pub files: Vec<Listed>,
-    pub dirs: Vec<Stamp>,
+    pub probes: Vec<Probe>,
+    /// When the first `stat` was made (ns since the epoch): a stamp not older than this, less
+    /// the clock's coarseness, may hide a second change in the same tick.
+    pub observed_ns: i128,
 }
 
 fn overfull_error(hooks_dir: &Path) -> ConfigError {
@@ -133,96 +120,112 @@ pub fn overfull(hooks_dir: &Path) -> Option<ConfigError> {
     (names > MAX_LEVEL_ENTRIES).then(|| overfull_error(hooks_dir))
 }
 
-/// [`plugin_files`] with what its `stat`s said ([`Listing`]): the same system calls.
+/// Now, in ns since the epoch.
+pub fn now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// [`plugin_files`] with what its `stat`s said ([`Listing`]). Every `stat` is relative to the
+/// level's directory, opened once.
 pub fn listed_files(hooks_dir: &Path) -> Result<Listing, ConfigError> {
-    let mut listing = Listing::default();
-    let regular = |path: &Path| {
-        std::fs::metadata(path)
-            .ok()
-            .filter(std::fs::Metadata::is_file)
-            .map(|m| Stamp::of(&m))
+    use std::os::unix::ffi::OsStrExt;
+    let mut listing = Listing {
+        observed_ns: now_ns(),
+        ..Listing::default()
     };
-    if let Ok(meta) = std::fs::metadata(hooks_dir) {
-        listing.dirs.push(Stamp::of(&meta));
-    }
-    let own = hooks_dir.join("hooks.json");
-    if let Some(stamp) = regular(&own) {
+    let at = DirFd::open(hooks_dir);
+    let (mut buf, mut probes) = (Vec::new(), Vec::new());
+    at.probe(b".", false, &mut buf, &mut probes);
+    if at
+        .probe(b"hooks.json", true, &mut buf, &mut probes)
+        .is_some()
+    {
+        let stamp = probes[probes.len() - 1].found.unwrap_or_default();
         listing.files.push(Listed {
             name: "hooks.json".to_string(),
             root: hooks_dir.to_path_buf(),
-            file: own,
+            file: hooks_dir.join("hooks.json"),
             stamp,
         });
     }
     let entries: Vec<std::fs::DirEntry> = match std::fs::read_dir(hooks_dir) {
         Ok(entries) => entries.flatten().take(MAX_LEVEL_ENTRIES + 1).collect(),
-        Err(_) => return Ok(listing),
+        Err(_) => {
+            listing.probes = probes;
+            return Ok(listing);
+        }
     };
     if entries.len() > MAX_LEVEL_ENTRIES {
         return Err(overfull_error(hooks_dir));
     }
-    // The entry's type from readdir itself (no stat), a symlink followed: this pays for the
-    // `hooks.yaml` stat below, so 100 plugins cost what they did.
-    let mut subdirs: Vec<PathBuf> = entries
-        .into_iter()
-        .filter(|e| match e.file_type() {
+    // The entry's type from readdir itself (no stat); a link followed (and recorded: what it
+    // names can change without the level's directory changing).
+    let mut subdirs: Vec<std::ffi::OsString> = Vec::new();
+    for entry in entries {
+        let is_dir = match entry.file_type() {
             Ok(t) if t.is_dir() => true,
             Ok(t) if !t.is_symlink() => false,
-            _ => e.path().is_dir(),
-        })
-        .map(|e| e.path())
-        .collect();
-    // By name (one parent): comparing whole paths component by component cost more than reading
-    // a hundred plugins' files.
-    subdirs.sort_unstable_by(|a, b| {
-        a.as_os_str()
-            .as_encoded_bytes()
-            .cmp(b.as_os_str().as_encoded_bytes())
-    });
-    for dir in subdirs {
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        // Joined one at a time: most plugins stop at the first.
+            _ => at
+                .probe(entry.file_name().as_bytes(), false, &mut buf, &mut probes)
+                .is_some_and(|s| s.is_dir()),
+        };
+        if is_dir {
+            subdirs.push(entry.file_name());
+        }
+    }
+    // By name: byte order.
+    subdirs.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    let mut rel = Vec::new();
+    for name in subdirs {
+        let dir = hooks_dir.join(&name);
+        let display = name.to_string_lossy().into_owned();
+        let mut path_of = |file: &str| {
+            rel.clear();
+            rel.extend_from_slice(name.as_bytes());
+            rel.push(b'/');
+            rel.extend_from_slice(file.as_bytes());
+            rel.clone()
+        };
+        // Most plugins stop at the first.
         let file = ["hooks.json", "hooks/hooks.json", MANIFEST]
             .into_iter()
-            .find_map(|name| {
-                let f = dir.join(name);
-                regular(&f).map(|stamp| (f, stamp))
+            .find_map(|file| {
+                at.probe(&path_of(file), true, &mut buf, &mut probes)
+                    .map(|stamp| (file, stamp))
             });
-        let yaml = dir.join(crate::dialects::proposal::FILE);
-        if let Some((file, stamp)) = &file
-            && name == AMPLIHACK_DIR
-            && is_amplihack_registration(file)
-        {
-            // Not a plugin while it is amplihack's own registration: what it says decides that.
-            listing.dirs.push(*stamp);
-        } else if let Some((file, stamp)) = file {
-            // Where a file was found below the plugin's directory, that directory's entries
-            // decide it too (a `hooks.json` created beside a manifest, say).
-            if let Some(parent) = file.parent().filter(|p| *p != dir)
-                && let Ok(meta) = std::fs::metadata(parent)
-            {
-                listing.dirs.push(Stamp::of(&meta));
+        if let Some((file, stamp)) = file {
+            let path = dir.join(file);
+            if display == AMPLIHACK_DIR && is_amplihack_registration(&path) {
+                // Not a plugin while it is amplihack's own registration: what it says (its
+                // stamp, probed above) decides that.
+            } else {
+                // Where a file was found below the plugin's directory, that directory's entries
+                // decide it too (a `hooks.json` created beside a manifest, say).
+                if let Some((parent, _)) = file.rsplit_once('/') {
+                    at.probe(&path_of(parent), false, &mut buf, &mut probes);
+                }
+                listing.files.push(Listed {
+                    name: display.clone(),
+                    root: dir.clone(),
+                    file: path,
+                    stamp,
+                });
             }
-            listing.files.push(Listed {
-                name: name.clone(),
-                root: dir.clone(),
-                file,
-                stamp,
-            });
         }
         // The proposal's YAML, beside or instead of hooks.json (dialects::proposal).
-        if let Some(stamp) = regular(&yaml) {
+        let yaml = crate::dialects::proposal::FILE;
+        if let Some(stamp) = at.probe(&path_of(yaml), true, &mut buf, &mut probes) {
             listing.files.push(Listed {
-                name,
+                file: dir.join(yaml),
+                name: display,
                 root: dir,
-                file: yaml,
                 stamp,
             });
         }
     }
+    listing.probes = probes;
     Ok(listing)
 }
 
@@ -371,12 +374,17 @@ pub fn dialect_of(file: &Path) -> Option<crate::dialects::unknown_keys::Dialect>
 /// the home): `<project>/.amcp/hooks.*`, or the user's `$XDG_CONFIG_HOME/amcp/hooks.*`; with the
 /// directory its relative commands are read from (the project's; the user's own for the user).
 pub fn amcp_file(hooks_dir: &Path, level: Level) -> Option<(PathBuf, PathBuf)> {
+    let dir = amcp_dir(hooks_dir, level)?;
+    crate::dialects::amcp::file_in(&dir).map(|file| (dir, file))
+}
+
+/// Where the level's AMCP hook file would be (no `stat`).
+pub fn amcp_dir(hooks_dir: &Path, level: Level) -> Option<PathBuf> {
     let base = hooks_dir.parent().and_then(Path::parent)?;
-    let dir = match level {
+    Some(match level {
         Level::Project => base.join(".amcp"),
         Level::User => crate::dialects::amcp::user_dir(base),
-    };
-    crate::dialects::amcp::file_in(&dir).map(|file| (dir, file))
+    })
 }
 
 /// The project directory holding `.amplifier` (or `.amcp`), looking up from `start` but not

@@ -78,11 +78,14 @@ fn with_compiled<T>(pattern: &str, f: impl FnOnce(Option<&regress::Regex>) -> T)
     })
 }
 
-/// Whether a handler's `if` rule holds for a tool call. Claude Code's rules: never on an event
-/// without a tool; `Tool` alone matches every call of it; `Bash(prefix:*)` matches a command that
-/// starts with `prefix`, other patterns are globs (`*` any text) over the Bash command (any of its
-/// `&&`, `||`, `;` or `|` parts) or the file path (or its name); a rule that cannot be read holds
-/// (best-effort, failing open as Claude Code does).
+/// Whether a handler's `if` rule holds for a tool call, as Claude Code 2.1.332 reads the rule (a
+/// permission rule, checked in the real Claude Code by tests/if_conditions_native_e2e.rs): never
+/// on an event without a tool; `Tool` alone matches every call of it; `Bash(prefix:*)` and
+/// `Bash(prefix *)` match a command that is `prefix` or starts with `prefix ` (so `Bash(git *)`
+/// holds for a bare `git`, not for `gitk`); other patterns are globs (`*` any text, inside a word
+/// too) over the Bash command (any of its `&&`, `||`, `;` or `|` parts) or the file path (or its
+/// name). A rule that is not `Tool` or `Tool(pattern)` (`Bash(git *`, an unclosed parenthesis)
+/// names no tool, so it never holds, as in Claude Code.
 pub fn condition_holds(rule: &str, tool: Option<&str>, input: Option<&Value>) -> bool {
     let Some(tool) = tool else { return false };
     let rule = rule.trim();
@@ -91,7 +94,7 @@ pub fn condition_holds(rule: &str, tool: Option<&str>, input: Option<&Value>) ->
         .and_then(|r| r.split_once('('))
         .map(|(name, pattern)| (name.trim(), pattern.trim()))
     else {
-        return rule.contains(['(', ')']) || rule == tool;
+        return !rule.contains(['(', ')']) && rule == tool;
     };
     if name != tool {
         return false;
@@ -99,12 +102,15 @@ pub fn condition_holds(rule: &str, tool: Option<&str>, input: Option<&Value>) ->
     let field = |key: &str| input.and_then(|i| i.get(key)).and_then(Value::as_str);
     if let Some(command) = field("command") {
         let parts = command.split(['&', '|', ';', '\n']).map(str::trim);
-        return parts
-            .filter(|p| !p.is_empty())
-            .any(|part| match pattern.strip_suffix(":*") {
-                Some(prefix) => part == prefix || part.starts_with(&format!("{prefix} ")),
+        return parts.filter(|p| !p.is_empty()).any(|part| {
+            match pattern
+                .strip_suffix(":*")
+                .or_else(|| pattern.strip_suffix(" *"))
+            {
+                Some(prefix) => part == prefix || glob(&format!("{prefix} *"), part),
                 None => glob(pattern, part),
-            });
+            }
+        });
     }
     match field("file_path")
         .or_else(|| field("notebook_path"))
@@ -168,6 +174,32 @@ mod tests {
             ("Bash(git commit:*)", Some("Bash"), bash("git push"), false),
             ("Bash(git *)", Some("Bash"), bash("git status"), true),
             ("Bash(git *)", Some("Bash"), bash("ls"), false),
+            // Checked in the real Claude Code (tests/if_conditions_native_e2e.rs): a trailing
+            // ` *` also holds for the bare word, not for a longer one; `*` inside a word globs.
+            ("Bash(git *)", Some("Bash"), bash("git"), true),
+            ("Bash(git *)", Some("Bash"), bash("gitk --all"), false),
+            ("Bash(git:*)", Some("Bash"), bash("git"), true),
+            ("Bash(git)", Some("Bash"), bash("git status"), false),
+            ("Bash(git)", Some("Bash"), bash("git"), true),
+            ("Bash(gi*)", Some("Bash"), bash("gitk --all"), true),
+            (
+                "Bash(git * --oneline)",
+                Some("Bash"),
+                bash("git log --oneline"),
+                true,
+            ),
+            (
+                "Bash(git * --oneline)",
+                Some("Bash"),
+                bash("git status"),
+                false,
+            ),
+            (
+                "Bash(git *)",
+                Some("Bash"),
+                bash("echo 'unterminated"),
+                false,
+            ),
             ("Bash(npm test)", Some("Bash"), bash("npm test"), true),
             ("Bash", Some("Bash"), bash("anything"), true),
             (
@@ -194,9 +226,11 @@ mod tests {
                 json!({"file_path": "src/a/b.rs"}),
                 true,
             ),
-            // No tool: never. An unreadable rule: holds (fail open).
+            // No tool: never. A rule that is not `Tool(pattern)` names no tool: never.
             ("Bash(git *)", None, json!({}), false),
-            ("Bash(git *", Some("Bash"), bash("ls"), true),
+            ("Bash(git *", Some("Bash"), bash("ls"), false),
+            ("Bash(git *", Some("Bash"), bash("git status"), false),
+            ("Bash(ls) | Bash(git *)", Some("Bash"), bash("ls"), false),
         ];
         for (rule, tool, input, want) in cases {
             assert_eq!(

@@ -69,6 +69,12 @@ pub fn main(args: Vec<OsString>) -> i32 {
         // One `llm` hook's question for the host's model (started by a forward, never by a host).
         return amplihack_engine::host_model::ask_main(&spec.to_string_lossy());
     }
+    if let [flag, state] = args.as_slice()
+        && flag == builtins::turn_records::FLAG
+    {
+        // The records' writer (started by a Stop or SessionEnd hook, never by a host).
+        return builtins::turn_records::writer_main(&state.to_string_lossy());
+    }
     if let [flag, row, ms] = args.as_slice()
         && flag == DEADLINE_FLAG
     {

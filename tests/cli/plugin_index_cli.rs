@@ -37,9 +37,29 @@ fn index_files(env: &TestEnv) -> Vec<std::path::PathBuf> {
 
 type Change = fn(&TestEnv, &Path);
 
+/// Every file, directory and link under `dir` an hour old: stamps the index trusts (a recent one
+/// is a miss whatever it says, see `plugin_index::RACY`), so the checks below are the replayed
+/// `stat`s' and not that rule's.
+fn age(dir: &Path) {
+    let status = std::process::Command::new("find")
+        .arg(dir)
+        .args(["-exec", "touch", "-h", "-d", "1 hour ago", "{}", "+"])
+        .status()
+        .expect("find");
+    assert!(status.success());
+}
+
+/// The index file's inode: a call that answers from the index does not rewrite it.
+fn index_inode(env: &TestEnv) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let files = index_files(env);
+    assert_eq!(files.len(), 1, "{files:?}");
+    std::fs::metadata(&files[0]).expect("index").ino()
+}
+
 #[test]
 fn every_change_to_a_level_is_seen_at_the_next_call() {
-    let changes: [(&str, Change); 5] = [
+    let changes: [(&str, Change); 8] = [
         (
             "a plugin's file edited in place, same size",
             |env, hooks| {
@@ -75,6 +95,40 @@ fn every_change_to_a_level_is_seen_at_the_next_call() {
                 &plugin_on(env, "Bash", "own").to_string(),
             );
         }),
+        (
+            "a hooks.yaml created beside a plugin's hooks.json",
+            |env, hooks| {
+                let mark = env.mark("ran", "yaml");
+                env.write(
+                    &hooks.join("a/hooks.yaml"),
+                    &format!(
+                        "hooks:\n  PreToolUse:\n    - type: command\n      command: {}\n",
+                        json!(mark)
+                    ),
+                );
+            },
+        ),
+        (
+            "a plugin's file replaced by another (rename over it)",
+            |env, hooks| {
+                let text = env
+                    .read(&hooks.join("a/hooks.json"))
+                    .replace("\"Edit\"", "\"Bash\"");
+                env.write(&hooks.join("a/new.tmp"), &text);
+                std::fs::rename(hooks.join("a/new.tmp"), hooks.join("a/hooks.json"))
+                    .expect("rename");
+            },
+        ),
+        (
+            "a link in the level whose directory appears",
+            |env, _hooks| {
+                env.plugin(
+                    &env.root().join("elsewhere"),
+                    "linked",
+                    &plugin_on(env, "Bash", "linked"),
+                );
+            },
+        ),
     ];
     for (what, change) in changes {
         let env = TestEnv::new();
@@ -82,6 +136,9 @@ fn every_change_to_a_level_is_seen_at_the_next_call() {
         env.plugin(&hooks, "a", &plugin_on(&env, "Edit", "a"));
         std::fs::create_dir_all(hooks.join("empty")).expect("empty plugin dir");
         std::fs::create_dir_all(hooks.join("nested/hooks")).expect("hooks dir");
+        std::os::unix::fs::symlink(env.root().join("elsewhere/linked"), hooks.join("linked"))
+            .expect("dangling link");
+        age(&hooks);
         // A Bash call no plugin handles: the index is built, and nothing runs.
         call(&env, "Bash");
         assert!(
@@ -94,7 +151,13 @@ fn every_change_to_a_level_is_seen_at_the_next_call() {
             1,
             "{what}: the idle call left an index"
         );
+        let built = index_inode(&env);
         call(&env, "Bash");
+        assert_eq!(
+            index_inode(&env),
+            built,
+            "{what}: the unchanged level was answered from its index"
+        );
         assert!(
             env.marks("ran").is_empty(),
             "{what}: {:?}",
@@ -164,4 +227,28 @@ fn a_level_with_a_plugin_manifest_is_not_indexed() {
     assert!(index_files(&env).is_empty());
     call(&env, "Edit");
     assert_eq!(env.marks("ran"), ["m"]);
+}
+
+/// A second edit in the same tick of the file system's clock can leave size and mtime as they
+/// were (here forced: same size, the old mtime put back). A stamp that recent is never trusted,
+/// so the change is still seen.
+#[test]
+fn an_edit_that_keeps_size_and_mtime_is_seen_while_the_stamp_is_recent() {
+    let env = TestEnv::new();
+    let hooks = env.user_hooks_dir();
+    let file = env.plugin(&hooks, "a", &plugin_on(&env, "Edit", "a"));
+    call(&env, "Bash");
+    assert_eq!(index_files(&env).len(), 1, "the idle call left an index");
+    let mtime = std::fs::metadata(&file)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let text = env.read(&file).replace("\"Edit\"", "\"Bash\"");
+    std::fs::write(&file, text).expect("edit");
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .and_then(|f| f.set_modified(mtime))
+        .expect("old mtime back");
+    call(&env, "Bash");
+    assert_eq!(env.marks("ran"), ["a"], "the edit was not seen");
 }

@@ -123,20 +123,22 @@ pub(super) fn discover(
             }
         }
         // The index says whether any plugin of the level handles this event at all: the idle
-        // path costs the listing's stats and one small read, not a parse of every file.
-        let listing = discovery::listed_files(&dir);
-        let indexed = listing
-            .as_ref()
-            .ok()
-            .and_then(|l| plugin_index::may_handle(state, &dir, level, l, event));
+        // path costs the `stat`s that decide the level's files and one small read, not a
+        // listing and a parse of every file.
+        let indexed = plugin_index::may_handle(state, &dir, level, event);
         if indexed == Some(false) {
             continue;
         }
+        let listing = discovery::listed_files(&dir);
+        let amcp = match indexed {
+            None => plugin_index::amcp_probes(&dir, level),
+            Some(_) => Vec::new(),
+        };
         let mut found = discovery::load_listed(&dir, level, listing.clone());
         if indexed.is_none()
             && let Ok(listing) = &listing
         {
-            plugin_index::store(state, &dir, level, listing, &found);
+            plugin_index::store(state, &dir, level, (listing, &amcp), &found);
         }
         if bridge_runs_it && !found.iter().any(Plugin::is_foreign) {
             continue;

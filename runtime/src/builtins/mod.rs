@@ -15,6 +15,7 @@ pub mod session_end;
 pub mod session_record;
 pub mod stale_registrations;
 pub mod transcript_export;
+pub mod turn_records;
 pub mod version_check;
 pub mod workflow_reminder;
 

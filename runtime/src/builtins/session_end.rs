@@ -1,12 +1,13 @@
-//! SessionEnd: finish the session's record in memory and remove amplihack's per-session state
-//! older than [`KEEP`]. Quick by design: Claude Code before 2.1.74 gave SessionEnd hooks 1.5 s.
+//! SessionEnd: mark the session ended, then finish the session's record in memory and remove
+//! amplihack's per-session state older than [`KEEP`] after the host has its answer
+//! ([`turn_records`]). Quick by design: Claude Code before 2.1.74 gave SessionEnd hooks 1.5 s.
 
 use std::time::Duration;
 
 use amplihack_protocol::{EventName, Payload, Reply};
 use amplihack_state::session;
 
-use super::{BuiltinError, Result, reflection, session_record};
+use super::{BuiltinError, Result, reflection, turn_records};
 use crate::pipeline::Call;
 
 /// Per-session state is kept this long after its last change.
@@ -27,13 +28,13 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     session::update(&state, event.session_id.as_deref(), |s| {
         s.ended = Some(now.clone());
     })?;
-    session_record::write(
+    // The record and the pruning are written after the host has its answer (turn_records).
+    turn_records::defer(
         &state,
         &root,
         event.session_id.as_deref(),
         Some(&format!("{now} ({reason})")),
     )?;
-    session::prune(&state, KEEP);
     start_otel_export(&state)?;
     Ok(Reply::default())
 }

@@ -2,7 +2,8 @@
 //! `session` entry per session, rewritten at each stop (Stop fires at the end of every turn):
 //! the first prompt, the tools used, the files changed, the agents involved and the reflection's
 //! findings. Tools and files come from the metrics file `post-tool-use` writes; nothing extra is
-//! paid per tool call.
+//! paid per tool call. The hook only records that the record is due; a detached writer writes it
+//! after the host has its answer ([`super::turn_records`]).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
@@ -30,7 +31,8 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     }
     let state = ctx.state().ok_or(BuiltinError::NoStateDir)?;
     let root = ctx.project_root(event);
-    write(&state, &root, event.session_id.as_deref(), None)?;
+    // Written after the host has its answer (turn_records).
+    super::turn_records::defer(&state, &root, event.session_id.as_deref(), None)?;
     Ok(Reply::default())
 }
 
