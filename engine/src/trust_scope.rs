@@ -520,7 +520,7 @@ impl Line<'_, '_> {
             }
             return Ok(());
         }
-        if is_brace(&resolved) {
+        if word.brace && is_brace(&resolved) {
             if pathish || resolved.contains(['.', '/']) {
                 self.note(
                     text,
@@ -597,6 +597,7 @@ impl Line<'_, '_> {
             text: value.to_string(),
             glob: false,
             opaque: false,
+            brace: false,
         };
         match name {
             "BASH_ENV" | "ENV" | "PYTHONSTARTUP" => self.word(&word, true),
@@ -651,7 +652,7 @@ impl Line<'_, '_> {
             return;
         };
         let (resolved, derived) = self.resolve(&dir.text);
-        if unresolved(&resolved).is_some() || is_brace(&resolved) || dir.glob {
+        if unresolved(&resolved).is_some() || (dir.brace && is_brace(&resolved)) || dir.glob {
             self.base = Base::Unknown;
             return;
         }
@@ -1862,6 +1863,30 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// Braces the shell does not expand (quoted, as in the JSON a plugin echoes; or `${…}`) are
+    /// text, not a part trust cannot pin: such a plugin runs once trusted, with no `--accept`.
+    #[test]
+    fn quoted_braces_are_not_brace_expansion() {
+        for command in [
+            r#"echo '{"hookSpecificOutput": {"additionalContext": "run make lint, then commit."}}'"#,
+            r#"printf "%s\n" "{a,b}.sh""#,
+            r#"echo "${HOME}""#,
+        ] {
+            let p = Project::new();
+            p.hooks("h", &[command]);
+            let plugins = load_level(&p.root.join(".amplifier/hooks"), Level::Project);
+            let found = scope(&p.root, &plugins).expect("covered");
+            assert!(
+                found.handlers[0]
+                    .unpinned
+                    .iter()
+                    .all(|u| !u.why.contains("brace")),
+                "{command}: {:?}",
+                found.handlers[0].unpinned
+            );
         }
     }
 

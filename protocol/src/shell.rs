@@ -41,6 +41,9 @@ pub struct Word {
     pub glob: bool,
     /// Part of the word came from an expansion we cannot work out.
     pub opaque: bool,
+    /// An unquoted `{` appeared: bash would brace-expand this word (only a parse [as
+    /// written](parse_as_written) leaves one unexpanded).
+    pub brace: bool,
 }
 
 impl AsRef<str> for Word {
@@ -557,6 +560,7 @@ impl Builder {
         self.current.text.clear();
         self.current.glob = false;
         self.current.opaque = false;
+        self.current.brace = false;
         self.braces.clear();
         self.quoted = false;
     }
@@ -658,6 +662,7 @@ fn expand_braces(
                     text,
                     glob,
                     opaque: word.opaque,
+                    brace: false,
                 });
             }
         }
@@ -753,6 +758,7 @@ fn expand_flat(
             text: next,
             glob,
             opaque: word.opaque,
+            brace: false,
         });
         // The next combination, last group fastest.
         for (index, &(_, _, first, end)) in groups.iter().enumerate().rev() {
@@ -1181,6 +1187,7 @@ impl Lexer<'_> {
                 '{' | ',' | '}' if plain && !b.no_split => {
                     if c == '{' {
                         state.parsed.syntax.insert(Syntax::BRACE);
+                        b.current.brace = true;
                     }
                     if !state.as_written {
                         b.braces.push(b.current.text.len());
