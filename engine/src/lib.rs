@@ -31,6 +31,5 @@ pub mod host_model;
 pub mod matcher;
 pub mod model;
 pub mod plugin_index;
-pub mod spawn;
 pub mod stop_guard;
 pub mod trust_scope;

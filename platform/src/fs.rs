@@ -234,6 +234,20 @@ pub fn set_umask(mask: u32) -> u32 {
     u32::from(unsafe { libc::umask(mask as libc::mode_t) })
 }
 
+/// Waits for, then holds, the exclusive lock on `file` (flock(2), advisory) until it is closed.
+/// Best effort: a file that cannot be locked is left unlocked.
+pub fn hold_lock(file: &std::fs::File) {
+    // SAFETY: flock on an open descriptor; no memory is involved.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+}
+
+/// Whether another open file holds the exclusive lock on `file` (see [`hold_lock`]). When it is
+/// free, `file` holds a shared lock on it until it is closed.
+pub fn locked_elsewhere(file: &std::fs::File) -> bool {
+    // SAFETY: flock on an open descriptor, without waiting; no memory is involved.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
+}
+
 /// Creates a FIFO at `path` (tests plant them where a file is expected).
 pub fn make_fifo(path: &Path) -> io::Result<()> {
     let c = c_path(path)?;

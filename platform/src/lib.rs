@@ -18,3 +18,4 @@ pub mod fs;
 pub mod io;
 pub mod process;
 pub mod signals;
+pub mod spawn;

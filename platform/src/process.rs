@@ -1,11 +1,109 @@
-//! Processes and their groups.
+//! Processes and their groups: ending them, learning that they ended.
+
+use std::os::fd::OwnedFd;
 
 /// Ends every process of the group `leader` leads, at once (it cannot refuse). Nothing happens
-/// when the group is gone already.
+/// when the group is gone already, or for leader 0 (which would name our own group).
+/// Async-signal-safe.
 pub fn kill_group(leader: u32) {
     let Ok(group) = libc::pid_t::try_from(leader) else {
         return;
     };
-    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
-    unsafe { libc::kill(-group, libc::SIGKILL) };
+    if group > 0 {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+}
+
+/// Asks the process `pid` to stop (SIGTERM: it may clean up first). Nothing happens when it is
+/// gone already.
+pub fn ask_to_stop(pid: u32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    if pid > 0 {
+        // SAFETY: kill(2) on one process; no memory is involved.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+}
+
+/// How a child of ours ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// It exited with this code.
+    Exited(i32),
+    /// A signal ended it, or it is not ours to wait for any more.
+    Signalled,
+}
+
+impl Ended {
+    /// Its exit code; `None` when a signal ended it.
+    pub fn code(self) -> Option<i32> {
+        match self {
+            Ended::Exited(code) => Some(code),
+            Ended::Signalled => None,
+        }
+    }
+}
+
+/// Collects how our child `pid` ended, without waiting: `None` while it runs (or the look was
+/// interrupted).
+pub fn ended(pid: u32) -> Option<Ended> {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return Some(Ended::Signalled);
+    };
+    let mut status: libc::c_int = 0;
+    // SAFETY: waitpid on one child, without blocking, into our own integer.
+    let reaped = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+    if reaped == pid {
+        Some(if libc::WIFEXITED(status) {
+            Ended::Exited(libc::WEXITSTATUS(status))
+        } else {
+            Ended::Signalled
+        })
+    } else if reaped < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+        // Not ours to wait for any more (ECHILD).
+        Some(Ended::Signalled)
+    } else {
+        None
+    }
+}
+
+/// A descriptor that becomes readable when our child `pid` ends (a pidfd: Linux 5.3 and later);
+/// `None` where the system has none (then [`ended`] is asked on a tick).
+#[cfg(target_os = "linux")]
+pub fn end_notice(pid: u32) -> Option<OwnedFd> {
+    use std::os::fd::{FromRawFd, RawFd};
+    let pid = libc::pid_t::try_from(pid).ok()?;
+    // SAFETY: pidfd_open(2) on our own child, not yet reaped; the new descriptor is close-on-exec.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a fresh descriptor nobody else owns.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// A descriptor that becomes readable when our child `pid` ends; none on this system.
+#[cfg(not(target_os = "linux"))]
+pub fn end_notice(_pid: u32) -> Option<OwnedFd> {
+    None
+}
+
+/// Gives the child `command` starts our descriptor `fd` as its descriptor `target` (inherited
+/// across exec), whatever number `fd` has.
+pub fn pass_descriptor(command: &mut std::process::Command, fd: std::os::fd::RawFd, target: i32) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only dup2/fcntl, which are async-signal-safe and allocate
+    // nothing.
+    unsafe {
+        command.pre_exec(move || {
+            let moved = if fd == target {
+                libc::fcntl(target, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(fd, target)
+            };
+            if moved < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
