@@ -301,6 +301,23 @@ mod tests {
     }
 
     #[test]
+    fn a_held_lock_is_seen_from_another_open_file() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let path = root.path().join("pid");
+        std::fs::write(&path, b"1").expect("file");
+        let holder = std::fs::File::open(&path).expect("open");
+        assert!(!locked_elsewhere(
+            &std::fs::File::open(&path).expect("open")
+        ));
+        hold_lock(&holder);
+        assert!(locked_elsewhere(&std::fs::File::open(&path).expect("open")));
+        drop(holder);
+        assert!(!locked_elsewhere(
+            &std::fs::File::open(&path).expect("open")
+        ));
+    }
+
+    #[test]
     fn create_rename_remove_in_a_directory() {
         let root = tempfile::tempdir().expect("tempdir");
         let dir = open_dir(&c_path(root.path()).expect("c")).expect("open");

@@ -129,3 +129,41 @@ pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     // SAFETY: both were just created and are owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    #[test]
+    fn a_pipe_is_watched_written_and_read_without_blocking() {
+        let (read, write) = pipe().expect("pipe");
+        set_nonblocking(read.as_fd());
+        let mut buffer = [0u8; 8];
+        let empty = read_some(read.as_fd(), &mut buffer).expect_err("nothing yet");
+        assert_eq!(empty.kind(), io::ErrorKind::WouldBlock);
+        let mut watches = [Watch::readable(read.as_raw_fd()), Watch::nothing()];
+        assert_eq!(
+            wait_ready(&mut watches, Duration::from_millis(1)).expect("wait"),
+            0
+        );
+        assert_eq!(write_some(write.as_fd(), b"abc").expect("write"), 3);
+        let mut watches = [
+            Watch::readable(read.as_raw_fd()),
+            Watch::nothing(),
+            Watch::writable(write.as_raw_fd()),
+        ];
+        assert_eq!(
+            wait_ready(&mut watches, Duration::from_secs(5)).expect("wait"),
+            2
+        );
+        assert!(watches[0].is_ready() && !watches[1].is_ready() && watches[2].is_ready());
+        assert_eq!(read_some(read.as_fd(), &mut buffer).expect("read"), 3);
+        assert_eq!(&buffer[..3], b"abc");
+        drop(write);
+        // A child forked meanwhile by another test holds the write end until its exec.
+        let mut watches = [Watch::readable(read.as_raw_fd())];
+        wait_ready(&mut watches, Duration::from_secs(10)).expect("wait");
+        assert_eq!(read_some(read.as_fd(), &mut buffer).expect("end"), 0);
+    }
+}

@@ -107,3 +107,51 @@ pub fn pass_descriptor(command: &mut std::process::Command, fd: std::os::fd::Raw
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    fn wait_for(pid: u32) -> Ended {
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(ended) = ended(pid) {
+                return ended;
+            }
+            assert!(Instant::now() < until, "{pid} did not end");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn an_exit_code_a_killed_group_and_the_end_notice() {
+        let child = Command::new("sh")
+            .args(["-c", "exit 7"])
+            .spawn()
+            .expect("sh");
+        assert_eq!(wait_for(child.id()), Ended::Exited(7));
+        assert_eq!(wait_for(child.id()), Ended::Signalled, "reaped: not ours");
+
+        let child = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .expect("sleep");
+        let notice = end_notice(child.id());
+        assert_eq!(ended(child.id()), None, "still running");
+        kill_group(child.id());
+        kill_group(0); // names our own group: nothing happens
+        if let Some(notice) = notice {
+            use std::os::fd::AsRawFd;
+            let mut watch = [crate::io::Watch::readable(notice.as_raw_fd())];
+            let ready = crate::io::wait_ready(&mut watch, Duration::from_secs(10)).expect("wait");
+            assert_eq!(ready, 1);
+        }
+        assert_eq!(wait_for(child.id()), Ended::Signalled);
+        assert_eq!(Ended::Exited(3).code(), Some(3));
+        assert_eq!(Ended::Signalled.code(), None);
+    }
+}
