@@ -128,21 +128,24 @@ mod tests {
 
     #[test]
     fn an_exit_code_a_killed_group_and_the_end_notice() {
-        let child = Command::new("sh")
+        // Reaped by `ended`, not by std: only the pid is kept.
+        let pid = Command::new("sh")
             .args(["-c", "exit 7"])
             .spawn()
-            .expect("sh");
-        assert_eq!(wait_for(child.id()), Ended::Exited(7));
-        assert_eq!(wait_for(child.id()), Ended::Signalled, "reaped: not ours");
+            .expect("sh")
+            .id();
+        assert_eq!(wait_for(pid), Ended::Exited(7));
+        assert_eq!(wait_for(pid), Ended::Signalled, "reaped: not ours");
 
-        let child = Command::new("sleep")
+        let pid = Command::new("sleep")
             .arg("30")
             .process_group(0)
             .spawn()
-            .expect("sleep");
-        let notice = end_notice(child.id());
-        assert_eq!(ended(child.id()), None, "still running");
-        kill_group(child.id());
+            .expect("sleep")
+            .id();
+        let notice = end_notice(pid);
+        assert_eq!(ended(pid), None, "still running");
+        kill_group(pid);
         kill_group(0); // names our own group: nothing happens
         if let Some(notice) = notice {
             use std::os::fd::AsRawFd;
@@ -150,7 +153,7 @@ mod tests {
             let ready = crate::io::wait_ready(&mut watch, Duration::from_secs(10)).expect("wait");
             assert_eq!(ready, 1);
         }
-        assert_eq!(wait_for(child.id()), Ended::Signalled);
+        assert_eq!(wait_for(pid), Ended::Signalled);
         assert_eq!(Ended::Exited(3).code(), Some(3));
         assert_eq!(Ended::Signalled.code(), None);
     }
