@@ -13,13 +13,15 @@
 //! SessionEnd the session's collectors still running are stopped with their handlers, and what
 //! was never delivered is removed: nothing outlives the session.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use amplihack_platform::fs as platform_fs;
+use amplihack_platform::{io, process};
 use amplihack_protocol::{EventName, Reply};
 use amplihack_state::{StateDir, files, session_key};
 use serde_json::{Value, json};
@@ -105,21 +107,8 @@ impl Background<'_> {
         let mut command = self.collector(&spec, spawn.cwd, spawn.env)?;
         let stderr = handoff.stderr.as_raw_fd();
         command.stdin(Stdio::from(handoff.stdout)).process_group(0);
-        // SAFETY: between fork and exec only dup2/fcntl, which are async-signal-safe. The
-        // handler's stderr becomes the collector's descriptor 3.
-        unsafe {
-            command.pre_exec(move || {
-                let moved = if stderr == 3 {
-                    libc::fcntl(3, libc::F_SETFD, 0)
-                } else {
-                    libc::dup2(stderr, 3)
-                };
-                if moved < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        // The handler's stderr becomes the collector's descriptor 3.
+        process::pass_descriptor(&mut command, stderr, 3);
         let started = command.spawn().map(drop).map_err(|e| e.to_string());
         drop(handoff.stderr);
         started
@@ -215,8 +204,8 @@ impl Background<'_> {
             if path.extension().is_some_and(|x| x == "pid")
                 && let Some(pid) = live_collector(&path)
             {
-                // SAFETY: kill(2) on a collector proven alive by the lock it holds on its pid file.
-                unsafe { libc::kill(pid, libc::SIGTERM) };
+                // A collector proven alive by the lock it holds on its pid file.
+                process::ask_to_stop(pid);
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
@@ -225,11 +214,9 @@ impl Background<'_> {
 
 /// The pid in a collector's pid file, if that collector still holds its lock (so the pid is
 /// not a stale one the system may have reused).
-fn live_collector(pid_file: &Path) -> Option<libc::pid_t> {
+fn live_collector(pid_file: &Path) -> Option<u32> {
     let file = std::fs::File::open(pid_file).ok()?;
-    // SAFETY: flock on a descriptor we own.
-    let free = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
-    if free {
+    if !platform_fs::locked_elsewhere(&file) {
         return None;
     }
     std::fs::read_to_string(pid_file).ok()?.trim().parse().ok()
@@ -298,15 +285,16 @@ pub fn collect(spec: &str) -> i32 {
     let Ok(pid_lock) = files::open_append(&pid_file) else {
         return 1;
     };
-    // SAFETY: flock on a descriptor we own; held until we exit.
-    unsafe { libc::flock(pid_lock.as_raw_fd(), libc::LOCK_EX) };
+    // Held until we exit.
+    platform_fs::hold_lock(&pid_lock);
     let _ = std::fs::write(&pid_file, std::process::id().to_string());
 
     let adopted_group = spec
         .get("group")
         .and_then(Value::as_i64)
-        .and_then(|g| libc::pid_t::try_from(g).ok())
-        .filter(|g| *g > 0);
+        .and_then(|g| i32::try_from(g).ok())
+        .filter(|g| *g > 0)
+        .map(i32::unsigned_abs);
     let finished = if let Some(group) = adopted_group {
         let finished = adopted_output(&spec, group, timeout);
         if let Some(tmp) = spec.get("private_tmp").and_then(Value::as_str) {
@@ -358,23 +346,20 @@ pub fn collect(spec: &str) -> i32 {
     }
     let _ = std::fs::remove_file(&pid_file);
     if let (true, Some(group)) = (finished.timed_out, adopted_group) {
-        // SAFETY: killpg on the adopted handler's own group, past its timeout.
-        unsafe { libc::killpg(group, libc::SIGKILL) };
+        // The adopted handler's own group, past its timeout.
+        process::kill_group(group);
     }
     0
 }
 
 /// Reads an adopted handler's pipes to their end or its timeout (then its group is killed).
-fn adopted_output(spec: &Value, group: libc::pid_t, timeout: Duration) -> execute::Finished {
+fn adopted_output(spec: &Value, group: u32, timeout: Duration) -> execute::Finished {
     let started = Instant::now();
     // A stop signal to the collector (SessionEnd) takes the handler's group with it.
     execute::track_group(group);
-    // SAFETY: descriptors 0 and 3 were set up for us by the process that adopted the handler;
-    // F_GETFD proves descriptor 3 is open before it is owned here.
-    let stdin = unsafe { libc::dup(0) };
-    let stdout = (stdin >= 0).then(|| unsafe { OwnedFd::from_raw_fd(stdin) });
-    let stderr =
-        (unsafe { libc::fcntl(3, libc::F_GETFD) } >= 0).then(|| unsafe { OwnedFd::from_raw_fd(3) });
+    // Descriptors 0 and 3 were set up for us by the process that adopted the handler.
+    let stdout = io::duplicate_stdin();
+    let stderr = io::take_inherited(3);
     let mut pipes = Pipes::new(stdout, stderr);
     let so_far = |key: &str| {
         spec.get(key)

@@ -83,8 +83,8 @@ pub struct Listed {
     pub stamp: Stamp,
 }
 
-use crate::stamp::DirFd;
-pub use crate::stamp::{Probe, Stamp};
+use amplihack_platform::stamp::DirFd;
+pub use amplihack_platform::stamp::{Probe, Stamp};
 
 /// A level's hooks files ([`Listed`]), and every `stat` that decided which files those are
 /// ([`Probe`]s, replayed by the plugin index): the level's directory (an entry added, removed or

@@ -4,7 +4,10 @@
 //! No threads and no async runtime: [`run_all`] waits for every handler of a batch in one poll(2)
 //! on the calling thread, and the binary stays small and quick to start.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+
+use amplihack_platform::io::{self, Watch};
+use amplihack_platform::{process, signals};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -46,10 +49,10 @@ pub struct Finished {
 
 /// The process groups of the handlers running now, so that they can be killed when amplihack is
 /// stopped (a signal from the host, or its own deadline). Plain atomics: read from a signal handler.
-static GROUPS: [std::sync::atomic::AtomicI32; 256] =
-    [const { std::sync::atomic::AtomicI32::new(0) }; 256];
+static GROUPS: [std::sync::atomic::AtomicU32; 256] =
+    [const { std::sync::atomic::AtomicU32::new(0) }; 256];
 
-fn track(pid: libc::pid_t) -> Option<usize> {
+fn track(pid: u32) -> Option<usize> {
     use std::sync::atomic::Ordering;
     GROUPS.iter().position(|slot| {
         slot.compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
@@ -59,7 +62,7 @@ fn track(pid: libc::pid_t) -> Option<usize> {
 
 /// Tracks a process group that is not our child's (a collector's adopted handler), so that a
 /// stop signal kills it too.
-pub fn track_group(group: libc::pid_t) {
+pub fn track_group(group: u32) {
     let _ = track(group);
 }
 
@@ -69,43 +72,12 @@ fn untrack(slot: Option<usize>) {
     }
 }
 
-/// The signals that kill every handler's group ([`kill_all_groups`]): the host's stop signals and
-/// the deadline's alarm, blocked while a handler is started and recorded, delivered when this is
-/// dropped. A handler starts with none blocked (the child clears its mask).
-struct StopSignalsHeld(libc::sigset_t);
-
-impl StopSignalsHeld {
-    fn hold() -> StopSignalsHeld {
-        // SAFETY: sigset operations on local values; pthread_sigmask on this thread only.
-        unsafe {
-            let mut stop: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut stop);
-            for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGALRM] {
-                libc::sigaddset(&mut stop, signal);
-            }
-            let mut before: libc::sigset_t = std::mem::zeroed();
-            libc::pthread_sigmask(libc::SIG_BLOCK, &stop, &mut before);
-            StopSignalsHeld(before)
-        }
-    }
-}
-
-impl Drop for StopSignalsHeld {
-    fn drop(&mut self) {
-        // SAFETY: restores the mask `hold` saved.
-        unsafe {
-            libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut());
-        }
-    }
-}
-
 /// Kills every running handler's whole process group. Async-signal-safe (atomics and `kill`).
 pub fn kill_all_groups() {
     for slot in &GROUPS {
         let pid = slot.load(std::sync::atomic::Ordering::SeqCst);
         if pid > 0 {
-            // SAFETY: kill(2) on a process group this process created for a handler.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            process::kill_group(pid);
         }
     }
 }
@@ -122,7 +94,7 @@ pub enum Ran {
 /// A handler that declared itself async, still running, with its pipes.
 pub struct Handoff {
     /// Its process group (its pid).
-    pub group: libc::pid_t,
+    pub group: u32,
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
     /// What it printed before it was handed over (the declaration, and maybe more).
@@ -166,7 +138,7 @@ pub fn run_all(spawns: &[Spawn<'_>], sniff_async: bool) -> Vec<Ran> {
         .enumerate()
         .map(|(i, spawn)| Job::start(spawn, sniff_async, i == last))
         .collect();
-    let mut fds: Vec<libc::pollfd> = Vec::with_capacity(jobs.len() * 4);
+    let mut fds: Vec<Watch> = Vec::with_capacity(jobs.len() * 4);
     let mut owners: Vec<(usize, Stream)> = Vec::with_capacity(jobs.len() * 4);
     let mut idle_checks = 0u32;
     loop {
@@ -179,12 +151,8 @@ pub fn run_all(spawns: &[Spawn<'_>], sniff_async: bool) -> Vec<Ran> {
             let Some(next) = job.step(now) else { continue };
             wake = Some(wake.map_or(next, |w| w.min(next)));
             tick |= job.pidfd.is_none() && job.exit.is_none();
-            for (stream, fd, events) in job.interests() {
-                fds.push(libc::pollfd {
-                    fd,
-                    events,
-                    revents: 0,
-                });
+            for (stream, watch) in job.interests() {
+                fds.push(watch);
                 owners.push((index, stream));
             }
         }
@@ -195,11 +163,8 @@ pub fn run_all(spawns: &[Spawn<'_>], sniff_async: bool) -> Vec<Ran> {
             idle_checks = idle_checks.saturating_add(1);
             wait = wait.min(Duration::from_millis(u64::from(idle_checks.min(10))));
         }
-        let wait_ms = wait.as_micros().div_ceil(1000).min(60_000) as libc::c_int;
-        // SAFETY: poll over our own array of pollfd, its length passed with it.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
-        if ready < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+        if let Err(e) = io::wait_ready(&mut fds, wait) {
+            if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
             // poll itself failed (no memory): nothing more can be waited for; stop them all.
@@ -209,7 +174,7 @@ pub fn run_all(spawns: &[Spawn<'_>], sniff_async: bool) -> Vec<Ran> {
             break;
         }
         for (fd, (index, stream)) in fds.iter().zip(&owners) {
-            if fd.revents != 0 {
+            if fd.is_ready() {
                 jobs[*index].ready(*stream);
             }
         }
@@ -230,7 +195,7 @@ enum Stream {
 struct Job<'a> {
     started: Instant,
     deadline: Instant,
-    pid: libc::pid_t,
+    pid: u32,
     /// Readable once the handler has called `execve` (end of file) or failed to (its errno).
     exec_error: Option<OwnedFd>,
     /// Why it could not start, learnt from `exec_error`.
@@ -339,13 +304,13 @@ impl<'a> Job<'a> {
             None => (spawn.env, None),
         };
         let start = if wait_for_exec {
-            crate::spawn::start_waiting
+            amplihack_platform::spawn::start_waiting
         } else {
-            crate::spawn::start
+            amplihack_platform::spawn::start
         };
         // A stop signal or the deadline between the start and `track` would find the new group
         // unrecorded and leave it running: they wait until it is recorded.
-        let held = StopSignalsHeld::hold();
+        let held = signals::hold_stop_signals();
         let started_handler = match start(spawn.argv, spawn.cwd, env, entry) {
             Ok(started_handler) => started_handler,
             Err(e) => {
@@ -362,17 +327,14 @@ impl<'a> Job<'a> {
         drop(held);
         // The ruleset was copied into the child; only the directory is kept.
         job.private_tmp = confined.map(|confined| confined.tmp);
-        job.pidfd = pidfd_open(job.pid);
+        job.pidfd = process::end_notice(job.pid);
         job.stdin = Some(started_handler.stdin);
         job.pipes = Pipes::new(Some(started_handler.stdout), Some(started_handler.stderr));
         job.exec_error = started_handler.exec_error;
         if let Some(fd) = &job.stdin {
-            // SAFETY: fcntl on a descriptor we own. A handler that never reads its stdin must not
-            // block us: writes go out as the pipe has room.
-            unsafe {
-                let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
-                libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
-            }
+            // A handler that never reads its stdin must not block us: writes go out as the pipe
+            // has room.
+            io::set_nonblocking(fd.as_fd());
             job.feed();
         }
         job
@@ -386,15 +348,10 @@ impl<'a> Job<'a> {
                 self.stdin = None;
                 return;
             }
-            // SAFETY: writing from our own slice to a descriptor we own.
-            let n = unsafe { libc::write(fd.as_raw_fd(), rest.as_ptr().cast(), rest.len()) };
-            if n > 0 {
-                self.written += n as usize;
-                continue;
-            }
-            match std::io::Error::last_os_error().kind() {
-                std::io::ErrorKind::Interrupted => {}
-                std::io::ErrorKind::WouldBlock => return,
+            match io::write_some(fd.as_fd(), rest) {
+                Ok(n) if n > 0 => self.written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
                 // EPIPE: it closed its stdin without reading it all, as a handler may.
                 _ => self.stdin = None,
             }
@@ -414,8 +371,8 @@ impl<'a> Job<'a> {
             return Some(until);
         }
         if now >= self.deadline {
-            // SAFETY: killpg on the group we created for this handler (its pid is the group id).
-            unsafe { libc::killpg(self.pid, libc::SIGKILL) };
+            // The group we created for this handler (its pid is the group id).
+            process::kill_group(self.pid);
             self.stdin = None;
             self.pipes.out.fd = None;
             self.pipes.err.fd = None;
@@ -440,20 +397,25 @@ impl<'a> Job<'a> {
     }
 
     /// What to poll for.
-    fn interests(&self) -> impl Iterator<Item = (Stream, RawFd, libc::c_short)> + '_ {
+    fn interests(&self) -> impl Iterator<Item = (Stream, Watch)> + '_ {
+        let readable: fn(RawFd) -> Watch = Watch::readable;
         [
-            (Stream::Stdin, self.stdin.as_ref(), libc::POLLOUT),
-            (Stream::Stdout, self.pipes.out.fd.as_ref(), libc::POLLIN),
-            (Stream::Stderr, self.pipes.err.fd.as_ref(), libc::POLLIN),
+            (
+                Stream::Stdin,
+                self.stdin.as_ref(),
+                Watch::writable as fn(RawFd) -> Watch,
+            ),
+            (Stream::Stdout, self.pipes.out.fd.as_ref(), readable),
+            (Stream::Stderr, self.pipes.err.fd.as_ref(), readable),
             (
                 Stream::Exit,
                 self.pidfd.as_ref().filter(|_| self.exit.is_none()),
-                libc::POLLIN,
+                readable,
             ),
-            (Stream::ExecError, self.exec_error.as_ref(), libc::POLLIN),
+            (Stream::ExecError, self.exec_error.as_ref(), readable),
         ]
         .into_iter()
-        .filter_map(|(stream, fd, events)| fd.map(|fd| (stream, fd.as_raw_fd(), events)))
+        .filter_map(|(stream, fd, watch)| fd.map(|fd| (stream, watch(fd.as_raw_fd()))))
     }
 
     fn ready(&mut self, stream: Stream) {
@@ -488,9 +450,7 @@ impl<'a> Job<'a> {
             return;
         };
         let mut errno = [0u8; 4];
-        // SAFETY: reading 4 bytes into our own buffer from a descriptor we own.
-        let n = unsafe { libc::read(fd.as_raw_fd(), errno.as_mut_ptr().cast(), errno.len()) };
-        if n == 4 {
+        if let Ok(4) = io::read_some(fd.as_fd(), &mut errno) {
             let error = std::io::Error::from_raw_os_error(i32::from_ne_bytes(errno));
             self.start_error = Some(error.to_string());
         }
@@ -498,18 +458,12 @@ impl<'a> Job<'a> {
 
     /// Collects its exit status if it has ended.
     fn reap(&mut self) {
-        if self.exit.is_some() || self.pid <= 0 {
+        if self.exit.is_some() || self.pid == 0 {
             return;
         }
-        let mut status: libc::c_int = 0;
-        // SAFETY: waitpid on our own child, without blocking.
-        let reaped = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-        if reaped == self.pid {
-            self.exit = Some(libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)));
-        } else if reaped < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
-        {
-            // Not ours to wait for any more (ECHILD): count it as ended by a signal.
-            self.exit = Some(None);
+        // Not ours to wait for any more (ECHILD) counts as ended by a signal.
+        if let Some(ended) = process::ended(self.pid) {
+            self.exit = Some(ended.code());
         }
     }
 
@@ -552,8 +506,8 @@ impl<'a> Job<'a> {
     fn give_up(&mut self) {
         if self.result.is_none() {
             if self.pid > 0 {
-                // SAFETY: killpg on the group we created for this handler.
-                unsafe { libc::killpg(self.pid, libc::SIGKILL) };
+                // The group we created for this handler.
+                process::kill_group(self.pid);
             }
             self.finish(None, true);
         }
@@ -565,21 +519,6 @@ impl<'a> Job<'a> {
             .take()
             .unwrap_or_else(|| Ran::Finished(Finished::default()))
     }
-}
-
-/// A descriptor that becomes readable when the process ends (Linux 5.3 and later).
-#[cfg(target_os = "linux")]
-fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: pidfd_open(2) on our own child, not yet reaped; the new descriptor is close-on-exec
-    // and owned here.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
-}
-
-#[cfg(not(target_os = "linux"))]
-fn pidfd_open(_pid: libc::pid_t) -> Option<OwnedFd> {
-    None
 }
 
 /// One output pipe being read: what was kept of it, up to [`OUTPUT_CAP`].
@@ -595,16 +534,15 @@ impl Capture {
     fn read_ready(&mut self) -> bool {
         let Some(fd) = &self.fd else { return false };
         let mut buffer = [0u8; 16 * 1024];
-        // SAFETY: reading into our own buffer from a descriptor we own; poll said it is ready.
-        let n = unsafe { libc::read(fd.as_raw_fd(), buffer.as_mut_ptr().cast(), buffer.len()) };
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            return true;
-        }
-        if n <= 0 {
-            self.fd = None;
-            return false;
-        }
-        let n = n as usize;
+        // Poll said it is ready.
+        let n = match io::read_some(fd.as_fd(), &mut buffer) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return true,
+            Ok(n) if n > 0 => n,
+            _ => {
+                self.fd = None;
+                return false;
+            }
+        };
         let room = OUTPUT_CAP.saturating_sub(self.kept.len());
         self.kept.extend_from_slice(&buffer[..n.min(room)]);
         self.truncated |= n > room;
@@ -680,41 +618,33 @@ impl Pipes {
                 return Ended::Closed;
             }
             let wake = grace_until.map_or(deadline, |t| t.min(deadline));
-            let mut fds: Vec<libc::pollfd> = [
+            let mut fds = [
                 self.out.fd.as_ref().map(AsRawFd::as_raw_fd),
                 self.err.fd.as_ref().map(AsRawFd::as_raw_fd),
                 exited,
             ]
-            .into_iter()
-            .map(|fd| libc::pollfd {
-                fd: fd.unwrap_or(-1),
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
-            let wait_ms = (wake - now).as_millis().clamp(1, 60_000) as libc::c_int;
-            // SAFETY: poll over our own array of three pollfd; negative fds are ignored.
-            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 3, wait_ms) };
-            if ready < 0 {
-                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            .map(|fd| fd.map_or_else(Watch::nothing, Watch::readable));
+            let wait_ms = (wake - now).as_millis().clamp(1, 60_000) as u64;
+            if let Err(e) = io::wait_ready(&mut fds, Duration::from_millis(wait_ms)) {
+                if e.kind() == std::io::ErrorKind::Interrupted {
                     continue;
                 }
                 return Ended::Closed;
             }
-            if fds[0].revents != 0 && self.out.read_ready() && sniffing {
+            if fds[0].is_ready() && self.out.read_ready() && sniffing {
                 match sniff(&self.out.kept) {
                     Sniff::Undecided => {}
                     Sniff::Sync => sniffing = false,
                     Sniff::Async(timeout) => return Ended::Declared(timeout),
                 }
             }
-            if fds[0].revents != 0 && self.out.fd.is_none() {
+            if fds[0].is_ready() && self.out.fd.is_none() {
                 sniffing = false;
             }
-            if fds[1].revents != 0 {
+            if fds[1].is_ready() {
                 self.err.read_ready();
             }
-            if fds[2].revents != 0 {
+            if fds[2].is_ready() {
                 exited = None;
                 grace_until = Some(Instant::now() + PIPE_GRACE);
             }
@@ -886,12 +816,11 @@ mod tests {
             panic!("not handed back");
         };
         assert_eq!(handoff.timeout, Some(Duration::from_millis(500)));
-        // SAFETY: the group is the handler's own.
-        unsafe { libc::killpg(handoff.group, libc::SIGKILL) };
+        process::kill_group(handoff.group);
     }
 
-    /// Confined on every spawn path: the batch's first handlers are forked (spawn::start), its
-    /// last is started waiting for its exec (spawn::start_waiting); each gets its own TMPDIR.
+    /// Confined on every spawn path: the batch's first handlers are forked (platform::spawn::start),
+    /// its last is started waiting for its exec (platform::spawn::start_waiting); each gets its own TMPDIR.
     #[test]
     fn every_spawn_path_confines() {
         use amplihack_platform::confine::{Network, Rules, Support, support};

@@ -31,7 +31,5 @@ pub mod host_model;
 pub mod matcher;
 pub mod model;
 pub mod plugin_index;
-pub mod spawn;
-pub mod stamp;
 pub mod stop_guard;
 pub mod trust_scope;

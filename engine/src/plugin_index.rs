@@ -37,7 +37,7 @@ use serde_json::Value;
 
 use crate::discovery::{self, Level, Listing, Plugin};
 use crate::matcher;
-use crate::stamp::{DirFd, Probe, Stamp};
+use amplihack_platform::stamp::{DirFd, Probe, Stamp};
 
 /// The index format's first line; a copy of another version is a miss.
 const HEADER: &str = "amplihack plugin index 3";

@@ -1697,9 +1697,7 @@ mod tests {
         let p = Project::new();
         p.hooks("lint", &["true"]);
         let fifo = p.root.join(".amplifier/hooks/lint/pipe");
-        let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("cstring");
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        amplihack_platform::fs::make_fifo(&fifo).expect("fifo");
         assert!(p.refused().problem.contains("not a regular file"));
     }
 

@@ -234,6 +234,20 @@ pub fn set_umask(mask: u32) -> u32 {
     u32::from(unsafe { libc::umask(mask as libc::mode_t) })
 }
 
+/// Waits for, then holds, the exclusive lock on `file` (flock(2), advisory) until it is closed.
+/// Best effort: a file that cannot be locked is left unlocked.
+pub fn hold_lock(file: &std::fs::File) {
+    // SAFETY: flock on an open descriptor; no memory is involved.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+}
+
+/// Whether another open file holds the exclusive lock on `file` (see [`hold_lock`]). When it is
+/// free, `file` holds a shared lock on it until it is closed.
+pub fn locked_elsewhere(file: &std::fs::File) -> bool {
+    // SAFETY: flock on an open descriptor, without waiting; no memory is involved.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
+}
+
 /// Creates a FIFO at `path` (tests plant them where a file is expected).
 pub fn make_fifo(path: &Path) -> io::Result<()> {
     let c = c_path(path)?;
@@ -284,6 +298,23 @@ mod tests {
         std::os::unix::fs::symlink("f", root.path().join("lf")).expect("link");
         let through = open_file_at(at, &c("lf"), Access::Read).expect_err("no follow");
         assert_eq!(refusal(&through), Some(Refusal::Link));
+    }
+
+    #[test]
+    fn a_held_lock_is_seen_from_another_open_file() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let path = root.path().join("pid");
+        std::fs::write(&path, b"1").expect("file");
+        let holder = std::fs::File::open(&path).expect("open");
+        assert!(!locked_elsewhere(
+            &std::fs::File::open(&path).expect("open")
+        ));
+        hold_lock(&holder);
+        assert!(locked_elsewhere(&std::fs::File::open(&path).expect("open")));
+        drop(holder);
+        assert!(!locked_elsewhere(
+            &std::fs::File::open(&path).expect("open")
+        ));
     }
 
     #[test]

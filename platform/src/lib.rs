@@ -3,10 +3,11 @@
 //! a Windows build is this crate to write (each module's interface says what the rest of
 //! amplihack relies on).
 //!
-//! Being moved here piece by piece (issue 34): the process groups and signal masks of the
-//! handler runner (`amplihack-engine`'s `spawn` and `execute`), the watchdog's timers and
-//! signals (`amplihack-runtime`), the `openat`/`O_NOFOLLOW` walks (`amplihack-state`'s
-//! `safe_open`) still call libc where they are.
+//! No other crate of amplihack calls libc (issue 34): `fs` (no-follow walks, non-blocking
+//! opens, locks), `io` (pipes, non-blocking reads and writes, waiting for descriptors), `process`
+//! (process groups, how a child ended, pidfds), `spawn` (starting a handler in a group of its
+//! own), `signals` (the host's stop signals, the deadline, holding them back), `confine`
+//! (Landlock). Only tests in `tests/` still call libc themselves.
 
 #[cfg(not(unix))]
 compile_error!(
@@ -18,3 +19,5 @@ pub mod fs;
 pub mod io;
 pub mod process;
 pub mod signals;
+pub mod spawn;
+pub mod stamp;

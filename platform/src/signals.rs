@@ -106,3 +106,33 @@ pub fn run_self_instead(args: [&CStr; 4], fallback: &'static [u8]) -> ! {
         libc::_exit(0)
     }
 }
+
+/// The host's stop signals and the deadline's alarm, held back on this thread until this is
+/// dropped (then they are delivered): see [`hold_stop_signals`].
+pub struct StopSignalsHeld(libc::sigset_t);
+
+/// Holds back SIGTERM, SIGHUP, SIGINT and SIGALRM on this thread while something that must not
+/// be cut short (starting a child and recording it) is done. A child started meanwhile clears
+/// its mask ([`crate::spawn`]).
+pub fn hold_stop_signals() -> StopSignalsHeld {
+    // SAFETY: sigset operations on local values; pthread_sigmask on this thread only.
+    unsafe {
+        let mut stop: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut stop);
+        for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGALRM] {
+            libc::sigaddset(&mut stop, signal);
+        }
+        let mut before: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, &stop, &mut before);
+        StopSignalsHeld(before)
+    }
+}
+
+impl Drop for StopSignalsHeld {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask `hold_stop_signals` saved.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut());
+        }
+    }
+}

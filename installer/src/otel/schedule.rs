@@ -284,8 +284,7 @@ fn stop(places: &Places, keep: Option<Via>) {
     }
     let agent = places.agent_file();
     if keep != Some(Via::Launchd) && ours(&agent, HEADER) && cfg!(target_os = "macos") {
-        // SAFETY: getuid has no preconditions and cannot fail.
-        let uid = unsafe { libc::getuid() };
+        let uid = amplihack_platform::fs::real_uid();
         quiet(
             std::process::Command::new("launchctl")
                 .arg("bootout")
@@ -382,8 +381,7 @@ fn enable_timer() -> bool {
 
 /// `launchctl bootstrap gui/<uid> <agent>`; whether it worked.
 fn bootstrap(agent: &Path) -> bool {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = amplihack_platform::fs::real_uid();
     std::process::Command::new("launchctl")
         .arg("bootstrap")
         .arg(format!("gui/{uid}"))

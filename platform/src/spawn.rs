@@ -1,4 +1,7 @@
-//! Starting a handler without waiting for it to start: `fork` and `execve`, the parent going on at
+//! Starting a program in a process group of its own, its stdin, stdout and stderr our pipes, and
+//! optionally confined (`crate::confine`): amplihack's handlers.
+//!
+//! [`start`] does not wait for it to start: `fork` and `execve`, the parent going on at
 //! once. `std::process::Command` (like `posix_spawn`) holds the parent until the child has called
 //! `execve`, to report a failure to start; starting 4 handlers then waits for 4 executable loads
 //! one after the other, on a busy machine each behind a wait for a core. Here a failure to start
@@ -8,15 +11,15 @@
 //! `fork` and `execve` the child calls only async-signal-safe functions (the process has threads).
 
 use std::ffi::{CString, OsStr, OsString};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use amplihack_platform::confine::Entry;
+use crate::confine::Entry;
 
-/// A started handler: its pid (and process group), and our ends of its pipes.
+/// A started handler: its pid (also its process group's id), and our ends of its pipes.
 pub struct Started {
-    pub pid: libc::pid_t,
+    pub pid: u32,
     pub stdin: OwnedFd,
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
@@ -52,7 +55,7 @@ pub fn start_waiting(
         command.env(key, value);
     }
     // The caller holds the stop signals blocked while it starts and records the handler
-    // (execute::StopSignalsHeld), and a vfork child inherits that mask: the handler starts with
+    // (crate::signals::hold_stop_signals), and a vfork child inherits that mask: the handler starts with
     // none blocked, or a plugin's `signal.alarm` never fires and `kill` does not stop it.
     // A confined handler enters its ruleset last, after std has set up its pipes and directory.
     // SAFETY: the closure runs in the child between fork and exec and calls only
@@ -74,22 +77,12 @@ pub fn start_waiting(
     // The Child is not kept: the caller reaps the pid itself (waitpid), and dropping a Child
     // neither waits for nor kills it.
     Ok(Started {
-        pid: child.id() as libc::pid_t,
+        pid: child.id(),
         stdin: child.stdin.take().map(OwnedFd::from).ok_or_else(missing)?,
         stdout: child.stdout.take().map(OwnedFd::from).ok_or_else(missing)?,
         stderr: child.stderr.take().map(OwnedFd::from).ok_or_else(missing)?,
         exec_error: None,
     })
-}
-
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: pipe2 fills the two descriptors, which we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: both were just created and are owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 fn c_string(bytes: &[u8]) -> std::io::Result<CString> {
@@ -169,10 +162,10 @@ pub fn start(
     let mut env_ptrs: Vec<*const libc::c_char> = c_env.iter().map(|e| e.as_ptr()).collect();
     env_ptrs.push(std::ptr::null());
 
-    let (stdin_r, stdin_w) = pipe()?;
-    let (stdout_r, stdout_w) = pipe()?;
-    let (stderr_r, stderr_w) = pipe()?;
-    let (error_r, error_w) = pipe()?;
+    let (stdin_r, stdin_w) = crate::io::pipe()?;
+    let (stdout_r, stdout_w) = crate::io::pipe()?;
+    let (stderr_r, stderr_w) = crate::io::pipe()?;
+    let (error_r, error_w) = crate::io::pipe()?;
     let fds = [
         stdin_r.as_raw_fd(),
         stdout_w.as_raw_fd(),
@@ -194,13 +187,11 @@ pub fn start(
     // SAFETY: setpgid on our just-forked child.
     unsafe { libc::setpgid(pid, pid) };
     drop((stdin_r, stdout_w, stderr_w, error_w));
-    // SAFETY: fcntl on a descriptor we own: reading the outcome never blocks.
-    unsafe {
-        let flags = libc::fcntl(error_r.as_raw_fd(), libc::F_GETFL);
-        libc::fcntl(error_r.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
-    }
+    // Reading the outcome never blocks.
+    crate::io::set_nonblocking(error_r.as_fd());
     Ok(Started {
-        pid,
+        // Positive: fork returned in the parent.
+        pid: pid.unsigned_abs(),
         stdin: stdin_w,
         stdout: stdout_r,
         stderr: stderr_r,
