@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-
 use crate::gate;
 use crate::support;
 use crate::support::TestEnv;

@@ -178,6 +178,63 @@ pub use table::HOOKS_BINARY;
 /// runs them without `exec`. Where a failing hook denies the tool (Copilot), the command is
 /// guarded: a missing binary exits 0 ([`with_binary_guard`]).
 pub fn command_for(binary: &Path, spec: &HookSpec, host: Host) -> String {
+    command_failing(binary, spec, host, Failure::Open)
+}
+
+/// Whether amplihack's PreToolUse entries let the tool run when `amplihack-hooks` cannot start
+/// or crashes (`Open`, the default) or refuse it (`Closed`, `amplihack install --fail-closed`,
+/// where the host has a switch for it: [`hosts::fail_closed_switch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Failure {
+    #[default]
+    Open,
+    Closed,
+}
+
+/// The row whose entry fails closed when asked.
+const FAIL_CLOSED_ROW: &str = "pre-tool-use";
+
+/// Whether `spec`'s entry in `host` is written fail-closed under `failure`.
+fn closes(spec: &HookSpec, host: Host, failure: Failure) -> bool {
+    failure == Failure::Closed
+        && spec.subcommand == FAIL_CLOSED_ROW
+        && hosts::fail_closed_switch(host).is_some()
+}
+
+/// [`command_for`] under `failure`: a fail-closed PreToolUse entry starts with a guard that
+/// refuses, naming the fix, when the binary is missing ([`with_refusing_guard`]).
+pub fn command_failing(binary: &Path, spec: &HookSpec, host: Host, failure: Failure) -> String {
+    let open = command_open(binary, spec, host);
+    if !closes(spec, host, failure) {
+        return open;
+    }
+    // Without `exec`: the shell stays to refuse when the binary fails.
+    let unguarded = amplihack_protocol::command::without_binary_guard(&open);
+    let unguarded = unguarded
+        .strip_prefix("exec ")
+        .unwrap_or(unguarded)
+        .to_string();
+    let path = binary.to_string_lossy();
+    amplihack_protocol::command::with_refusing_guard(&shell_quote(&path), &path, &unguarded)
+}
+
+/// The fail-closed state amplihack's entries in `settings` have: `Closed` when its PreToolUse
+/// entry carries the refusing guard (a re-install, a repair or the plugins' sync keeps it).
+pub fn failure_now(settings: &Value) -> Failure {
+    let closed = find_ours_with_commands(settings)
+        .iter()
+        .any(|(_, _, command)| {
+            amplihack_protocol::command::has_refusing_guard(command)
+                && recognise(command).and_then(|o| o.subcommand).as_deref() == Some(FAIL_CLOSED_ROW)
+        });
+    if closed {
+        Failure::Closed
+    } else {
+        Failure::Open
+    }
+}
+
+fn command_open(binary: &Path, spec: &HookSpec, host: Host) -> String {
     match host {
         Host::ClaudeCode => claude_command(binary, &spec.invocation()),
         Host::Amplifier => format!(
@@ -352,12 +409,15 @@ fn strip_ours(
     removed_any
 }
 
-fn wrapper(spec: &HookSpec, command: String) -> Value {
+fn wrapper(spec: &HookSpec, command: String, on_failure_block: bool) -> Value {
     let mut handler = Map::new();
     handler.insert("type".into(), json!("command"));
     handler.insert("command".into(), json!(command));
     if let Some(timeout) = spec.timeout {
         handler.insert("timeout".into(), json!(timeout));
+    }
+    if on_failure_block {
+        handler.insert("onFailure".into(), json!("block"));
     }
     let mut group = Map::new();
     if let Some(matcher) = spec.matcher {
@@ -371,9 +431,22 @@ fn wrapper(spec: &HookSpec, command: String) -> Value {
 /// user's, as they were. Where the host keys its hook trust by position (Codex), ours stay where
 /// they were, or go after the user's, so that the user's entries keep their keys and their trust.
 /// An event key that exists keeps its place; a new one is appended.
+/// The entries keep the fail-closed state they have ([`failure_now`]).
 pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), ShapeError> {
     let raised = raised_now(settings);
-    install_raised(settings, binary, host, &raised)
+    let failure = failure_now(settings);
+    install_with(settings, binary, host, &raised, failure)
+}
+
+/// [`install`], fail-open or fail-closed as `failure` says.
+pub fn install_failing(
+    settings: &mut Value,
+    binary: &Path,
+    host: Host,
+    failure: Failure,
+) -> Result<(), ShapeError> {
+    let raised = raised_now(settings);
+    install_with(settings, binary, host, &raised, failure)
 }
 
 /// [`install`] with the rows `raised` names raised for the plugins' declared timeouts (and
@@ -383,6 +456,18 @@ pub fn install_raised(
     binary: &Path,
     host: Host,
     raised: &[(&'static str, u64)],
+) -> Result<(), ShapeError> {
+    let failure = failure_now(settings);
+    install_with(settings, binary, host, raised, failure)
+}
+
+/// [`install_raised`] under `failure`.
+pub fn install_with(
+    settings: &mut Value,
+    binary: &Path,
+    host: Host,
+    raised: &[(&'static str, u64)],
+    failure: Failure,
 ) -> Result<(), ShapeError> {
     let hooks =
         hooks_object(settings, true)?.ok_or(ShapeError::HooksNotObject { found: "missing" })?;
@@ -426,7 +511,12 @@ pub fn install_raised(
         let ours: Vec<Value> = canonical
             .iter()
             .filter(|s| s.event == event)
-            .map(|s| wrapper(s, command_for(binary, s, host)))
+            .map(|s| {
+                let block = closes(s, host, failure)
+                    && hosts::fail_closed_switch(host)
+                        == Some(hosts::FailClosedSwitch::OnFailureBlock);
+                wrapper(s, command_failing(binary, s, host, failure), block)
+            })
             .collect();
         match hooks.get_mut(event) {
             Some(Value::Array(groups)) if by_position => {
