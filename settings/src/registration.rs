@@ -695,6 +695,128 @@ mod tests {
         );
     }
 
+    /// A fail-closed PreToolUse command, run by `sh` as the hosts run it, with the binary
+    /// missing, crashing, failing, allowing and denying: the first three refuse with a reason
+    /// naming the fix, the others pass the binary's own answer through.
+    #[test]
+    fn fail_closed_commands_refuse_with_the_fix() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let binary = dir.path().join("it's here/amplihack-hooks");
+        std::fs::create_dir_all(binary.parent().expect("parent")).expect("mkdir");
+        let allow = r#"{"continue":true}"#;
+        let deny = r#"{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}"#;
+        let path = binary.to_string_lossy().into_owned();
+        let missing = amplihack_protocol::command::missing_binary_reason(&path);
+        let failed = amplihack_protocol::command::failed_binary_reason(&path);
+        // (the binary's script, None: no binary; the reason refused with, None: its own answer)
+        let cases: &[(Option<&str>, Option<&str>, &str)] = &[
+            (None, Some(&missing), ""),
+            (Some("kill -SEGV $$"), Some(&failed), ""),
+            (Some("exit 3"), Some(&failed), ""),
+            (Some(&format!("echo '{allow}'")), None, allow),
+            (Some(&format!("echo '{deny}'")), None, deny),
+        ];
+        for host in [Host::ClaudeCode, Host::Copilot] {
+            let spec = canonical(host)
+                .into_iter()
+                .find(|s| s.subcommand == FAIL_CLOSED_ROW)
+                .expect("pre-tool-use row");
+            let command = command_failing(&binary, &spec, host, Failure::Closed);
+            assert_eq!(
+                recognise(&command).and_then(|o| o.subcommand).as_deref(),
+                Some(FAIL_CLOSED_ROW),
+                "{command}"
+            );
+            for (script, reason, own) in cases {
+                let _ = std::fs::remove_file(&binary);
+                if let Some(script) = script {
+                    std::fs::write(&binary, format!("#!/bin/sh\ncat >/dev/null\n{script}\n"))
+                        .expect("write");
+                    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755))
+                        .expect("chmod");
+                }
+                let run = std::process::Command::new("sh")
+                    .args(["-c", &command])
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .expect("sh");
+                let out = String::from_utf8_lossy(&run.stdout);
+                assert_eq!(run.status.code(), Some(0), "{host:?} {script:?}: {command}");
+                match reason {
+                    Some(reason) => {
+                        let reply: Value = serde_json::from_str(&out).expect("a JSON deny");
+                        let specific = &reply["hookSpecificOutput"];
+                        assert_eq!(specific["permissionDecision"], "deny", "{out}");
+                        assert_eq!(specific["permissionDecisionReason"], *reason, "{out}");
+                    }
+                    None => assert_eq!(out.trim(), *own, "{host:?} {script:?}"),
+                }
+            }
+        }
+    }
+
+    /// Fail-closed is the PreToolUse entry's alone, in the hosts with a switch; a re-install or
+    /// a repair keeps it, `Open` undoes it, and uninstall takes the entries out as ever.
+    #[test]
+    fn fail_closed_round_trips() {
+        let binary = PathBuf::from("/home/a user/bin/amplihack-hooks");
+        for host in Host::ALL {
+            let mut settings = json!({});
+            install_failing(&mut settings, &binary, host, Failure::Closed).expect("installable");
+            let has_switch = hosts::fail_closed_switch(host).is_some();
+            let closed = failure_now(&settings) == Failure::Closed;
+            assert_eq!(
+                closed,
+                has_switch && !canonical(host).is_empty(),
+                "{host:?}"
+            );
+            for (event, _, command) in find_ours_with_commands(&settings) {
+                let guarded = amplihack_protocol::command::has_refusing_guard(&command);
+                assert_eq!(
+                    guarded,
+                    has_switch
+                        && recognise(&command).and_then(|o| o.subcommand).as_deref()
+                            == Some(FAIL_CLOSED_ROW),
+                    "{host:?} {event}: {command}"
+                );
+            }
+            let blocks = settings["hooks"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .flat_map(|(event, groups)| {
+                    groups
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .flat_map(|g| g["hooks"].as_array().cloned().unwrap_or_default())
+                        .filter(|h| h["onFailure"] == "block")
+                        .map(move |_| event.clone())
+                })
+                .collect::<Vec<_>>();
+            let want: Vec<String> = match host {
+                Host::ClaudeCode => vec!["PreToolUse".into()],
+                _ => Vec::new(),
+            };
+            assert_eq!(blocks, want, "{host:?}");
+            let once = settings.clone();
+            install(&mut settings, &binary, host).expect("installable");
+            assert_eq!(settings, once, "{host:?}: a re-install keeps fail-closed");
+            install_failing(&mut settings, &binary, host, Failure::Open).expect("installable");
+            let mut open = json!({});
+            install(&mut open, &binary, host).expect("installable");
+            assert_eq!(settings, open, "{host:?}: Open undoes it");
+            install_failing(&mut settings, &binary, host, Failure::Closed).expect("installable");
+            uninstall(&mut settings).expect("uninstallable");
+            assert_eq!(
+                settings["hooks"].as_object().map_or(0, |h| h.len()),
+                0,
+                "{host:?}: {settings:#}"
+            );
+        }
+    }
+
     /// A raised row's command says its seconds to the binary, stays amplihack's (same
     /// subcommand) in every host, and survives a re-install or a repair.
     #[test]
