@@ -4,7 +4,8 @@
 //! With --fail-closed and the deployed `amplihack-hooks` removed, or replaced by one that
 //! crashes, a shell call is refused; a removed binary's refusal reaches the model with the fix.
 //! Without the flag the same call runs. The choice is recorded: a plain re-install and
-//! `doctor --fix` keep it, `--fail-open` undoes it, and `status` says it per host.
+//! `doctor --fix` keep it, `--fail-open` undoes it, and `status` says it per host. With the binary
+//! in place, amplihack's own deny still reaches the model.
 
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 use crate::support::fake_models::{FakeModels, Turn as ModelTurn};
@@ -270,4 +271,35 @@ fn copilot_refuses_the_tool_only_when_asked() {
             );
         }
     }
+}
+
+/// With the binary in place, the fail-closed entry passes amplihack's own answers through:
+/// the `--no-verify` guard's deny reaches the model in both hosts.
+#[test]
+fn amplihacks_own_deny_still_reaches_the_model() {
+    const BLOCKED: &str = "amplihack blocked `git commit --no-verify`";
+    let call = "git commit --no-verify -m x";
+    let env = TestEnv::new();
+    git_project(&env);
+    amplihack_ok(&env, &["install", "--host", "claude", "--fail-closed"]);
+    let fake = FakeAnthropic::start(vec![Turn::bash(call), Turn::text("done")]);
+    let run = env.claude(&fake.url, "Commit it.");
+    let seen = fake.everything_the_model_saw();
+    assert!(
+        seen.contains(BLOCKED),
+        "Claude Code: {}\n{seen}",
+        run.result
+    );
+
+    let env = TestEnv::new();
+    git_project(&env);
+    amplihack_ok(&env, &["install", "--host", "copilot", "--fail-closed"]);
+    let models = FakeModels::start(vec![ModelTurn::shell(call)]);
+    let run = run_turn(&env, Cli::Copilot, &models, "Commit it.");
+    assert!(
+        models.tool_results().iter().any(|r| r.contains(BLOCKED)),
+        "Copilot: {:#?}\n{}",
+        models.tool_results(),
+        run.describe()
+    );
 }
