@@ -2,7 +2,7 @@
 //! real Copilot CLI (tests/hosts/copilot, 1.0.102), offline against the fake model servers.
 //!
 //! With --fail-closed and the deployed `amplihack-hooks` removed, or replaced by one that
-//! crashes, a shell call is refused; a removed binary's refusal reaches the model with the fix.
+//! crashes, a shell call is refused, and the model reads a reason that names the fix.
 //! Without the flag the same call runs. The choice is recorded: a plain re-install and
 //! `doctor --fix` keep it, `--fail-open` undoes it, and `status` says it per host. With the binary
 //! in place, amplihack's own deny still reaches the model.
