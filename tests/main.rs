@@ -30,6 +30,7 @@ mod confinement_e2e;
 mod copilot_e2e;
 mod dialects_amplifier_e2e;
 mod dialects_claude_e2e;
+mod fail_closed_e2e;
 mod failures_native_e2e;
 mod hook_texts_e2e;
 mod host_clis_smoke;

@@ -20,6 +20,7 @@ pub mod commands;
 pub mod deploy;
 pub mod docs;
 pub mod error;
+pub mod fail_closed;
 pub mod finding;
 pub mod hosts;
 pub mod install_method;

@@ -61,12 +61,69 @@ pub fn with_binary_guard(quoted_binary: &str, command: &str) -> String {
     format!("{GUARD_START}{quoted_binary}{GUARD_END}{command}")
 }
 
-/// The command behind a [`with_binary_guard`] guard (the command itself when it has none).
+/// What a [`with_refusing_guard`] guard ends with, after its answer.
+const REFUSING_END: &str = "; exit 0; }; ";
+
+/// The reason a [`with_refusing_guard`] gives when the binary is not there: what is missing,
+/// where, and the fix.
+pub fn missing_binary_reason(binary: &str) -> String {
+    format!(
+        "{HOOKS_BINARY} is missing at {binary}: run `amplihack doctor --fix` or `amplihack install`"
+    )
+}
+
+/// The reason a [`with_refusing_guard`] gives when the binary ran and failed (crashed, or exited
+/// non-zero: amplihack's own answers, a deny included, exit 0).
+pub fn failed_binary_reason(binary: &str) -> String {
+    format!(
+        "{HOOKS_BINARY} at {binary} failed, and amplihack is installed fail-closed, so the tool call is refused: run `amplihack doctor` to see why and `amplihack doctor --fix` or `amplihack install` to repair it (`amplihack install --fail-open` lets tools run when it fails)"
+    )
+}
+
+/// A PreToolUse deny with `reason`, as `sh` prints it: `printf '%s\n' '<json>'`.
+fn printed_deny(reason: String) -> String {
+    let deny = serde_json::json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": reason,
+    }});
+    format!("printf '%s\\n' {}", single_quote(&deny.to_string()))
+}
+
+/// `command` (which runs `quoted_binary`, without `exec`) between two refusals:
+/// `[ -x <binary> ] || { <deny missing>; exit 0; }; <command> || { <deny failed>; exit 0; }`.
+/// Each deny is a PreToolUse `hookSpecificOutput.permissionDecision` whose reason names the fix
+/// ([`missing_binary_reason`], [`failed_binary_reason`]); Claude Code and Copilot both show it to
+/// the model (Copilot shows only "hook exited with code 2" for an exit 2, not its stderr:
+/// 1.0.102). amplihack's fail-closed PreToolUse entry (`amplihack install --fail-closed`).
+pub fn with_refusing_guard(quoted_binary: &str, binary: &str, command: &str) -> String {
+    format!(
+        "{GUARD_START}{quoted_binary} ] || {{ {}{REFUSING_END}{command} || {{ {}; exit 0; }}",
+        printed_deny(missing_binary_reason(binary)),
+        printed_deny(failed_binary_reason(binary)),
+    )
+}
+
+/// `text` in single quotes, each `'` in it written `'\''`: `sh` reads it back unchanged, with
+/// no escape or expansion inside.
+fn single_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Whether `command` starts with a [`with_refusing_guard`] guard.
+pub fn has_refusing_guard(command: &str) -> bool {
+    command.trim_start().starts_with(GUARD_START) && command.contains(REFUSING_END.trim_end())
+}
+
+/// The command behind a [`with_binary_guard`] or [`with_refusing_guard`] guard (the command
+/// itself when it has none).
 pub fn without_binary_guard(command: &str) -> &str {
     let trimmed = command.trim_start();
-    trimmed
-        .strip_prefix(GUARD_START)
-        .and_then(|rest| rest.split_once(GUARD_END.trim_end()))
+    let Some(rest) = trimmed.strip_prefix(GUARD_START) else {
+        return command;
+    };
+    rest.split_once(REFUSING_END.trim_end())
+        .or_else(|| rest.split_once(GUARD_END.trim_end()))
         .map_or(command, |(_, guarded)| guarded.trim_start())
 }
 
@@ -173,6 +230,36 @@ mod tests {
             let guarded = with_binary_guard(binary, command);
             assert!(guarded.starts_with("[ -x "), "{guarded}");
             assert_eq!(without_binary_guard(&guarded), command);
+            assert!(runs_amplihack_hooks(&guarded), "{guarded}");
+        }
+        for (binary, command) in [
+            ("/p/amplihack-hooks", "/p/amplihack-hooks pre-tool-use"),
+            (
+                "/a b/it's/amplihack-hooks",
+                "\"/a b/it's/amplihack-hooks\" pre-tool-use --host copilot",
+            ),
+        ] {
+            let guarded = with_refusing_guard(&shell_quote(binary), binary, command);
+            assert!(
+                without_binary_guard(&guarded).starts_with(command),
+                "{guarded}"
+            );
+            assert!(has_refusing_guard(&guarded), "{guarded}");
+            // The binary is not there: `sh` prints the deny, with the path as it is, and stops.
+            let run = std::process::Command::new("sh")
+                .args(["-c", &guarded])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .expect("sh");
+            assert_eq!(run.status.code(), Some(0), "{guarded}");
+            let deny: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
+            assert_eq!(
+                deny["hookSpecificOutput"]["permissionDecisionReason"],
+                missing_binary_reason(binary),
+                "{guarded}"
+            );
+            assert_eq!(deny["hookSpecificOutput"]["permissionDecision"], "deny");
+            assert!(!has_refusing_guard(command), "{command}");
             assert!(runs_amplihack_hooks(&guarded), "{guarded}");
         }
         assert_eq!(without_binary_guard("[ -x y ]"), "[ -x y ]");

@@ -178,6 +178,63 @@ pub use table::HOOKS_BINARY;
 /// runs them without `exec`. Where a failing hook denies the tool (Copilot), the command is
 /// guarded: a missing binary exits 0 ([`with_binary_guard`]).
 pub fn command_for(binary: &Path, spec: &HookSpec, host: Host) -> String {
+    command_failing(binary, spec, host, Failure::Open)
+}
+
+/// Whether amplihack's PreToolUse entries let the tool run when `amplihack-hooks` cannot start
+/// or crashes (`Open`, the default) or refuse it (`Closed`, `amplihack install --fail-closed`,
+/// where the host has a switch for it: [`hosts::fail_closed_switch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Failure {
+    #[default]
+    Open,
+    Closed,
+}
+
+/// The row whose entry fails closed when asked.
+const FAIL_CLOSED_ROW: &str = "pre-tool-use";
+
+/// Whether `spec`'s entry in `host` is written fail-closed under `failure`.
+fn closes(spec: &HookSpec, host: Host, failure: Failure) -> bool {
+    failure == Failure::Closed
+        && spec.subcommand == FAIL_CLOSED_ROW
+        && hosts::fail_closed_switch(host).is_some()
+}
+
+/// [`command_for`] under `failure`: a fail-closed PreToolUse entry starts with a guard that
+/// refuses, naming the fix, when the binary is missing ([`with_refusing_guard`]).
+pub fn command_failing(binary: &Path, spec: &HookSpec, host: Host, failure: Failure) -> String {
+    let open = command_open(binary, spec, host);
+    if !closes(spec, host, failure) {
+        return open;
+    }
+    // Without `exec`: the shell stays to refuse when the binary fails.
+    let unguarded = amplihack_protocol::command::without_binary_guard(&open);
+    let unguarded = unguarded
+        .strip_prefix("exec ")
+        .unwrap_or(unguarded)
+        .to_string();
+    let path = binary.to_string_lossy();
+    amplihack_protocol::command::with_refusing_guard(&shell_quote(&path), &path, &unguarded)
+}
+
+/// The fail-closed state amplihack's entries in `settings` have: `Closed` when its PreToolUse
+/// entry carries the refusing guard (a re-install, a repair or the plugins' sync keeps it).
+pub fn failure_now(settings: &Value) -> Failure {
+    let closed = find_ours_with_commands(settings)
+        .iter()
+        .any(|(_, _, command)| {
+            amplihack_protocol::command::has_refusing_guard(command)
+                && recognise(command).and_then(|o| o.subcommand).as_deref() == Some(FAIL_CLOSED_ROW)
+        });
+    if closed {
+        Failure::Closed
+    } else {
+        Failure::Open
+    }
+}
+
+fn command_open(binary: &Path, spec: &HookSpec, host: Host) -> String {
     match host {
         Host::ClaudeCode => claude_command(binary, &spec.invocation()),
         Host::Amplifier => format!(
@@ -352,12 +409,15 @@ fn strip_ours(
     removed_any
 }
 
-fn wrapper(spec: &HookSpec, command: String) -> Value {
+fn wrapper(spec: &HookSpec, command: String, on_failure_block: bool) -> Value {
     let mut handler = Map::new();
     handler.insert("type".into(), json!("command"));
     handler.insert("command".into(), json!(command));
     if let Some(timeout) = spec.timeout {
         handler.insert("timeout".into(), json!(timeout));
+    }
+    if on_failure_block {
+        handler.insert("onFailure".into(), json!("block"));
     }
     let mut group = Map::new();
     if let Some(matcher) = spec.matcher {
@@ -371,9 +431,22 @@ fn wrapper(spec: &HookSpec, command: String) -> Value {
 /// user's, as they were. Where the host keys its hook trust by position (Codex), ours stay where
 /// they were, or go after the user's, so that the user's entries keep their keys and their trust.
 /// An event key that exists keeps its place; a new one is appended.
+/// The entries keep the fail-closed state they have ([`failure_now`]).
 pub fn install(settings: &mut Value, binary: &Path, host: Host) -> Result<(), ShapeError> {
     let raised = raised_now(settings);
-    install_raised(settings, binary, host, &raised)
+    let failure = failure_now(settings);
+    install_with(settings, binary, host, &raised, failure)
+}
+
+/// [`install`], fail-open or fail-closed as `failure` says.
+pub fn install_failing(
+    settings: &mut Value,
+    binary: &Path,
+    host: Host,
+    failure: Failure,
+) -> Result<(), ShapeError> {
+    let raised = raised_now(settings);
+    install_with(settings, binary, host, &raised, failure)
 }
 
 /// [`install`] with the rows `raised` names raised for the plugins' declared timeouts (and
@@ -383,6 +456,18 @@ pub fn install_raised(
     binary: &Path,
     host: Host,
     raised: &[(&'static str, u64)],
+) -> Result<(), ShapeError> {
+    let failure = failure_now(settings);
+    install_with(settings, binary, host, raised, failure)
+}
+
+/// [`install_raised`] under `failure`.
+pub fn install_with(
+    settings: &mut Value,
+    binary: &Path,
+    host: Host,
+    raised: &[(&'static str, u64)],
+    failure: Failure,
 ) -> Result<(), ShapeError> {
     let hooks =
         hooks_object(settings, true)?.ok_or(ShapeError::HooksNotObject { found: "missing" })?;
@@ -426,7 +511,12 @@ pub fn install_raised(
         let ours: Vec<Value> = canonical
             .iter()
             .filter(|s| s.event == event)
-            .map(|s| wrapper(s, command_for(binary, s, host)))
+            .map(|s| {
+                let block = closes(s, host, failure)
+                    && hosts::fail_closed_switch(host)
+                        == Some(hosts::FailClosedSwitch::OnFailureBlock);
+                wrapper(s, command_failing(binary, s, host, failure), block)
+            })
             .collect();
         match hooks.get_mut(event) {
             Some(Value::Array(groups)) if by_position => {
@@ -603,6 +693,128 @@ mod tests {
             codex.starts_with("exec "),
             "only where hooks fail closed: {codex}"
         );
+    }
+
+    /// A fail-closed PreToolUse command, run by `sh` as the hosts run it, with the binary
+    /// missing, crashing, failing, allowing and denying: the first three refuse with a reason
+    /// naming the fix, the others pass the binary's own answer through.
+    #[test]
+    fn fail_closed_commands_refuse_with_the_fix() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let binary = dir.path().join("it's here/amplihack-hooks");
+        std::fs::create_dir_all(binary.parent().expect("parent")).expect("mkdir");
+        let allow = r#"{"continue":true}"#;
+        let deny = r#"{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}"#;
+        let path = binary.to_string_lossy().into_owned();
+        let missing = amplihack_protocol::command::missing_binary_reason(&path);
+        let failed = amplihack_protocol::command::failed_binary_reason(&path);
+        // (the binary's script, None: no binary; the reason refused with, None: its own answer)
+        let cases: &[(Option<&str>, Option<&str>, &str)] = &[
+            (None, Some(&missing), ""),
+            (Some("kill -SEGV $$"), Some(&failed), ""),
+            (Some("exit 3"), Some(&failed), ""),
+            (Some(&format!("echo '{allow}'")), None, allow),
+            (Some(&format!("echo '{deny}'")), None, deny),
+        ];
+        for host in [Host::ClaudeCode, Host::Copilot] {
+            let spec = canonical(host)
+                .into_iter()
+                .find(|s| s.subcommand == FAIL_CLOSED_ROW)
+                .expect("pre-tool-use row");
+            let command = command_failing(&binary, &spec, host, Failure::Closed);
+            assert_eq!(
+                recognise(&command).and_then(|o| o.subcommand).as_deref(),
+                Some(FAIL_CLOSED_ROW),
+                "{command}"
+            );
+            for (script, reason, own) in cases {
+                let _ = std::fs::remove_file(&binary);
+                if let Some(script) = script {
+                    std::fs::write(&binary, format!("#!/bin/sh\ncat >/dev/null\n{script}\n"))
+                        .expect("write");
+                    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755))
+                        .expect("chmod");
+                }
+                let run = std::process::Command::new("sh")
+                    .args(["-c", &command])
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .expect("sh");
+                let out = String::from_utf8_lossy(&run.stdout);
+                assert_eq!(run.status.code(), Some(0), "{host:?} {script:?}: {command}");
+                match reason {
+                    Some(reason) => {
+                        let reply: Value = serde_json::from_str(&out).expect("a JSON deny");
+                        let specific = &reply["hookSpecificOutput"];
+                        assert_eq!(specific["permissionDecision"], "deny", "{out}");
+                        assert_eq!(specific["permissionDecisionReason"], *reason, "{out}");
+                    }
+                    None => assert_eq!(out.trim(), *own, "{host:?} {script:?}"),
+                }
+            }
+        }
+    }
+
+    /// Fail-closed is the PreToolUse entry's alone, in the hosts with a switch; a re-install or
+    /// a repair keeps it, `Open` undoes it, and uninstall takes the entries out as ever.
+    #[test]
+    fn fail_closed_round_trips() {
+        let binary = PathBuf::from("/home/a user/bin/amplihack-hooks");
+        for host in Host::ALL {
+            let mut settings = json!({});
+            install_failing(&mut settings, &binary, host, Failure::Closed).expect("installable");
+            let has_switch = hosts::fail_closed_switch(host).is_some();
+            let closed = failure_now(&settings) == Failure::Closed;
+            assert_eq!(
+                closed,
+                has_switch && !canonical(host).is_empty(),
+                "{host:?}"
+            );
+            for (event, _, command) in find_ours_with_commands(&settings) {
+                let guarded = amplihack_protocol::command::has_refusing_guard(&command);
+                assert_eq!(
+                    guarded,
+                    has_switch
+                        && recognise(&command).and_then(|o| o.subcommand).as_deref()
+                            == Some(FAIL_CLOSED_ROW),
+                    "{host:?} {event}: {command}"
+                );
+            }
+            let blocks = settings["hooks"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .flat_map(|(event, groups)| {
+                    groups
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .flat_map(|g| g["hooks"].as_array().cloned().unwrap_or_default())
+                        .filter(|h| h["onFailure"] == "block")
+                        .map(move |_| event.clone())
+                })
+                .collect::<Vec<_>>();
+            let want: Vec<String> = match host {
+                Host::ClaudeCode => vec!["PreToolUse".into()],
+                _ => Vec::new(),
+            };
+            assert_eq!(blocks, want, "{host:?}");
+            let once = settings.clone();
+            install(&mut settings, &binary, host).expect("installable");
+            assert_eq!(settings, once, "{host:?}: a re-install keeps fail-closed");
+            install_failing(&mut settings, &binary, host, Failure::Open).expect("installable");
+            let mut open = json!({});
+            install(&mut open, &binary, host).expect("installable");
+            assert_eq!(settings, open, "{host:?}: Open undoes it");
+            install_failing(&mut settings, &binary, host, Failure::Closed).expect("installable");
+            uninstall(&mut settings).expect("uninstallable");
+            assert_eq!(
+                settings["hooks"].as_object().map_or(0, |h| h.len()),
+                0,
+                "{host:?}: {settings:#}"
+            );
+        }
     }
 
     /// A raised row's command says its seconds to the binary, stays amplihack's (same

@@ -42,6 +42,11 @@ pub struct Manifest {
     /// even when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created_dirs: Vec<PathBuf>,
+    /// `install --fail-closed` was asked (and not undone by `--fail-open`): amplihack's
+    /// PreToolUse entries refuse the tool when `amplihack-hooks` is missing or crashes, where
+    /// the host has a switch for it. `install`, `doctor --fix` and `update` keep it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fail_closed: bool,
 }
 
 /// An event key of a settings file that was the user's and empty before install.

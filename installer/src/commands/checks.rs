@@ -169,7 +169,14 @@ fn check_registration_file(target: &Target, hooks_binary: &Path) -> Vec<Finding>
         Ok(Some((_, value))) => value,
     };
     let mut expected = value.clone();
-    if let Err(e) = registration::install(&mut expected, hooks_binary, target.host) {
+    let recorded = crate::scopes::Locations::from_env(&target.path)
+        .map(|l| crate::fail_closed::recorded(&l.state()))
+        .unwrap_or_default();
+    let closes = recorded == registration::Failure::Closed
+        && amplihack_protocol::hosts::fail_closed_switch(target.host).is_some();
+    if let Err(e) =
+        registration::install_failing(&mut expected, hooks_binary, target.host, recorded)
+    {
         return vec![Finding::problem(
             format!("{}: {}", target.path.display(), e.message()),
             "fix the field as described".into(),
@@ -177,12 +184,30 @@ fn check_registration_file(target: &Target, hooks_binary: &Path) -> Vec<Finding>
     }
     if expected == value {
         return vec![Finding::ok(format!(
-            "{place}: {} hooks, canonical",
-            registration::canonical(target.host).len()
+            "{place}: {} hooks, canonical{}",
+            registration::canonical(target.host).len(),
+            if closes { ", fail-closed" } else { "" }
         ))];
     }
     let ours = registration::find_ours(&value);
     let mut findings = Vec::new();
+    let now = registration::failure_now(&value);
+    if closes && now == registration::Failure::Open {
+        findings.push(Finding::problem(
+            format!("{place}: PreToolUse is fail-open, but `install --fail-closed` is recorded"),
+            "amplihack doctor --fix (or `amplihack install --fail-open` to keep it fail-open)"
+                .into(),
+        ));
+    } else if !closes
+        && now == registration::Failure::Closed
+        && crate::hosts::edits_json_hooks(target.host)
+    {
+        findings.push(Finding::problem(
+            format!("{place}: PreToolUse is fail-closed, but fail-open is recorded"),
+            "amplihack doctor --fix (or `amplihack install --fail-closed` to keep it fail-closed)"
+                .into(),
+        ));
+    }
     let wanted = hooks_binary.to_string_lossy();
     for (event, _, handler) in &ours {
         match &handler.binary {

@@ -8,7 +8,7 @@ use amplihack_state::manifest;
 use super::render::render_changes;
 use super::shared::{
     AMPLIFIER_EXCLUDE, amplifier_settings, bridge_of, diverging_scopes, exclude_from_git,
-    git_tracked, is_bridge, managed_plugin_events, read_manifest, record_registrations, register,
+    git_tracked, is_bridge, managed_plugin_events, read_manifest, record_registrations,
     register_amplifier, register_known, starting_value, targets,
 };
 use super::{ChangeArgs, CommandError, Outcome, managed_hosts};
@@ -57,6 +57,15 @@ pub struct InstallArgs {
     /// Where --emit writes
     #[arg(long, value_name = "DIR", requires = "emit")]
     pub out: Option<PathBuf>,
+    /// Refuse a tool call when amplihack-hooks is missing or crashes, where the host has a
+    /// switch for it (Claude Code: `"onFailure": "block"` on the PreToolUse entry; Copilot: a
+    /// guard that denies with the fix); the other hosts say they stay fail-open. Recorded: later
+    /// installs, `doctor --fix` and `update` keep it until --fail-open
+    #[arg(long, conflicts_with = "fail_open")]
+    pub fail_closed: bool,
+    /// Undo a recorded --fail-closed: a missing or crashing amplihack-hooks lets the tool run
+    #[arg(long)]
+    pub fail_open: bool,
 }
 
 /// The whole of `amplihack install`: the binaries and amplihack's registrations, then the
@@ -202,6 +211,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         .map(Host::title)
         .collect();
     let hooks_binary = bin_dir.join(registration::HOOKS_BINARY);
+    let failure = crate::fail_closed::chosen(args.fail_closed, args.fail_open, &locations.state());
 
     // Refuse before touching anything: every file must parse and have a shape we can edit.
     let json_files = targets
@@ -236,7 +246,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
         let mut probe = current
             .as_ref()
             .map_or_else(|| starting_value(target.host), |(_, v)| v.clone());
-        registration::install(&mut probe, &hooks_binary, target.host)
+        registration::install_failing(&mut probe, &hooks_binary, target.host, failure)
             .and_then(|()| {
                 if target.scope == Scope::Managed && target.host == Host::ClaudeCode {
                     managed_plugin_events(&mut probe, &hooks_binary, plugin_events.as_deref())
@@ -339,6 +349,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             plugin_events: codex_events.as_deref(),
             hooks_only: args.allow_managed_hooks_only,
             dry_run,
+            failure,
         };
         reports.push(managed_hosts::install(*machine_host, &request)?);
         if !dry_run {
@@ -366,6 +377,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
                     &options,
                     known,
                     plugin_events.as_deref(),
+                    failure,
                 )?;
                 vec![(target.clone(), report)]
             }
@@ -466,7 +478,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
     // give it the same commands (Claude Code runs identical commands from several files once).
     if !dry_run {
         for other in diverging_scopes(&locations, &targets) {
-            let report = register(&other, &hooks_binary, &options)?;
+            let report = register_known(&other, &hooks_binary, &options, None, None, failure)?;
             warnings.push(format!(
                 "{} also registered amplihack with other commands (hooks would run twice); it now runs the same {} {}",
                 other.path.display(),
@@ -476,6 +488,13 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
             reports.push((other, report));
         }
     }
+    warnings.extend(crate::fail_closed::lines(
+        targets
+            .iter()
+            .map(|t| t.host)
+            .chain(machine_hosts.iter().copied()),
+        failure,
+    ));
     if package_bin.is_some() {
         warnings.push(format!(
             "the binaries stay where {} installed them ({}) and the hosts run them from there; update with `{}`",
@@ -498,6 +517,7 @@ fn install_own(args: &InstallArgs, project: &Path) -> Result<Outcome, CommandErr
                     m.hosts.push(host);
                 }
             }
+            m.fail_closed = failure == registration::Failure::Closed;
             for dir in created_dirs.iter().filter(|d| d.is_dir()) {
                 if !m.created_dirs.contains(dir) {
                     m.created_dirs.push(dir.clone());

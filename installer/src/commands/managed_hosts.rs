@@ -49,6 +49,8 @@ pub struct Request<'a> {
     /// Codex: `allow_managed_hooks_only = true`.
     pub hooks_only: bool,
     pub dry_run: bool,
+    /// Copilot: its PreToolUse entry refuses when the binary is missing (`--fail-closed`).
+    pub failure: registration::Failure,
 }
 
 /// The events `--plugin-events` asks of Codex, in Codex's names: refused when Codex does not
@@ -98,10 +100,11 @@ fn hooks_for(
     host: Host,
     binary: &Path,
     plugin_events: &[String],
+    failure: registration::Failure,
 ) -> Result<serde_json::Map<String, Value>, CommandError> {
     let shape = |e: registration::ShapeError| CommandError::refused(e.message());
     let mut value = json!({});
-    registration::install(&mut value, binary, host).map_err(shape)?;
+    registration::install_failing(&mut value, binary, host, failure).map_err(shape)?;
     if !plugin_events.is_empty() {
         amplihack_settings::plugin_events::sync_in(host, &mut value, binary, &[], plugin_events)
             .map_err(shape)?;
@@ -137,7 +140,7 @@ pub fn install(host: Host, request: &Request<'_>) -> Result<(Target, EditReport)
                 })
                 .unwrap_or_default();
             let events = request.plugin_events.map_or(present, <[String]>::to_vec);
-            let hooks = hooks_for(host, request.binary, &events)?;
+            let hooks = hooks_for(host, request.binary, &events, request.failure)?;
             let wanted = codex_requirements::Wanted {
                 hooks: &hooks,
                 managed_dir: &managed_dir,
@@ -150,7 +153,7 @@ pub fn install(host: Host, request: &Request<'_>) -> Result<(Target, EditReport)
             })?
         }
         _ => {
-            let hooks = hooks_for(host, request.binary, &[])?;
+            let hooks = hooks_for(host, request.binary, &[], request.failure)?;
             let text = format!(
                 "{}\n",
                 serde_json::to_string_pretty(&copilot_policy::document(&hooks))

@@ -105,7 +105,10 @@ pub(crate) fn register(
     hooks_binary: &Path,
     options: &EditOptions,
 ) -> Result<EditReport, CommandError> {
-    register_known(target, hooks_binary, options, None, None)
+    let failure = crate::scopes::Locations::from_env(&target.path)
+        .map(|l| crate::fail_closed::recorded(&l.state()))
+        .unwrap_or_default();
+    register_known(target, hooks_binary, options, None, None, failure)
 }
 
 /// [`register`], with the file as [`safe_file::read_json`] gave it moments ago when the caller
@@ -117,6 +120,7 @@ pub(crate) fn register_known(
     options: &EditOptions,
     known: Option<Option<(String, serde_json::Value)>>,
     plugin_events: Option<&[String]>,
+    failure: registration::Failure,
 ) -> Result<EditReport, CommandError> {
     if let Some(bridge) = crate::hosts::bridge_file::of(target.host) {
         return bridge.register(target, hooks_binary, options);
@@ -128,7 +132,7 @@ pub(crate) fn register_known(
         let mut value = current
             .cloned()
             .unwrap_or_else(|| starting_value(target.host));
-        registration::install(&mut value, hooks_binary, target.host)?;
+        registration::install_failing(&mut value, hooks_binary, target.host, failure)?;
         if target.scope == Scope::Managed && target.host == Host::ClaudeCode {
             managed_plugin_events(&mut value, hooks_binary, plugin_events)?;
         }

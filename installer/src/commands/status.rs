@@ -99,6 +99,21 @@ pub fn status(args: &StatusArgs, project: &Path) -> Result<Outcome, CommandError
     if registrations.is_empty() {
         text.push_str("  no hooks registered: run `amplihack install`\n");
     }
+    let failure = if manifest.fail_closed {
+        registration::Failure::Closed
+    } else {
+        registration::Failure::Open
+    };
+    let registered_hosts = Host::ALL
+        .into_iter()
+        .filter(|h| registrations.iter().any(|r| r["host"] == host_name(*h)));
+    let fail_lines = crate::fail_closed::lines(registered_hosts, failure);
+    if manifest.fail_closed {
+        text.push_str("  fail-closed (install --fail-closed; undo with --fail-open)\n");
+    }
+    for line in &fail_lines {
+        text.push_str(&format!("    {line}\n"));
+    }
     if !managed.plugin_events.is_empty() && args.host.claude() {
         text.push_str(&format!(
             "  managed plugin events: {} (`amplihack-hooks dispatch` each, for every user's plugins)\n",
@@ -119,7 +134,7 @@ pub fn status(args: &StatusArgs, project: &Path) -> Result<Outcome, CommandError
     let hosts = inventory(&locations, &registrations, args.host);
     Ok(Outcome {
         text,
-        json: json!({"command": "status", "version": VERSION, "bin_dir": bin_dir, "binaries": binaries, "hosts": hosts, "registrations": registrations, "managed_hooks_only": managed.hooks_only_from, "managed_plugin_events": managed.plugin_events}),
+        json: json!({"command": "status", "version": VERSION, "bin_dir": bin_dir, "binaries": binaries, "hosts": hosts, "registrations": registrations, "fail_closed": manifest.fail_closed, "fail_closed_hosts": fail_lines, "managed_hooks_only": managed.hooks_only_from, "managed_plugin_events": managed.plugin_events}),
         code: 0,
     })
 }

@@ -101,6 +101,44 @@ pub fn fails_closed(host: Host) -> bool {
     matches!(host, Host::Copilot)
 }
 
+/// The switch `host` has to refuse a tool when amplihack's PreToolUse hook cannot start or
+/// crashes, which `amplihack install --fail-closed` sets (`None`: it has none, and amplihack's
+/// entries there stay fail-open).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailClosedSwitch {
+    /// Claude Code (2.1.295 and later): `"onFailure": "block"` on the hook entry, not the
+    /// matcher group; a hook that cannot start, times out or exits with an unexpected code
+    /// blocks the call. Ignored on Stop, SubagentStop, TaskCompleted and TeammateIdle and on
+    /// async hooks, so it is set on PreToolUse only.
+    OnFailureBlock,
+    /// Copilot CLI: a preToolUse hook that fails already denies the tool ([`fails_closed`]);
+    /// the guard that exits 0 for a missing binary becomes one that refuses with the fix.
+    DeniesOnError,
+}
+
+impl FailClosedSwitch {
+    /// What it means, for `install` and `status`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FailClosedSwitch::OnFailureBlock => {
+                "PreToolUse entry has \"onFailure\": \"block\" and refuses with the fix when amplihack-hooks is missing"
+            }
+            FailClosedSwitch::DeniesOnError => {
+                "PreToolUse entry refuses with the fix when amplihack-hooks is missing (Copilot denies when it fails)"
+            }
+        }
+    }
+}
+
+/// [`FailClosedSwitch`] of `host`.
+pub fn fail_closed_switch(host: Host) -> Option<FailClosedSwitch> {
+    match host {
+        Host::ClaudeCode => Some(FailClosedSwitch::OnFailureBlock),
+        Host::Copilot => Some(FailClosedSwitch::DeniesOnError),
+        _ => None,
+    }
+}
+
 /// The exit code for a problem amplihack reports but lets through (unreadable input, a usage
 /// error): 1, a non-blocking error, except where that fails closed ([`fails_closed`]): 0.
 pub fn problem_exit_code(host: Option<Host>) -> i32 {
