@@ -524,12 +524,12 @@ pub fn diff(path: &str, old: &str, new: &str) -> String {
         if i < a.len() && j < b.len() && a[i] == b[j] {
             writeln!(out, " {}", a[i]).expect("string");
             (i, j) = (i + 1, j + 1);
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            writeln!(out, "+{}", b[j]).expect("string");
-            j += 1;
-        } else {
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
             writeln!(out, "-{}", a[i]).expect("string");
             i += 1;
+        } else {
+            writeln!(out, "+{}", b[j]).expect("string");
+            j += 1;
         }
     }
     out
@@ -835,6 +835,15 @@ mod tests {
         assert!(
             error.starts_with("README.md: no line `<!-- capabilities: generated"),
             "{error}"
+        );
+    }
+
+    /// The diff says what went before what came, as `diff -u` does.
+    #[test]
+    fn the_diff_puts_the_committed_line_first() {
+        assert_eq!(
+            diff("f", "a\nold\nc", "a\nnew\nc"),
+            "--- f (committed)\n+++ f (what this run proved)\n@@ -1,3 +1,3 @@\n a\n-old\n+new\n c\n"
         );
     }
 
