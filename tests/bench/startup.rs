@@ -16,8 +16,9 @@
 //!   `AMPLIHACK_BENCH_MAX_INSTALL_RATIO` (default 1.6) times `jq .` on the same file.
 //!
 //! Absolute limits, failing at once: the peak RSS exceeds `AMPLIHACK_BENCH_MAX_RSS_KIB` (default 4096), the binary carries a TLS,
-//!   HTTP client or async runtime (`rustls`, `ureq`, `tokio`) or exceeds 5 MiB
-//!   (`AMPLIHACK_BENCH_MAX_SIZE_KIB`). It was 4 MiB until matchers became JavaScript regular
+//!   HTTP client or async runtime (`rustls`, `ureq`, `tokio`) or exceeds 5 MiB as users get it
+//!   (the `dist` profile; 6 MiB for the quicker `release` profile the test tiers build;
+//!   `AMPLIHACK_BENCH_MAX_SIZE_KIB`). It was 4 MiB until matchers became JavaScript regular
 //!   expressions: `regress` carries about 750 KB of Unicode tables (the `dist` binary went from
 //!   3.35 MB to 4.24 MB). They are mapped, not read, at start-up: the ratios above are the gate
 //!   on what that costs.
@@ -384,7 +385,17 @@ fn finish(mut failed: bool, hooks: &Path, project: &str) {
                 failed = true;
             }
         }
-        let max_size: u64 = env_or("AMPLIHACK_BENCH_MAX_SIZE_KIB", 5120) * 1024;
+        // The limit is on what users download, the `dist` profile (fat LTO). The quicker
+        // `release` profile the test tiers measure is about 15% larger (5.27 MB against the
+        // dist 4.59 MB when this was written), so it gets a sixth more room.
+        let dist = hooks.components().any(|c| c.as_os_str() == "dist");
+        let default_kib = if dist { 5120 } else { 6144 };
+        let max_size: u64 = env_or("AMPLIHACK_BENCH_MAX_SIZE_KIB", default_kib) * 1024;
+        println!(
+            "  size: {} bytes ({} profile), limit {max_size}",
+            bytes.len(),
+            if dist { "dist" } else { "release" }
+        );
         if bytes.len() as u64 > max_size {
             println!(
                 "  FAIL: amplihack-hooks is {} bytes, over {max_size}",
