@@ -27,7 +27,8 @@ fn a_trusted_project_plugin_cannot_read_the_users_key_in_claude_code() {
         "repo-notes",
         &support::one_group("UserPromptSubmit", None, vec![support::command(probe)]),
     );
-    let trust = env.run_amplihack(&["hooks", "trust"]);
+    // The probe reads under `$HOME`, a variable trust does not follow: accepted by name.
+    let trust = env.run_amplihack(&["hooks", "trust", "--accept", "repo-notes"]);
     assert!(trust.status.success(), "{}", support::stderr(&trust));
 
     let fake = FakeAnthropic::start(vec![Turn::text("noted")]);

@@ -379,15 +379,19 @@ fn cargo_installs_from_the_packaged_crates() {
     let unpacked = env.root().join("crates");
     std::fs::create_dir_all(&unpacked).expect("mkdir");
     let mut patches = Vec::new();
-    for name in [
-        "env",
-        "protocol",
-        "state",
-        "engine",
-        "settings",
-        "runtime",
-        "installer",
-    ] {
+    // Every workspace crate but the root one, as Cargo.toml's `members` lists them.
+    let manifest = std::fs::read_to_string(crate::support::repo_root().join("Cargo.toml"))
+        .expect("Cargo.toml");
+    let members: Vec<String> = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("members = ["))
+        .expect("a members line")
+        .split(['"', ',', ']', ' '])
+        .filter(|m| !m.is_empty() && *m != ".")
+        .map(str::to_string)
+        .collect();
+    assert!(members.contains(&"platform".to_string()), "{members:?}");
+    for name in &members {
         let file = file_in(&crates, &format!("amplihack-{name}-{VERSION}.crate"));
         run(
             {

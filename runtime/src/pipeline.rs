@@ -157,8 +157,16 @@ pub fn run(call: &Call<'_>) -> Outcome {
     let state = call.ctx.state();
     // The host called amplihack in this session: one small file per session, for `doctor`'s
     // check of hosts that stopped calling. Not worth a complaint when it cannot be written.
-    if call.event.name == EventName::SessionStart
-        && let Some(state) = &state
+    // At each turn's edges too, not only SessionStart: a SessionStart the host gave up on (a
+    // busy machine, a bridge's time limit) must not make a session that called amplihack look
+    // silent. Once the file exists each is one failed exclusive open; tool calls pay nothing.
+    if matches!(
+        call.event.name,
+        EventName::SessionStart
+            | EventName::UserPromptSubmit
+            | EventName::Stop
+            | EventName::SessionEnd
+    ) && let Some(state) = &state
     {
         let _ = amplihack_state::calls::record(
             state,

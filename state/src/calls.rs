@@ -1,5 +1,6 @@
 //! The sessions each host called amplihack in: `<state>/calls/<host>/<session>`, an empty file
-//! made once per session (at its SessionStart), whose modification time is when. `amplihack
+//! made once per session (at its SessionStart, or the first prompt, stop or end of it that
+//! reached amplihack), whose modification time is when. `amplihack
 //! doctor` compares them with the host's own session records: a session the host ran after
 //! amplihack was registered, with no file here, is one where the host never called amplihack.
 
