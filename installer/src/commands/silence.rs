@@ -33,7 +33,9 @@ pub(crate) fn check(
         let Some(since) = registrations.iter().filter_map(|r| r.since).min() else {
             continue;
         };
-        let since = UNIX_EPOCH + Duration::from_secs(since);
+        // `since` is whole seconds: a session last written in the second amplihack was
+        // registered may have ended before it, so only what was written after that second counts.
+        let since = UNIX_EPOCH + Duration::from_secs(since.saturating_add(1));
         // Registered for the user: every session; else the projects registered in.
         let everywhere = registrations
             .iter()
