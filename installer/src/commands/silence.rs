@@ -82,3 +82,61 @@ pub(crate) fn check(
     }
     findings
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::SystemTime;
+
+    use amplihack_state::manifest::Registration;
+
+    use super::*;
+
+    /// A Pi session record under `home`, last written at `modified`.
+    fn pi_session(home: &Path, id: &str, modified: SystemTime) {
+        let dir = home.join(".pi/agent/sessions/--p--");
+        std::fs::create_dir_all(&dir).expect("session dir");
+        let file = std::fs::File::create(dir.join(format!("2026-11-28T12-00-00-000Z_{id}.jsonl")))
+            .expect("session file");
+        file.set_modified(modified).expect("mtime");
+    }
+
+    /// A registration's time is whole seconds: a session last written within that second may
+    /// have ended before install and is not counted; one written after it is.
+    #[test]
+    fn only_sessions_written_after_the_registration_second_count() {
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let home = scratch.path().join("home");
+        let locations = Locations {
+            home: home.clone(),
+            claude_config_dir: home.join(".claude"),
+            project: scratch.path().join("p"),
+        };
+        let since = 1_800_000_000;
+        let at = |ms: u64| UNIX_EPOCH + Duration::from_millis(since * 1000 + ms);
+        let manifest = Manifest {
+            registrations: vec![Registration {
+                host: Host::Pi.name().into(),
+                scope: Scope::User.as_str().into(),
+                path: home.join(".pi/agent/extensions/amplihack.js"),
+                since: Some(since),
+            }],
+            ..Manifest::default()
+        };
+        let cases = [
+            ("01a22233-0000-7000-8000-000000000001", 900, false),
+            ("01a22233-0000-7000-8000-000000000002", 1_000, true),
+            ("01a22233-0000-7000-8000-000000000003", 5_000, true),
+        ];
+        for (id, ms, reported) in cases {
+            let _ = std::fs::remove_dir_all(home.join(".pi"));
+            pi_session(&home, id, at(ms));
+            let findings = check(&locations, &manifest, HostChoice::One(Host::Pi));
+            assert_eq!(
+                findings.iter().any(|f| f.message.contains(id)),
+                reported,
+                "a session written {ms} ms into the registration's second: {findings:?}"
+            );
+        }
+    }
+}
