@@ -44,6 +44,11 @@ pub fn path(state: &StateDir) -> PathBuf {
     state.file("trust.json")
 }
 
+/// The SHA-256 of `bytes` as trust records it (lowercase hex).
+pub fn sha_of_bytes(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 /// A file's SHA-256, read in pieces, regular files of at most [`bounded::TRUSTED_FILE_CAP`] only:
 /// anything else hashes as "unreadable: why", which no trusted file ever equals.
 fn sha_of(file: &Path) -> String {
@@ -165,9 +170,17 @@ pub fn unchanged(
     }
 }
 
-/// `Ok` when `files` are exactly what was trusted for `project`. Which files: only the engine's
-/// `trust_scope::check` asks, so every caller checks the same set.
-pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), Untrusted> {
+/// `Ok` when `files` are exactly what was trusted for `project`, and each of `parsed` (a file
+/// amplihack itself read and parsed this call, with the SHA-256 of the bytes it read: a hooks
+/// file, whose commands run) hashes as trusted: a file rewritten between amplihack's read and
+/// this check, and back, is caught. Which files: only the engine's `trust_scope::check` asks, so
+/// every caller checks the same set.
+pub fn check(
+    state: &StateDir,
+    project: &Path,
+    files: &[PathBuf],
+    parsed: &[(PathBuf, String)],
+) -> Result<(), Untrusted> {
     let key = project.to_string_lossy();
     let store = load(state).map_err(|_| Untrusted::Never)?;
     let Some(trusted) = store
@@ -187,6 +200,12 @@ pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), 
             .and_then(|s| s.get(name.as_ref()))
             .is_some_and(|recorded| stat_of(file).as_ref() == Some(recorded));
         if !unchanged && sha_of(file) != *sha {
+            return Err(Untrusted::Changed(name.into_owned()));
+        }
+    }
+    for (file, sha) in parsed {
+        let name = file.to_string_lossy();
+        if trusted.get(name.as_ref()) != Some(sha) {
             return Err(Untrusted::Changed(name.into_owned()));
         }
     }
@@ -249,7 +268,7 @@ pub fn exact_copies(state: &StateDir, project: &Path) -> Result<Vec<ExactCopy>, 
         });
         if !copy.is_file() {
             let bytes = read_whole(&path).map_err(|_| changed())?;
-            if hex(&Sha256::digest(&bytes)) != *sha {
+            if sha_of_bytes(&bytes) != *sha {
                 return Err(changed());
             }
             let mode = if executable { 0o500 } else { 0o400 };
@@ -355,28 +374,35 @@ mod tests {
         std::fs::write(&a, "one").expect("write");
         std::fs::write(&b, "two").expect("write");
         let files = vec![a.clone(), b.clone()];
-        assert_eq!(check(&state, &project, &files), Err(Untrusted::Never));
+        assert_eq!(check(&state, &project, &files, &[]), Err(Untrusted::Never));
         set(&state, &project, Some(fingerprint(&files))).expect("trust");
-        assert_eq!(check(&state, &project, &files), Ok(()));
+        assert_eq!(check(&state, &project, &files, &[]), Ok(()));
         // Same content, new metadata (a checkout that rewrote it): still trusted.
         std::fs::write(&a, "one").expect("rewrite");
-        assert_eq!(check(&state, &project, &files), Ok(()));
+        assert_eq!(check(&state, &project, &files, &[]), Ok(()));
         // New content of the same size.
         std::fs::write(&a, "ONE").expect("edit");
         let named = Err(Untrusted::Changed(a.to_string_lossy().into_owned()));
-        assert_eq!(check(&state, &project, &files), named);
+        assert_eq!(check(&state, &project, &files, &[]), named);
         std::fs::write(&a, "one").expect("restore");
         // A file added, a file gone.
         let c = project.join("c.sh");
         std::fs::write(&c, "three").expect("write");
         let more = vec![a.clone(), b.clone(), c.clone()];
         let added = Err(Untrusted::Changed(c.to_string_lossy().into_owned()));
-        assert_eq!(check(&state, &project, &more), added);
+        assert_eq!(check(&state, &project, &more, &[]), added);
         let gone = Err(Untrusted::Changed(b.to_string_lossy().into_owned()));
-        assert_eq!(check(&state, &project, std::slice::from_ref(&a)), gone);
+        assert_eq!(check(&state, &project, std::slice::from_ref(&a), &[]), gone);
+        // What amplihack parsed this call was other bytes than the file holds now (rewritten
+        // and put back between its read and this check).
+        let parsed = [(a.clone(), sha_of_bytes(b"evil"))];
+        let named = Err(Untrusted::Changed(a.to_string_lossy().into_owned()));
+        assert_eq!(check(&state, &project, &files, &parsed), named);
+        let parsed = [(a.clone(), sha_of_bytes(b"one"))];
+        assert_eq!(check(&state, &project, &files, &parsed), Ok(()));
         // Withdrawn.
         set(&state, &project, None).expect("untrust");
-        assert_eq!(check(&state, &project, &files), Err(Untrusted::Never));
+        assert_eq!(check(&state, &project, &files, &[]), Err(Untrusted::Never));
     }
 
     /// The copy holds exactly the trusted bytes, is made once, keeps the exec bit, and a file
@@ -447,10 +473,10 @@ mod tests {
         let print = fingerprint(&files);
         assert_eq!(print.stat.len(), 1, "a settled file's metadata is recorded");
         set(&state, dir.path(), Some(print)).expect("trust");
-        assert_eq!(check(&state, dir.path(), &files), Ok(()));
+        assert_eq!(check(&state, dir.path(), &files, &[]), Ok(()));
         // Same size, old mtime restored: the change time still tells.
         std::fs::write(&file, "echo two").expect("edit");
         set_mtime(old);
-        assert!(check(&state, dir.path(), &files).is_err());
+        assert!(check(&state, dir.path(), &files, &[]).is_err());
     }
 }
