@@ -366,7 +366,7 @@ impl ExactPins {
         if let Some((_, found)) = self.found.iter().find(|(p, _)| p == project) {
             return found.clone();
         }
-        let found = if exact_applies() {
+        let found = if exact_applies(state) {
             use amplihack_state::trust::{self, Untrusted};
             trust::exact_copies(state, project)
                 .map(|copies| {
@@ -391,11 +391,38 @@ impl ExactPins {
 }
 
 /// Whether a confined handler's pinned files are shown as their verified copies here: the
-/// kernel confines (Landlock) and lets a process make its own mount namespace.
-pub fn exact_applies() -> bool {
+/// kernel confines (Landlock) and lets a process make its own mount namespace. Trying the latter
+/// costs a fork and a namespace (about 3 ms), so its answer is kept in the state directory for
+/// the boot (`exact-support`: the boot's id, then `yes` or why not); `doctor` always tries anew.
+pub fn exact_applies(state: &amplihack_state::StateDir) -> bool {
     use amplihack_platform::{confine, exact};
-    !matches!(confine::support(), confine::Support::Absent { .. })
-        && exact::support() == exact::Support::Available
+    if matches!(confine::support(), confine::Support::Absent { .. }) {
+        return false;
+    }
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|id| id.trim().to_string())
+        .unwrap_or_default();
+    let file = state.file("exact-support");
+    if !boot.is_empty()
+        && let Ok(Some(known)) = amplihack_state::bounded::read_bounded(&file, 4096)
+        && let Some(answer) = known.text().strip_prefix(&format!("{boot}\n"))
+    {
+        return answer == "yes";
+    }
+    let answer = match exact::support() {
+        exact::Support::Available => "yes".to_string(),
+        exact::Support::Absent { why } => why,
+    };
+    if !boot.is_empty() {
+        // Best effort: not kept, it is tried again next call.
+        let _ = amplihack_state::files::replace_with(
+            &file,
+            format!("{boot}\n{answer}").as_bytes(),
+            0o600,
+            amplihack_state::files::Durability::Disposable,
+        );
+    }
+    answer == "yes"
 }
 
 /// Whether a handler of `plugin` runs confined: a project's plugin, whose program is its own code.
@@ -506,5 +533,34 @@ mod tests {
         older.as_object_mut().expect("object").remove("pinned");
         rules.pinned.clear();
         assert_eq!(from_json(&older), Some(rules));
+    }
+
+    /// Tried once a boot: the answer is kept, and a kept answer is what is used.
+    #[test]
+    fn whether_copies_are_shown_is_tried_once_a_boot() {
+        use amplihack_platform::confine;
+        let Ok(boot) = std::fs::read_to_string("/proc/sys/kernel/random/boot_id") else {
+            println!("SKIPPED no boot id here");
+            return;
+        };
+        if matches!(confine::support(), confine::Support::Absent { .. }) {
+            println!("SKIPPED no Landlock here");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = amplihack_state::StateDir::at(dir.path().to_path_buf());
+        let tried = exact_applies(&state);
+        let kept = std::fs::read_to_string(state.file("exact-support")).expect("kept");
+        assert!(kept.starts_with(&format!("{}\n", boot.trim())), "{kept}");
+        assert_eq!(kept.ends_with("\nyes"), tried);
+        let said = format!("{}\nuser namespaces are switched off", boot.trim());
+        std::fs::write(state.file("exact-support"), said).expect("write");
+        assert!(!exact_applies(&state));
+        std::fs::write(state.file("exact-support"), "another-boot\nno").expect("write");
+        assert_eq!(
+            exact_applies(&state),
+            tried,
+            "another boot's answer is tried again"
+        );
     }
 }
