@@ -128,7 +128,7 @@ fn a_writer_in_place_never_gets_untrusted_bytes_run() {
 /// Not yet true: a file renamed over a pinned path after the handler's mounts are made, before
 /// it opens the path, detaches the mount (the kernel does so in every namespace when a
 /// mountpoint's name is replaced, Linux 3.18 on), and the handler opens the new file. Measured
-/// on this branch: 0 to 2 of 40 calls ran the untrusted script (14 of 40 without the mounts).
+/// on this branch: 0 to 7 of 40 calls ran the untrusted script (14 of 40 without the mounts), more on a busier machine.
 /// `cargo test --test integration exact_bytes -- --ignored` shows the figure.
 #[test]
 #[ignore = "a rename over a pinned path after the mounts detaches them: the manual's trust page, issue 35 finding 12"]
