@@ -16,8 +16,27 @@ pub use crate::model::ConfigError;
 
 /// A hooks file's text: a regular file of at most [`amplihack_state::bounded::HOOKS_FILE_CAP`] bytes (a repository
 /// controls it, and it is read on every call before any trust).
+/// Each one read is remembered, with the SHA-256 of its bytes ([`take_read`]): trust checks that
+/// what was parsed is what it trusted, not only what the file holds when it checks.
 pub fn read_small(file: &Path) -> Result<String, amplihack_state::bounded::ReadError> {
-    amplihack_state::bounded::read_text(file, amplihack_state::bounded::HOOKS_FILE_CAP)
+    let text = amplihack_state::bounded::read_text(file, amplihack_state::bounded::HOOKS_FILE_CAP)?;
+    READ.with(|read| {
+        read.borrow_mut().push((
+            file.to_path_buf(),
+            amplihack_state::trust::sha_of_bytes(text.as_bytes()),
+        ))
+    });
+    Ok(text)
+}
+
+thread_local! {
+    static READ: std::cell::RefCell<Vec<(PathBuf, String)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The hooks files [`read_small`] read on this thread since the last call, each with the SHA-256
+/// of the bytes read.
+pub fn take_read() -> Vec<(PathBuf, String)> {
+    READ.with(|read| std::mem::take(&mut *read.borrow_mut()))
 }
 
 /// A field's place in a hooks file, `<at>.<name>`, spelled out only for an error: a valid file

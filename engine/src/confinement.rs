@@ -277,6 +277,8 @@ pub fn rules(needs: &Needs, place: &Place<'_>) -> Rules {
                 bind: bind.clone(),
             },
         },
+        // Added where the handler is planned (forward::plan, ExactPins).
+        pinned: Vec::new(),
     }
 }
 
@@ -299,6 +301,11 @@ pub fn to_json(rules: &Rules) -> Value {
         "also_read": paths(&rules.also_read),
         "also_write": paths(&rules.also_write),
         "network": network,
+        "pinned": rules
+            .pinned
+            .iter()
+            .map(|pin| json!([pin.path.to_string_lossy(), pin.copy.to_string_lossy()]))
+            .collect::<Vec<_>>(),
     })
 }
 
@@ -323,7 +330,99 @@ pub fn from_json(value: &Value) -> Option<Rules> {
             NetworkNeed::Any => Network::Any,
             NetworkNeed::Ports { connect, bind } => Network::Ports { connect, bind },
         },
+        pinned: match value.get("pinned") {
+            None => Vec::new(),
+            Some(list) => list
+                .as_array()?
+                .iter()
+                .map(|pair| {
+                    Some(amplihack_platform::exact::Pin {
+                        path: PathBuf::from(pair.get(0)?.as_str()?),
+                        copy: PathBuf::from(pair.get(1)?.as_str()?),
+                    })
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
     })
+}
+
+/// The pinned files of each project a call runs handlers of: its trusted files and their verified
+/// copies (`amplihack_state::trust::exact_copies`), found once per project and call. Empty where
+/// the system cannot show a process its own mounts (`amplihack_platform::exact::support`) or
+/// confines nothing: the handler then reads the files by path, as before (`doctor` says so).
+#[derive(Default)]
+pub struct ExactPins {
+    found: Vec<(PathBuf, Result<Vec<amplihack_platform::exact::Pin>, String>)>,
+}
+
+impl ExactPins {
+    /// The pins of `project`; `Err` names a trusted file whose bytes are no longer the trusted
+    /// ones.
+    pub fn pins(
+        &mut self,
+        state: &amplihack_state::StateDir,
+        project: &Path,
+    ) -> Result<Vec<amplihack_platform::exact::Pin>, String> {
+        if let Some((_, found)) = self.found.iter().find(|(p, _)| p == project) {
+            return found.clone();
+        }
+        let found = if exact_applies(state) {
+            use amplihack_state::trust::{self, Untrusted};
+            trust::exact_copies(state, project)
+                .map(|copies| {
+                    copies
+                        .into_iter()
+                        .map(|c| amplihack_platform::exact::Pin {
+                            path: c.path,
+                            copy: c.copy,
+                        })
+                        .collect()
+                })
+                .map_err(|why| match why {
+                    Untrusted::Changed(file) => file,
+                    Untrusted::Never => project.display().to_string(),
+                })
+        } else {
+            Ok(Vec::new())
+        };
+        self.found.push((project.to_path_buf(), found.clone()));
+        found
+    }
+}
+
+/// Whether a confined handler's pinned files are shown as their verified copies here: the
+/// kernel confines (Landlock) and lets a process make its own mount namespace. Trying the latter
+/// costs a fork and a namespace (about 3 ms), so its answer is kept in the state directory for
+/// the boot (`exact-support`: the boot's id, then `yes` or why not); `doctor` always tries anew.
+pub fn exact_applies(state: &amplihack_state::StateDir) -> bool {
+    use amplihack_platform::{confine, exact};
+    if matches!(confine::support(), confine::Support::Absent { .. }) {
+        return false;
+    }
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|id| id.trim().to_string())
+        .unwrap_or_default();
+    let file = state.file("exact-support");
+    if !boot.is_empty()
+        && let Ok(Some(known)) = amplihack_state::bounded::read_bounded(&file, 4096)
+        && let Some(answer) = known.text().strip_prefix(&format!("{boot}\n"))
+    {
+        return answer == "yes";
+    }
+    let answer = match exact::support() {
+        exact::Support::Available => "yes".to_string(),
+        exact::Support::Absent { why } => why,
+    };
+    if !boot.is_empty() {
+        // Best effort: not kept, it is tried again next call.
+        let _ = amplihack_state::files::replace_with(
+            &file,
+            format!("{boot}\n{answer}").as_bytes(),
+            0o600,
+            amplihack_state::files::Durability::Disposable,
+        );
+    }
+    answer == "yes"
 }
 
 /// Whether a handler of `plugin` runs confined: a project's plugin, whose program is its own code.
@@ -411,7 +510,7 @@ mod tests {
         };
         let home = Path::new("/home/u");
         let state = home.join(".local/state/amplihack");
-        let rules = rules(
+        let mut rules = rules(
             &needs,
             &Place {
                 project: Path::new("/home/u/p"),
@@ -424,6 +523,44 @@ mod tests {
         assert!(rules.hidden.contains(&state));
         assert_eq!(rules.also_read, [home.join(".aws/config")]);
         assert_eq!(rules.also_write, [state.join("plugin-data/p")]);
-        assert_eq!(from_json(&to_json(&rules)), Some(rules));
+        rules.pinned = vec![amplihack_platform::exact::Pin {
+            path: PathBuf::from("/home/u/p/tools/check.sh"),
+            copy: state.join("trusted-copies/0123"),
+        }];
+        assert_eq!(from_json(&to_json(&rules)), Some(rules.clone()));
+        // A collector's spec from before pins were carried reads as none.
+        let mut older = to_json(&rules);
+        older.as_object_mut().expect("object").remove("pinned");
+        rules.pinned.clear();
+        assert_eq!(from_json(&older), Some(rules));
+    }
+
+    /// Tried once a boot: the answer is kept, and a kept answer is what is used.
+    #[test]
+    fn whether_copies_are_shown_is_tried_once_a_boot() {
+        use amplihack_platform::confine;
+        let Ok(boot) = std::fs::read_to_string("/proc/sys/kernel/random/boot_id") else {
+            println!("SKIPPED no boot id here");
+            return;
+        };
+        if matches!(confine::support(), confine::Support::Absent { .. }) {
+            println!("SKIPPED no Landlock here");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = amplihack_state::StateDir::at(dir.path().to_path_buf());
+        let tried = exact_applies(&state);
+        let kept = std::fs::read_to_string(state.file("exact-support")).expect("kept");
+        assert!(kept.starts_with(&format!("{}\n", boot.trim())), "{kept}");
+        assert_eq!(kept.ends_with("\nyes"), tried);
+        let said = format!("{}\nuser namespaces are switched off", boot.trim());
+        std::fs::write(state.file("exact-support"), said).expect("write");
+        assert!(!exact_applies(&state));
+        std::fs::write(state.file("exact-support"), "another-boot\nno").expect("write");
+        assert_eq!(
+            exact_applies(&state),
+            tried,
+            "another boot's answer is tried again"
+        );
     }
 }

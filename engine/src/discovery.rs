@@ -39,6 +39,9 @@ pub struct Plugin {
     pub hooks_dir: PathBuf,
     pub file: PathBuf,
     pub config: Result<PluginConfig, ConfigError>,
+    /// The files read to make `config` (its hooks file, the one a manifest names), each with the
+    /// SHA-256 of the bytes parsed: trust compares these (`trust_scope::check`).
+    pub parsed: Vec<(PathBuf, String)>,
 }
 
 impl Plugin {
@@ -285,6 +288,7 @@ pub fn load_listed(
                 hooks_dir: hooks_dir.to_path_buf(),
                 file: hooks_dir.to_path_buf(),
                 config: Err(error),
+                parsed: Vec::new(),
             }];
         }
     };
@@ -300,6 +304,7 @@ pub fn load_listed(
     files
         .into_iter()
         .map(|(name, root, file)| {
+            crate::config::take_read();
             let config = match read_small(&file) {
                 Ok(text) if file.ends_with(MANIFEST) => config::parse_manifest(&file, &text),
                 Ok(text) if file.ends_with(crate::dialects::proposal::FILE) => {
@@ -326,6 +331,7 @@ pub fn load_listed(
                 hooks_dir: hooks_dir.to_path_buf(),
                 file,
                 config,
+                parsed: crate::config::take_read(),
             }
         })
         .collect()

@@ -95,7 +95,11 @@ pub fn working_dir(plugin: &Plugin) -> Option<PathBuf> {
 /// has not accepted by name (`amplihack hooks trust --accept NAME`).
 pub fn check(state: &StateDir, project: &Path, plugins: &[Plugin]) -> Result<Vec<String>, NotRun> {
     let scope = scope(project, plugins).map_err(NotRun::Refused)?;
-    trust::check(state, project, &scope.files).map_err(NotRun::Untrusted)?;
+    let parsed: Vec<(PathBuf, String)> = plugins
+        .iter()
+        .flat_map(|p| p.parsed.iter().cloned())
+        .collect();
+    trust::check(state, project, &scope.files, &parsed).map_err(NotRun::Untrusted)?;
     Ok(scope.held_back(&trust::accepted(state, project)))
 }
 
@@ -1894,5 +1898,33 @@ mod tests {
         p.hooks("lint", &["sh tools/lint.sh"]);
         let plugins = load_level(&p.root.join(".amplifier/hooks"), Level::Project);
         assert_eq!(working_dir(&plugins[0]), Some(p.root.clone()));
+    }
+
+    /// The hooks file amplihack parsed must be the trusted one, not only the file trust hashes a
+    /// moment later: one rewritten with another command and put back between the two is caught
+    /// (issue 35, finding 12).
+    #[test]
+    fn a_hooks_file_parsed_with_other_bytes_than_it_now_holds_is_changed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::at(dir.path().join("state"));
+        let p = Project::new();
+        p.hooks("h", &["sh tools/check.sh"]);
+        p.write("tools/check.sh", "echo ok");
+        let hooks = p.root.join(".amplifier/hooks");
+        let trusted = load_level(&hooks, Level::Project);
+        let files = files_to_trust(&p.root, &trusted).expect("covered");
+        trust::set(&state, &p.root, Some(trust::fingerprint(&files))).expect("trust");
+        assert_eq!(check(&state, &p.root, &trusted), Ok(Vec::new()));
+        let file = hooks.join("h/hooks.json");
+        let original = std::fs::read(&file).expect("read");
+        p.hooks("h", &["sh tools/evil.sh"]);
+        let parsed = load_level(&hooks, Level::Project);
+        std::fs::write(&file, &original).expect("put back");
+        assert_eq!(
+            check(&state, &p.root, &parsed),
+            Err(NotRun::Untrusted(trust::Untrusted::Changed(
+                file.to_string_lossy().into_owned()
+            )))
+        );
     }
 }

@@ -37,6 +37,9 @@ pub struct Rules {
     /// Writable as named, hidden or not (what the user agreed to).
     pub also_write: Vec<PathBuf>,
     pub network: Network,
+    /// Files shown as their verified private copies, read-only (`crate::exact`), entered before
+    /// the ruleset. Empty where [`crate::exact::support`] is absent.
+    pub pinned: Vec<crate::exact::Pin>,
 }
 
 /// Which TCP it may use.
@@ -86,6 +89,8 @@ impl std::error::Error for ConfineError {}
 pub struct Confinement {
     #[cfg(target_os = "linux")]
     fd: std::os::fd::OwnedFd,
+    /// The pinned files' mounts, when there are any.
+    exact: Option<crate::exact::Overlay>,
 }
 
 /// What the child needs of a [`Confinement`]: copied into a `pre_exec` closure or a forked child.
@@ -94,6 +99,7 @@ pub struct Confinement {
 pub struct Entry {
     #[cfg(target_os = "linux")]
     fd: std::os::fd::RawFd,
+    exact: Option<crate::exact::Entry>,
 }
 
 impl Confinement {
@@ -103,18 +109,31 @@ impl Confinement {
             use std::os::fd::AsRawFd;
             Entry {
                 fd: self.fd.as_raw_fd(),
+                exact: self.exact.as_ref().map(crate::exact::Overlay::entry),
             }
         }
         #[cfg(not(target_os = "linux"))]
-        Entry {}
+        Entry {
+            exact: self.exact.as_ref().map(crate::exact::Overlay::entry),
+        }
+    }
+
+    /// How many files it shows as their verified copies.
+    pub fn pinned(&self) -> usize {
+        self.exact.as_ref().map_or(0, crate::exact::Overlay::len)
     }
 }
 
 impl Entry {
     /// Puts the calling process, and everything it starts, under the confinement for good (and
-    /// forbids it to gain privileges through set-user-id programs, which the kernel requires).
-    /// Async-signal-safe and allocation-free: made to be called between `fork` and `exec`.
+    /// forbids it to gain privileges through set-user-id programs, which the kernel requires):
+    /// first its pinned files' mounts (a confined process may not mount), then the ruleset.
+    /// Async-signal-safe and allocation-free: made to be called between `fork` and `exec`, in a
+    /// real `fork` child.
     pub fn enter(self) -> std::io::Result<()> {
+        if let Some(exact) = self.exact {
+            exact.enter()?;
+        }
         #[cfg(target_os = "linux")]
         {
             // SAFETY: prctl and landlock_restrict_self(2) take integers only; the descriptor is
@@ -201,7 +220,17 @@ pub fn prepare(rules: &Rules) -> Result<Option<Confinement>, ConfineError> {
         if kernel_abi().is_err() {
             return Ok(None);
         }
-        linux::prepare(rules).map(|fd| fd.map(|fd| Confinement { fd }))
+        let Some(fd) = linux::prepare(rules)? else {
+            return Ok(None);
+        };
+        let exact = match rules.pinned.is_empty() {
+            true => None,
+            false => Some(
+                crate::exact::Overlay::new(&rules.pinned)
+                    .map_err(|e| linux::error("the pinned files", e))?,
+            ),
+        };
+        Ok(Some(Confinement { fd, exact }))
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -304,7 +333,7 @@ mod linux {
     /// reported by `support`).
     const ABI_WANTED: ABI = ABI::V10;
 
-    fn error(what: impl Into<String>, cause: impl std::fmt::Display) -> ConfineError {
+    pub(super) fn error(what: impl Into<String>, cause: impl std::fmt::Display) -> ConfineError {
         ConfineError {
             what: what.into(),
             cause: cause.to_string(),
@@ -453,6 +482,56 @@ mod tests {
         ] {
             assert_eq!(run(script), allowed, "{script}");
         }
+    }
+
+    /// A confined child with a pinned file reads the copy at its path (the ruleset allows it,
+    /// through the mount), cannot write it, and still writes the project.
+    #[test]
+    fn a_confined_child_reads_its_pinned_files_as_their_copies() {
+        use std::os::unix::process::CommandExt;
+        if matches!(support(), Support::Absent { .. })
+            || crate::exact::support() != crate::exact::Support::Available
+        {
+            println!("SKIPPED no Landlock or no mount namespaces here");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("real");
+        touch(&root.join("proj/tools/check.sh"));
+        std::fs::write(root.join("proj/tools/check.sh"), "echo untrusted").expect("write");
+        touch(&root.join("state/copy"));
+        std::fs::write(root.join("state/copy"), "echo trusted").expect("write");
+        let rules = Rules {
+            read: vec![PathBuf::from("/")],
+            write: vec![root.join("proj"), PathBuf::from("/dev/null")],
+            hidden: vec![root.join("state")],
+            pinned: vec![crate::exact::Pin {
+                path: root.join("proj/tools/check.sh"),
+                copy: root.join("state/copy"),
+            }],
+            ..Rules::default()
+        };
+        let confinement = prepare(&rules).expect("prepared").expect("supported");
+        assert_eq!(confinement.pinned(), 1);
+        let run = |script: &str| {
+            let entry = confinement.entry();
+            let mut command = std::process::Command::new("/bin/sh");
+            command.args(["-c", script]).current_dir(root.join("proj"));
+            // SAFETY: enter is async-signal-safe and allocates nothing.
+            unsafe { command.pre_exec(move || entry.enter()) };
+            let out = command.output().expect("ran");
+            (
+                out.status.success(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        };
+        assert_eq!(run("sh tools/check.sh"), (true, "trusted\n".to_string()));
+        assert!(!run("echo x >> tools/check.sh").0, "read-only");
+        assert!(run("echo x > new").0, "the project is writable");
+        assert!(
+            !run("cat ../state/copy").0,
+            "the copy's own place stays hidden"
+        );
     }
 
     #[test]

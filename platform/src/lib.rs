@@ -7,7 +7,7 @@
 //! opens, locks), `io` (pipes, non-blocking reads and writes, waiting for descriptors), `process`
 //! (process groups, how a child ended, pidfds), `spawn` (starting a handler in a group of its
 //! own), `signals` (the host's stop signals, the deadline, holding them back), `confine`
-//! (Landlock). Only tests in `tests/` still call libc themselves.
+//! (Landlock), `exact` (a handler's pinned files shown as their verified copies: a mount namespace). Only tests in `tests/` still call libc themselves.
 
 #[cfg(not(unix))]
 compile_error!(
@@ -15,6 +15,7 @@ compile_error!(
 );
 
 pub mod confine;
+pub mod exact;
 pub mod fs;
 pub mod io;
 pub mod process;

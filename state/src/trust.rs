@@ -44,6 +44,11 @@ pub fn path(state: &StateDir) -> PathBuf {
     state.file("trust.json")
 }
 
+/// The SHA-256 of `bytes` as trust records it (lowercase hex).
+pub fn sha_of_bytes(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 /// A file's SHA-256, read in pieces, regular files of at most [`bounded::TRUSTED_FILE_CAP`] only:
 /// anything else hashes as "unreadable: why", which no trusted file ever equals.
 fn sha_of(file: &Path) -> String {
@@ -165,9 +170,17 @@ pub fn unchanged(
     }
 }
 
-/// `Ok` when `files` are exactly what was trusted for `project`. Which files: only the engine's
-/// `trust_scope::check` asks, so every caller checks the same set.
-pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), Untrusted> {
+/// `Ok` when `files` are exactly what was trusted for `project`, and each of `parsed` (a file
+/// amplihack itself read and parsed this call, with the SHA-256 of the bytes it read: a hooks
+/// file, whose commands run) hashes as trusted: a file rewritten between amplihack's read and
+/// this check, and back, is caught. Which files: only the engine's `trust_scope::check` asks, so
+/// every caller checks the same set.
+pub fn check(
+    state: &StateDir,
+    project: &Path,
+    files: &[PathBuf],
+    parsed: &[(PathBuf, String)],
+) -> Result<(), Untrusted> {
     let key = project.to_string_lossy();
     let store = load(state).map_err(|_| Untrusted::Never)?;
     let Some(trusted) = store
@@ -190,12 +203,110 @@ pub fn check(state: &StateDir, project: &Path, files: &[PathBuf]) -> Result<(), 
             return Err(Untrusted::Changed(name.into_owned()));
         }
     }
+    for (file, sha) in parsed {
+        let name = file.to_string_lossy();
+        if trusted.get(name.as_ref()) != Some(sha) {
+            return Err(Untrusted::Changed(name.into_owned()));
+        }
+    }
     match trusted
         .keys()
         .find(|name| !files.iter().any(|f| f.to_string_lossy() == name.as_str()))
     {
         Some(gone) => Err(Untrusted::Changed(gone.clone())),
         None => Ok(()),
+    }
+}
+
+/// Where the verified private copies of trusted files live, one per content (and exec bit):
+/// `<state>/trusted-copies/<sha>` (0400) or `<sha>.x` (0500), in a 0700 directory that a
+/// confined handler can neither read nor write (amplihack's state is hidden from it).
+pub fn copies_dir(state: &StateDir) -> PathBuf {
+    state.dir("trusted-copies")
+}
+
+/// One trusted file: where it is, and its verified private copy (exactly the bytes whose SHA-256
+/// trust recorded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExactCopy {
+    pub path: PathBuf,
+    pub copy: PathBuf,
+}
+
+/// Each file trusted for `project` with its verified private copy, for a handler to be shown
+/// instead of the file (issue 35, finding 12: trust hashed a file, and the shell opened it again
+/// by path). A copy is made once per content: the file opened once, read whole (bounded), those
+/// bytes hashed and, equal to the trusted hash, written to the copy; later calls use the copy
+/// without reading the file. A file whose bytes differ from what was trusted (changed since
+/// the check, or mid-write) is `Err(Changed)`, as [`check`] says it.
+pub fn exact_copies(state: &StateDir, project: &Path) -> Result<Vec<ExactCopy>, Untrusted> {
+    use std::os::unix::fs::PermissionsExt;
+    let key = project.to_string_lossy();
+    let store = load(state).map_err(|_| Untrusted::Never)?;
+    let Some(trusted) = store.projects.get(key.as_ref()) else {
+        return Err(Untrusted::Never);
+    };
+    let dir = copies_dir(state);
+    let mut out = Vec::with_capacity(trusted.len());
+    for (name, sha) in trusted {
+        let path = PathBuf::from(name);
+        let changed = || Untrusted::Changed(name.clone());
+        // A hash is 64 hex digits; anything else (an unreadable file's record) is never a name.
+        if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(changed());
+        }
+        let executable = std::fs::metadata(&path)
+            .map_err(|_| changed())?
+            .permissions()
+            .mode()
+            & 0o111
+            != 0;
+        let copy = dir.join(if executable {
+            format!("{sha}.x")
+        } else {
+            sha.clone()
+        });
+        if !copy.is_file() {
+            let bytes = read_whole(&path).map_err(|_| changed())?;
+            if sha_of_bytes(&bytes) != *sha {
+                return Err(changed());
+            }
+            let mode = if executable { 0o500 } else { 0o400 };
+            files::replace_with(&copy, &bytes, mode, files::Durability::Durable)
+                .map_err(|_| changed())?;
+        }
+        out.push(ExactCopy { path, copy });
+    }
+    Ok(out)
+}
+
+/// A regular file's bytes, read once from one open file, at most
+/// [`bounded::TRUSTED_FILE_CAP`].
+fn read_whole(path: &Path) -> Result<Vec<u8>, bounded::ReadError> {
+    let mut bytes = Vec::new();
+    bounded::stream(path, bounded::TRUSTED_FILE_CAP, |piece| {
+        bytes.extend_from_slice(piece)
+    })?;
+    Ok(bytes)
+}
+
+/// Removes the copies no trusted file has any more (trust withdrawn or renewed).
+fn prune_copies(state: &StateDir, store: &TrustStore) {
+    let kept: std::collections::BTreeSet<&str> = store
+        .projects
+        .values()
+        .flat_map(|files| files.values().map(String::as_str))
+        .collect();
+    let Ok(entries) = std::fs::read_dir(copies_dir(state)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let sha = name.strip_suffix(".x").unwrap_or(&name);
+        if sha.len() == 64 && !kept.contains(sha) {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -244,7 +355,9 @@ pub fn set(
             store.accepted.remove(&key);
         }
     }
-    files::write_json(&path(state), &store)
+    files::write_json(&path(state), &store)?;
+    prune_copies(state, &store);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -261,28 +374,82 @@ mod tests {
         std::fs::write(&a, "one").expect("write");
         std::fs::write(&b, "two").expect("write");
         let files = vec![a.clone(), b.clone()];
-        assert_eq!(check(&state, &project, &files), Err(Untrusted::Never));
+        assert_eq!(check(&state, &project, &files, &[]), Err(Untrusted::Never));
         set(&state, &project, Some(fingerprint(&files))).expect("trust");
-        assert_eq!(check(&state, &project, &files), Ok(()));
+        assert_eq!(check(&state, &project, &files, &[]), Ok(()));
         // Same content, new metadata (a checkout that rewrote it): still trusted.
         std::fs::write(&a, "one").expect("rewrite");
-        assert_eq!(check(&state, &project, &files), Ok(()));
+        assert_eq!(check(&state, &project, &files, &[]), Ok(()));
         // New content of the same size.
         std::fs::write(&a, "ONE").expect("edit");
         let named = Err(Untrusted::Changed(a.to_string_lossy().into_owned()));
-        assert_eq!(check(&state, &project, &files), named);
+        assert_eq!(check(&state, &project, &files, &[]), named);
         std::fs::write(&a, "one").expect("restore");
         // A file added, a file gone.
         let c = project.join("c.sh");
         std::fs::write(&c, "three").expect("write");
         let more = vec![a.clone(), b.clone(), c.clone()];
         let added = Err(Untrusted::Changed(c.to_string_lossy().into_owned()));
-        assert_eq!(check(&state, &project, &more), added);
+        assert_eq!(check(&state, &project, &more, &[]), added);
         let gone = Err(Untrusted::Changed(b.to_string_lossy().into_owned()));
-        assert_eq!(check(&state, &project, std::slice::from_ref(&a)), gone);
+        assert_eq!(check(&state, &project, std::slice::from_ref(&a), &[]), gone);
+        // What amplihack parsed this call was other bytes than the file holds now (rewritten
+        // and put back between its read and this check).
+        let parsed = [(a.clone(), sha_of_bytes(b"evil"))];
+        let named = Err(Untrusted::Changed(a.to_string_lossy().into_owned()));
+        assert_eq!(check(&state, &project, &files, &parsed), named);
+        let parsed = [(a.clone(), sha_of_bytes(b"one"))];
+        assert_eq!(check(&state, &project, &files, &parsed), Ok(()));
         // Withdrawn.
         set(&state, &project, None).expect("untrust");
-        assert_eq!(check(&state, &project, &files), Err(Untrusted::Never));
+        assert_eq!(check(&state, &project, &files, &[]), Err(Untrusted::Never));
+    }
+
+    /// The copy holds exactly the trusted bytes, is made once, keeps the exec bit, and a file
+    /// that no longer hashes as trusted gets none; withdrawn trust removes the copies.
+    #[test]
+    fn exact_copies_hold_the_trusted_bytes_or_say_changed() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::at(dir.path().join("state"));
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        let (a, b) = (project.join("a.sh"), project.join("b.py"));
+        std::fs::write(&a, "echo trusted").expect("write");
+        std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::fs::write(&b, "print(1)").expect("write");
+        let files = vec![a.clone(), b.clone()];
+        assert_eq!(exact_copies(&state, &project), Err(Untrusted::Never));
+        set(&state, &project, Some(fingerprint(&files))).expect("trust");
+        let copies = exact_copies(&state, &project).expect("copies");
+        assert_eq!(copies.len(), 2);
+        for ExactCopy { path, copy } in &copies {
+            assert_eq!(
+                std::fs::read(copy).expect("copy"),
+                std::fs::read(path).expect("file")
+            );
+        }
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode(&copies[0].copy), 0o500);
+        assert_eq!(mode(&copies[1].copy), 0o400);
+        // Made once: an edit now does not change the copy, whose bytes are the trusted ones.
+        std::fs::write(&a, "echo untrusted").expect("edit");
+        let again = exact_copies(&state, &project).expect("copies");
+        assert_eq!(
+            std::fs::read(&again[0].copy).expect("copy"),
+            b"echo trusted"
+        );
+        // No copy yet and the file differs: changed.
+        std::fs::remove_dir_all(copies_dir(&state)).expect("rm");
+        let named = Err(Untrusted::Changed(a.to_string_lossy().into_owned()));
+        assert_eq!(exact_copies(&state, &project), named);
+        std::fs::write(&a, "echo trusted").expect("restore");
+        exact_copies(&state, &project).expect("copies");
+        set(&state, &project, None).expect("untrust");
+        assert_eq!(
+            std::fs::read_dir(copies_dir(&state)).expect("dir").count(),
+            0
+        );
     }
 
     #[test]
@@ -306,10 +473,10 @@ mod tests {
         let print = fingerprint(&files);
         assert_eq!(print.stat.len(), 1, "a settled file's metadata is recorded");
         set(&state, dir.path(), Some(print)).expect("trust");
-        assert_eq!(check(&state, dir.path(), &files), Ok(()));
+        assert_eq!(check(&state, dir.path(), &files, &[]), Ok(()));
         // Same size, old mtime restored: the change time still tells.
         std::fs::write(&file, "echo two").expect("edit");
         set_mtime(old);
-        assert!(check(&state, dir.path(), &files).is_err());
+        assert!(check(&state, dir.path(), &files, &[]).is_err());
     }
 }

@@ -5,6 +5,7 @@ mod breaker_cli;
 mod builtins_cli;
 mod confinement_cli;
 mod dialects_cli;
+mod exact_bytes_cli;
 mod forwarding;
 mod hooks_cli;
 mod hooks_list_hosts_cli;

@@ -66,6 +66,8 @@ pub(super) fn candidates<'p>(
     let target = event.matcher_target();
     let tool = event.tool();
     let mut candidates: Vec<Candidate<'_>> = Vec::new();
+    // Each project's trusted files and their verified copies, made once per call.
+    let mut exact = crate::confinement::ExactPins::default();
     for plugin in plugins {
         let config = match &plugin.config {
             Ok(config) => config,
@@ -166,6 +168,28 @@ pub(super) fn candidates<'p>(
                     };
                     crate::confinement::rules(&config.needs, &place)
                 });
+            // Its pinned files shown as exactly the bytes trust hashed; a file whose bytes differ
+            // now was changed since the check: the handler does not run (as trust refuses).
+            let confine = match confine {
+                Some(mut rules) => match exact.pins(state, &plugin_cwd) {
+                    Ok(pins) => {
+                        rules.pinned = pins;
+                        Some(rules)
+                    }
+                    Err(file) => {
+                        outcome.problems.push(format!(
+                            "hook plugin {} of {} was skipped: {file} changed since it was trusted (review it, then `amplihack hooks trust`)",
+                            plugin.name,
+                            plugin_cwd.display()
+                        ));
+                        outcome
+                            .skipped
+                            .push(format!("project:{}: changed since trusted", plugin.name));
+                        continue;
+                    }
+                },
+                None => None,
+            };
             candidates.push(Candidate {
                 plugin,
                 command,

@@ -74,6 +74,30 @@ fn confinement_note_for(support: amplihack_platform::confine::Support) -> Option
     }
 }
 
+/// Said once, where a confined handler's pinned files cannot be shown as the verified copies of
+/// the trusted bytes (no mount namespace of its own: `platform::exact`): the handler then reads
+/// them by path, as the user's own plugins do. Nothing where there is no confinement at all
+/// ([`confinement_note`] says that) or where the copies are shown.
+fn exact_note() -> Option<Finding> {
+    use amplihack_platform::confine;
+    if matches!(confine::support(), confine::Support::Absent { .. }) {
+        return None;
+    }
+    exact_note_for(amplihack_platform::exact::support())
+}
+
+fn exact_note_for(support: amplihack_platform::exact::Support) -> Option<Finding> {
+    match support {
+        amplihack_platform::exact::Support::Available => None,
+        amplihack_platform::exact::Support::Absent { why } => Some(Finding::note(
+            format!(
+                "a project's hook handlers read the files trust pinned by path, not as the trusted bytes (a file changed while a handler starts may run unchecked): {why}"
+            ),
+            "allow unprivileged user namespaces (see the manual's trust page)".to_string(),
+        )),
+    }
+}
+
 fn diagnose(
     locations: &Locations,
     manifest: &Manifest,
@@ -112,6 +136,7 @@ fn diagnose(
         }
     }
     findings.extend(confinement_note());
+    findings.extend(exact_note());
 
     // Every recorded registration, plus any scope of this project that holds our entries.
     let mut checked: Vec<Target> = manifest_targets(manifest);
@@ -547,6 +572,23 @@ mod tests {
         })
         .expect("noted");
         assert!(partial.message.contains("ABI 3") && partial.message.contains("network"));
+    }
+
+    /// Said once, as a note, only where the mounts cannot be made.
+    #[test]
+    fn a_system_without_mount_namespaces_is_said_once() {
+        use amplihack_platform::exact::Support;
+        assert!(exact_note_for(Support::Available).is_none());
+        let absent = exact_note_for(Support::Absent {
+            why: "user namespaces are switched off".into(),
+        })
+        .expect("noted");
+        assert!(!absent.problem);
+        assert!(
+            absent.message.contains("by path") && absent.message.contains("switched off"),
+            "{}",
+            absent.message
+        );
     }
 
     #[test]
