@@ -11,6 +11,9 @@
 //!   without `hookEventName`, a PreToolUse guard denying `git push --force` (and answering
 //!   `permissionDecision: "allow"` to the rest), PostToolUse file tracking beside an `async`
 //!   formatter, a Stop gate blocking with exit 2 once, an `agent` Stop handler and a SessionEnd.
+//! - `ecc-universal` 2.0.0 (MIT, "Everything Claude Code"): 28 Node handlers on 7 events, with
+//!   timeouts up to 300 s, `async` Stop handlers, and a PreToolUse gate that denies the first Bash
+//!   and the first Write of a session until the model states its facts.
 //! - `@coo-quack/sensitive-canary` 0.8.1 (MIT): TypeScript run by `node --experimental-strip-types`
 //!   on PreToolUse and UserPromptSubmit. The Node it is given decides: with a Node before 22.6
 //!   (the machine's own) every handler crashes with `node: bad option` (exit 9), a published
@@ -112,6 +115,12 @@ fn plugin_texts(request: &Value, probes: &[&str], env: &TestEnv) -> Vec<String> 
     walk(&request["messages"], probes, &mut found);
     let mut found: Vec<String> = found.iter().map(|t| normalise(t, env)).collect();
     found.sort();
+    // Once per request: a Stop handler's exit-2 block reaches the model once natively (`Stop hook
+    // feedback:`) and twice through amplihack, whose block is a JSON `decision: "block"`, which
+    // Claude Code 2.1.332 also repeats as `Stop hook blocking error from command: <amplihack's
+    // command>: <reason>` (so does a plugin's own JSON block natively). No answer of a hook gives
+    // the feedback alone with the plugin's framing: a plain exit 2 from amplihack would be framed
+    // with amplihack's command. The manual says so (docs/src/plugins/your-hooks.md).
     found.dedup();
     found
 }
@@ -403,6 +412,59 @@ fn node_accepts_strip_types() -> bool {
         .args(["--experimental-strip-types", "-e", ""])
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+/// ECC's gate denies the first Bash and the first Write with its demand for facts; a second Bash
+/// runs. Its `async` Stop handlers are cancelled natively when `claude -p` exits and may finish
+/// through amplihack: they write only under HOME, which is not compared.
+#[test]
+fn ecc_gives_the_same_under_amplihack_as_natively() {
+    let plugin = Published {
+        package: "ecc-universal",
+        probes: &[
+            "[Fact-Forcing Gate]",
+            "present these facts",
+            "Present the facts",
+            "Recovery: if GateGuard",
+            "[ECC",
+        ],
+        setup: |_| {},
+        script: |project| {
+            vec![
+                Turn::bash("echo first"),
+                Turn::ToolUse {
+                    name: "Write".into(),
+                    input: serde_json::json!({
+                        "file_path": project.join("notes.txt").to_string_lossy(),
+                        "content": "written by the scripted model\n"
+                    }),
+                },
+                Turn::bash("echo again > again.txt; exit 3"),
+                Turn::text("done"),
+            ]
+        },
+        canned: &[],
+        prompt: "add a notes file",
+        path_first: None,
+    };
+    let native = plugin.compare();
+    let everything: Vec<&String> = native.requests.iter().flatten().collect();
+    assert!(
+        everything
+            .iter()
+            .any(|t| t.starts_with("[Fact-Forcing Gate]")),
+        "natively: {:#?}",
+        native.requests
+    );
+    assert_eq!(
+        native.denials,
+        ["Bash: echo first", "Write: <root>/project/notes.txt"],
+        "natively"
+    );
+    assert_eq!(
+        native.files.get("again.txt").map(String::as_str),
+        Some("again\n")
+    );
 }
 
 const SECRET_PROMPT: &str =
