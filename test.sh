@@ -16,6 +16,8 @@
 # The full run installs the test hosts on first use, into the repository (git-ignored):
 #   tests/claude-code/node_modules   @anthropic-ai/claude-code, pinned in tests/claude-code/package.json
 #   tests/claude-code-2.0.30/node_modules   the oldest supported Claude Code, 2.0.30
+#   tests/published-plugins/node_modules   published Claude Code plugins and the Node 22 one needs,
+#                                    pinned in tests/published-plugins/package.json (--ignore-scripts, nested)
 #   tests/hosts/<cli>/node_modules   the other agent CLIs (codex, copilot, qwen, droid, gemini,
 #                                    opencode, pi, cline), each pinned in tests/hosts/<cli>/package.json, and
 #                                    the newest Codex beside the pinned one (codex-0.171)
@@ -122,6 +124,16 @@ test_hosts() {
     npm install --prefix tests/claude-code-2.0.30 --no-audit --no-fund --no-package-lock --loglevel=error || return 1
   fi
   echo "claude (oldest): $(tests/claude-code-2.0.30/node_modules/.bin/claude --version)"
+  # Published Claude Code plugins (tests/published_plugins_e2e.rs), pinned in
+  # tests/published-plugins/package.json; their files only: no install scripts run; each plugin's
+  # dependencies inside its own directory, so a copy of it runs.
+  local dep stale=false
+  for dep in $(sed -n 's/^ *"\([^"]*\)": "\([0-9][^"]*\)".*/\1@\2/p' tests/published-plugins/package.json); do
+    grep -q "\"version\": \"${dep##*@}\"" "tests/published-plugins/node_modules/${dep%@*}/package.json" 2>/dev/null || stale=true
+  done
+  if $stale; then
+    npm install --prefix tests/published-plugins --ignore-scripts --install-strategy=nested --omit=dev --no-audit --no-fund --no-package-lock --loglevel=error || return 1
+  fi
   # The six other agent CLIs (tests/support/host_clis.rs). @factory/cli itself names a platform
   # package version that does not exist, so droid is pinned as its platform package; npm blocks
   # opencode's postinstall, so its binary is run from its platform package too.

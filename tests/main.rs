@@ -46,6 +46,7 @@ mod pi_e2e;
 mod plugin_events_e2e;
 mod plugin_events_hosts_e2e;
 mod plugins_native_e2e;
+mod published_plugins_e2e;
 mod python_hosts_e2e;
 mod qwen_droid_gemini_e2e;
 mod release_e2e;

@@ -101,6 +101,12 @@ pub fn interpret(
             reply.reason = Some(reason);
             (reply, None)
         }
+        // Claude Code 2.1.332 rejects the whole answer (its schema is keyed by `hookEventName`):
+        // nothing of it is used, and the user is shown why.
+        (_, Some(Ok(answer))) if lacks_event_name(&answer) => (
+            Reply::default(),
+            Some(format!("hook from {plugin}: {MISSING_EVENT_NAME}")),
+        ),
         // Any exit: a valid JSON object decides (Claude Code ignores the exit code then).
         (_, Some(Ok(answer))) => (from_json(event, &answer), None),
         (code, _) => {
@@ -114,6 +120,19 @@ pub fn interpret(
             )
         }
     }
+}
+
+/// Claude Code's words (2.1.332) for an answer whose `hookSpecificOutput` has no
+/// `hookEventName`, which it then ignores whole.
+const MISSING_EVENT_NAME: &str = "Hook JSON output validation failed \u{2014} hookSpecificOutput is missing required field \"hookEventName\"";
+
+/// An answer Claude Code's validation rejects: a `hookSpecificOutput` object without
+/// `hookEventName` (as published plugins print `{"hookSpecificOutput":{"permissionDecision":...}}`).
+fn lacks_event_name(answer: &serde_json::Map<String, Value>) -> bool {
+    answer
+        .get("hookSpecificOutput")
+        .and_then(Value::as_object)
+        .is_some_and(|specific| !specific.contains_key("hookEventName"))
 }
 
 /// Where plain stdout on exit 0 is not ignored: context for the model, and PreCompact's extra
@@ -432,6 +451,20 @@ mod tests {
                 finished(Some(0), &json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedToolOutput": "x"}}).to_string(), ""),
                 Reply::default(),
                 false,
+            ),
+                   // Claude Code 2.1.332 rejects a hookSpecificOutput without hookEventName, whole (as
+            // published selfish-pipeline 1.3.0 prints its guard's answers): shown, not used.
+            (
+                E::PreToolUse,
+                finished(Some(0), &json!({"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "no"}, "systemMessage": "m"}).to_string(), ""),
+                Reply::default(),
+                true,
+            ),
+            (
+                E::UserPromptSubmit,
+                finished(Some(0), &json!({"hookSpecificOutput": {"additionalContext": "ctx"}}).to_string(), ""),
+                Reply::default(),
+                true,
             ),
         ]);
         for (event, output, want, warns) in cases {
