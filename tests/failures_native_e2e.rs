@@ -14,23 +14,10 @@ const LINE: &str = "crashing-check: config.yml not found";
 
 /// The session's transcript lines (Claude Code's own record, what its UI shows) that carry `LINE`.
 fn transcript_mentions(env: &TestEnv) -> Vec<String> {
-    let mut found = Vec::new();
-    let projects = env.home.join(".claude/projects");
-    for dir in std::fs::read_dir(&projects).into_iter().flatten().flatten() {
-        for file in std::fs::read_dir(dir.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let text = std::fs::read_to_string(file.path()).unwrap_or_default();
-            found.extend(
-                text.lines()
-                    .filter(|l| l.contains(LINE))
-                    .map(str::to_string),
-            );
-        }
-    }
-    found
+    env.claude_transcript_lines()
+        .into_iter()
+        .filter(|l| l.contains(LINE))
+        .collect()
 }
 
 fn plugin() -> std::path::PathBuf {

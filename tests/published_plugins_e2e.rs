@@ -152,40 +152,31 @@ fn project_files(dir: &Path, base: &Path, env: &TestEnv, files: &mut BTreeMap<St
 /// <plugin>: <Claude Code's validation message>"). Each gives its line.
 fn failures(env: &TestEnv) -> Vec<String> {
     let mut found = Vec::new();
-    let projects = env.home.join(".claude/projects");
-    for dir in std::fs::read_dir(&projects).into_iter().flatten().flatten() {
-        for file in std::fs::read_dir(dir.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let text = std::fs::read_to_string(file.path()).unwrap_or_default();
-            for record in text
-                .lines()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            {
-                let attachment = &record["attachment"];
-                let shown = match attachment["type"].as_str() {
-                    Some("hook_non_blocking_error") => attachment["stderr"]
-                        .as_str()
-                        .or_else(|| attachment["content"].as_str())
-                        .map(|s| {
-                            s.trim_start_matches("Failed with non-blocking status code: ")
-                                .lines()
-                                .next()
-                                .unwrap_or_default()
-                                .to_string()
-                        }),
-                    Some("hook_system_message") => attachment["content"]
-                        .as_str()
-                        .filter(|s| s.starts_with("hook from "))
-                        .and_then(|s| s.split_once(": "))
-                        .map(|(_, line)| line.lines().next().unwrap_or_default().to_string()),
-                    _ => None,
-                };
-                found.extend(shown.map(|s| normalise(&s, env)));
-            }
-        }
+    for record in env
+        .claude_transcript_lines()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        let attachment = &record["attachment"];
+        let shown = match attachment["type"].as_str() {
+            Some("hook_non_blocking_error") => attachment["stderr"]
+                .as_str()
+                .or_else(|| attachment["content"].as_str())
+                .map(|s| {
+                    s.trim_start_matches("Failed with non-blocking status code: ")
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string()
+                }),
+            Some("hook_system_message") => attachment["content"]
+                .as_str()
+                .filter(|s| s.starts_with("hook from "))
+                .and_then(|s| s.split_once(": "))
+                .map(|(_, line)| line.lines().next().unwrap_or_default().to_string()),
+            _ => None,
+        };
+        found.extend(shown.map(|s| normalise(&s, env)));
     }
     found.sort();
     found

@@ -111,6 +111,24 @@ pub struct TestEnv {
 }
 
 impl TestEnv {
+    /// Every line of every session transcript Claude Code kept under this home
+    /// (`~/.claude/projects/<project>/<session>.jsonl`): its own record, what its UI shows.
+    pub fn claude_transcript_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let projects = self.home.join(".claude/projects");
+        for dir in std::fs::read_dir(&projects).into_iter().flatten().flatten() {
+            for file in std::fs::read_dir(dir.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let text = std::fs::read_to_string(file.path()).unwrap_or_default();
+                lines.extend(text.lines().map(str::to_string));
+            }
+        }
+        lines
+    }
+
     pub fn new() -> TestEnv {
         let share = Share::take();
         let root = tempfile::Builder::new()
