@@ -6,8 +6,10 @@
 //! alternate signal stack) was 17 of an idle call's 40 system calls. What of it the hook needs is
 //! [`amplihack_platform::process::start_like_std`]. The arguments come from std as usual (glibc
 //! hands them to std's initialiser).
-#![no_main]
+// Not in its (empty) unit-test build, whose `main` is the test harness's.
+#![cfg_attr(not(test), no_main)]
 
+#[cfg(not(test))]
 #[unsafe(no_mangle)]
 pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
     amplihack_platform::process::start_like_std();
