@@ -39,24 +39,38 @@ impl Stamp {
         self.kind == libc::S_IFDIR
     }
 
-    /// `dev:ino:size:mtime_ns:kind`, as the index keeps it.
-    pub fn to_text(self) -> String {
-        format!(
-            "{}:{}:{}:{}:{}",
-            self.dev, self.ino, self.size, self.mtime_ns, self.kind
-        )
+    /// How many bytes [`Stamp::to_bytes`] takes.
+    pub const BYTES: usize = 36;
+
+    /// `dev`, `ino`, `size`, `mtime_ns` (as an `i64`: until 2262) and `kind`, little-endian: as
+    /// the plugin index keeps it. `None` for an mtime an `i64` cannot hold.
+    pub fn to_bytes(self) -> Option<[u8; Stamp::BYTES]> {
+        let mtime = i64::try_from(self.mtime_ns).ok()?;
+        let mut out = [0u8; Stamp::BYTES];
+        out[0..8].copy_from_slice(&self.dev.to_le_bytes());
+        out[8..16].copy_from_slice(&self.ino.to_le_bytes());
+        out[16..24].copy_from_slice(&self.size.to_le_bytes());
+        out[24..32].copy_from_slice(&mtime.to_le_bytes());
+        out[32..36].copy_from_slice(&self.kind.to_le_bytes());
+        Some(out)
     }
 
-    pub fn from_text(text: &str) -> Option<Stamp> {
-        let mut parts = text.split(':');
-        let stamp = Stamp {
-            dev: parts.next()?.parse().ok()?,
-            ino: parts.next()?.parse().ok()?,
-            size: parts.next()?.parse().ok()?,
-            mtime_ns: parts.next()?.parse().ok()?,
-            kind: parts.next()?.parse().ok()?,
+    /// [`Stamp::to_bytes`] read back.
+    pub fn from_bytes(bytes: &[u8; Stamp::BYTES]) -> Stamp {
+        let u64_at = |i: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[i..i + 8]);
+            u64::from_le_bytes(b)
         };
-        parts.next().is_none().then_some(stamp)
+        let mut kind = [0u8; 4];
+        kind.copy_from_slice(&bytes[32..36]);
+        Stamp {
+            dev: u64_at(0),
+            ino: u64_at(8),
+            size: u64_at(16),
+            mtime_ns: i128::from(u64_at(24) as i64),
+            kind: u32::from_le_bytes(kind),
+        }
     }
 }
 
@@ -112,6 +126,21 @@ impl DirFd {
         (rc == 0).then(|| Stamp::of(&st))
     }
 
+    /// [`DirFd::stat`] of a path already NUL-terminated (the plugin index keeps its paths so).
+    pub fn stat_c(&self, path: &std::ffi::CStr) -> Option<Stamp> {
+        let absolute = path.to_bytes().first() == Some(&b'/');
+        let fd = match (&self.0, absolute) {
+            (_, true) => libc::AT_FDCWD,
+            (Some(fd), false) => fd.as_raw_fd(),
+            (None, false) => return None,
+        };
+        // SAFETY: zeroed `stat` is a valid value of a plain C struct.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `path` is NUL-terminated; `st` is a valid out pointer.
+        let rc = unsafe { libc::fstatat(fd, path.as_ptr(), &mut st, 0) };
+        (rc == 0).then(|| Stamp::of(&st))
+    }
+
     /// [`DirFd::stat`], recorded in `probes`; `regular`: only a regular file counts.
     pub fn probe(
         &self,
@@ -142,7 +171,10 @@ mod tests {
         let mut buf = Vec::new();
         let first = at.stat(b"f", &mut buf).expect("stat");
         assert!(first.is_file() && !first.is_dir());
-        assert_eq!(Stamp::from_text(&first.to_text()), Some(first));
+        let bytes = first.to_bytes().expect("an mtime an i64 holds");
+        assert_eq!(Stamp::from_bytes(&bytes), first);
+        assert_eq!(at.stat_c(c"f"), Some(first));
+        assert_eq!(at.stat_c(c"missing"), None);
         assert!(at.stat(b".", &mut buf).is_some_and(|s| s.is_dir()));
         assert_eq!(at.stat(b"missing", &mut buf), None);
         assert_eq!(at.stat(b"f\0x", &mut buf), None);
@@ -153,8 +185,10 @@ mod tests {
         );
         std::fs::write(dir.path().join("f"), "three").expect("write");
         assert_ne!(at.stat(b"f", &mut buf), Some(first));
-        for bad in ["", "1:2:3:4", "1:2:3:4:5:6", "a:2:3:4:5"] {
-            assert_eq!(Stamp::from_text(bad), None, "{bad}");
-        }
+        let far = Stamp {
+            mtime_ns: i128::from(i64::MAX) + 1,
+            ..first
+        };
+        assert_eq!(far.to_bytes(), None);
     }
 }

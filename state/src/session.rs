@@ -1,5 +1,5 @@
-//! Per-session state: `<state>/sessions/<session>.json`, one typed record per session, read and
-//! updated under a lock (a session's hooks can run in parallel: Claude Code starts the two
+//! Per-session state: `<state>/sessions/<session>.json`, one typed record per session (and its
+//! staging file `<session>.json.next`, [`files::replace_locked`]), read and updated under a lock (a session's hooks can run in parallel: Claude Code starts the two
 //! UserPromptSubmit hooks together). The session's env file (`<session>.env`) lives beside it.
 //!
 //! Session records are disposable: one that does not parse is moved aside
@@ -107,8 +107,15 @@ pub fn update<R>(
         }
         record.updated = now;
         // Disposable: a crash can at worst damage it, and a damaged record is moved aside and
-        // begun again; an fsync would cost every prompt, stop and session end 5-15 ms.
-        files::write_json_with(&path, &record, files::Durability::Disposable)?;
+        // begun again; an fsync would cost every prompt, stop and session end 5-15 ms. Under
+        // the session's lock: through the record's staging file, swapped in (no file created,
+        // no rename over a file, each 0.1-4 ms on a busy ext4).
+        let mut text = serde_json::to_string_pretty(&record).map_err(|e| StateError::Corrupt {
+            path: path.clone(),
+            problem: e.to_string(),
+        })?;
+        text.push('\n');
+        files::replace_locked(&path, text.as_bytes())?;
     }
     Ok(result)
 }

@@ -546,6 +546,25 @@ fn hostile_surroundings_exit_0_in_bounded_time() {
             "{label}: one line at most: {}",
             stderr(&output)
         );
+        if label == "stdout closed" {
+            // The closed descriptor is opened on /dev/null before anything else: no file the
+            // hook opens (a state file, the log) becomes its stdout and takes the reply.
+            let mut dirs = vec![env.root().to_path_buf()];
+            while let Some(dir) = dirs.pop() {
+                for entry in std::fs::read_dir(&dir).expect("dir").flatten() {
+                    let path = entry.path();
+                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        dirs.push(path);
+                    } else if let Ok(text) = std::fs::read_to_string(&path) {
+                        assert!(
+                            !text.contains("permissionDecision"),
+                            "{label}: the reply went into {}",
+                            path.display()
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -169,6 +169,39 @@ fn every_change_to_a_level_is_seen_at_the_next_call() {
     }
 }
 
+/// A plugin removed, or one plugin's directory renamed, is seen too: the next idle call rebuilds
+/// the index (a new file), it does not answer from the old one.
+#[test]
+fn a_removed_or_renamed_plugin_is_seen_at_the_next_call() {
+    let changes: [(&str, Change); 2] = [
+        ("a plugin removed", |_, hooks| {
+            std::fs::remove_dir_all(hooks.join("b")).expect("remove");
+        }),
+        ("a plugin's directory renamed", |_, hooks| {
+            std::fs::rename(hooks.join("b"), hooks.join("c")).expect("rename");
+        }),
+    ];
+    for (what, change) in changes {
+        let env = TestEnv::new();
+        let hooks = env.user_hooks_dir();
+        env.plugin(&hooks, "a", &plugin_on(&env, "Edit", "a"));
+        env.plugin(&hooks, "b", &plugin_on(&env, "Write", "b"));
+        age(&hooks);
+        call(&env, "Bash");
+        let built = index_inode(&env);
+        call(&env, "Bash");
+        assert_eq!(index_inode(&env), built, "{what}: answered from the index");
+        change(&env, &hooks);
+        call(&env, "Bash");
+        assert_ne!(index_inode(&env), built, "{what}: the change was not seen");
+        assert!(
+            env.marks("ran").is_empty(),
+            "{what}: {:?}",
+            env.marks("ran")
+        );
+    }
+}
+
 #[test]
 fn an_idle_level_is_indexed_and_a_matching_call_still_runs() {
     let env = TestEnv::new();

@@ -11,7 +11,8 @@
 //!    hundred bytes in the page cache), and the session state's `ended` at SessionEnd (as before,
 //!    no fsync);
 //! 2. it starts this binary again, detached ([`FLAG`]: its own process group, no stdin, stdout or
-//!    stderr, so the host neither waits for it nor kills it with the hook), and answers;
+//!    stderr, so the host neither waits for it nor kills it with the hook; forked and not waited
+//!    for, not even for its `execve`), and answers;
 //! 3. that writer takes `<state>/locks/pending-records.lock` (one writer at a time, so the
 //!    records of one session are written in the order their turns ended), and writes the record
 //!    of every pending file there, oldest first, durably as before; a pending file is removed only
@@ -27,7 +28,6 @@
 //! stays.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use amplihack_state::files::{self, Durability, Lock};
 use amplihack_state::{StateDir, session, session_key};
@@ -47,7 +47,8 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Records that the session's record is to be (re)written, `ended` at SessionEnd, and starts the
 /// writer. The pending file is written before the writer starts: a writer that cannot start
-/// leaves it for the next one, and the failure is reported.
+/// leaves it for the next one, and a failure to fork is reported (one to `execve`, a binary
+/// removed meanwhile, ends the writer: the next one writes the record).
 pub fn defer(
     state: &StateDir,
     root: &Path,
@@ -67,26 +68,19 @@ pub fn defer(
 }
 
 fn start_writer(state: &Path) -> Result<()> {
-    use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().map_err(|source| BuiltinError::Io {
         path: PathBuf::from("/proc/self/exe"),
         action: "find",
         source,
     })?;
-    Command::new(&exe)
-        .arg(FLAG)
-        .arg(state)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .map(drop)
-        .map_err(|source| BuiltinError::Io {
+    // Not waited for, not even for its execve (platform::spawn::start_detached).
+    amplihack_platform::spawn::start_detached(&exe, &[FLAG.as_ref(), state.as_os_str()]).map_err(
+        |source| BuiltinError::Io {
             path: exe,
             action: "start the records' writer",
             source,
-        })
+        },
+    )
 }
 
 /// The writer's program ([`FLAG`]): every pending record written, oldest first; each failure one
