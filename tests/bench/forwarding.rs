@@ -45,7 +45,35 @@ fn home_with(plugins: &[(String, &str, &str)]) -> tempfile::TempDir {
         let config = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]}});
         std::fs::write(dir.join("hooks.json"), config.to_string()).expect("write");
     }
+    if !plugins.is_empty() {
+        age(&home.path().join(".amplifier"));
+    }
     home
+}
+
+/// Dates every file and directory under `dir` a minute back, as a user's plugins are: the plugin
+/// index never trusts a stamp younger than a second (`plugin_index::RACY`, a second edit within
+/// the same tick would go unseen), so a tree made just now is parsed on every call until it ages,
+/// and the first attempt would time that instead of the idle path.
+fn age(dir: &Path) {
+    let past = std::time::SystemTime::now() - Duration::from_secs(60);
+    for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            age(&entry.path());
+        }
+    }
+    std::fs::File::open(dir)
+        .and_then(|f| f.set_modified(past))
+        .expect("date the directory");
+    for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_file()) {
+            std::fs::File::options()
+                .write(true)
+                .open(entry.path())
+                .and_then(|f| f.set_modified(past))
+                .expect("date the file");
+        }
+    }
 }
 
 /// One PreToolUse call of the captured Bash `event` (a file) with `home` as HOME.
