@@ -63,6 +63,16 @@ pub fn interpret(
             Some(format!("hook from {plugin} could not start: {error}")),
         );
     }
+    // Treated as a file changed since trust: nothing of its answer is used, and the user is told.
+    if let Some(file) = &finished.pinned_changed {
+        return (
+            Reply::default(),
+            Some(format!(
+                "hook from {plugin}: its answer was discarded: {} changed during the run (a file was renamed over it or written into it while the handler ran, so it may have run bytes never trusted; review it, then `amplihack hooks trust`)",
+                file.display()
+            )),
+        );
+    }
     if finished.timed_out {
         return (
             Reply::default(),
@@ -167,6 +177,9 @@ pub fn on_failure_honoured(event: &EventName) -> bool {
 pub fn failure_block(origin: &Origin<'_>, finished: &Finished) -> Option<String> {
     let command = origin.command.unwrap_or(origin.plugin);
     let blocking = "blocking because onFailure is \"block\"";
+    if finished.pinned_changed.is_some() {
+        return None; // not the handler's failure: its answer is discarded (interpret)
+    }
     if finished.timed_out {
         return Some(format!("[{command}]: timed out; {blocking}"));
     }
@@ -471,6 +484,35 @@ mod tests {
             let (reply, warning) = interpret(&event, &ORIGIN, &output);
             assert_eq!(reply, want, "{event} {output:?}");
             assert_eq!(warning.is_some(), warns, "{event} {output:?}: {warning:?}");
+        }
+    }
+
+    /// A pinned file changed during the run: whatever the handler printed or exited with, none of
+    /// its answer is used, it is reported naming the plugin and the file, and it is no failure
+    /// that blocks.
+    #[test]
+    fn an_answer_from_a_run_whose_pinned_file_changed_is_discarded_and_reported() {
+        let deny = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "untrusted"}}).to_string();
+        for (exit, stdout) in [
+            (Some(0), deny.as_str()),
+            (Some(2), ""),
+            (Some(0), "context"),
+            (Some(1), ""),
+        ] {
+            let output = Finished {
+                pinned_changed: Some("/p/tools/check.sh".into()),
+                ..finished(exit, stdout, "why")
+            };
+            for event in [EventName::PreToolUse, EventName::UserPromptSubmit] {
+                let (reply, warning) = interpret(&event, &ORIGIN, &output);
+                assert_eq!(reply, Reply::default(), "{exit:?} {stdout}");
+                let warning = warning.expect("reported");
+                assert!(
+                    warning.starts_with("hook from p: its answer was discarded: /p/tools/check.sh changed during the run"),
+                    "{warning}"
+                );
+            }
+            assert_eq!(failure_block(&ORIGIN, &output), None);
         }
     }
 

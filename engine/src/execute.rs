@@ -45,6 +45,10 @@ pub struct Finished {
     pub duration: Duration,
     /// It could not be started at all.
     pub spawn_error: Option<String>,
+    /// A pinned file (a confined handler's, shown as its verified copy) whose path changed while
+    /// the handler ran: a file renamed over it detaches the copy's mount, so the handler may have
+    /// run bytes trust never hashed. Its answer is not used (crate::answer).
+    pub pinned_changed: Option<PathBuf>,
 }
 
 /// The process groups of the handlers running now, so that they can be killed when amplihack is
@@ -217,6 +221,8 @@ struct Job<'a> {
     result: Option<Ran>,
     /// A confined handler's `TMPDIR`, removed when the job is dropped.
     private_tmp: Option<tempfile::TempDir>,
+    /// Its pinned paths as they were just before it started, checked again when it has ended.
+    witness: Option<amplihack_platform::exact::Witness>,
 }
 
 /// A confined handler, ready to start: its private temporary directory, its environment with
@@ -281,6 +287,7 @@ impl<'a> Job<'a> {
             killed_until: None,
             result: None,
             private_tmp: None,
+            witness: None,
         };
         let confined = match spawn
             .confine
@@ -310,6 +317,15 @@ impl<'a> Job<'a> {
         };
         // A stop signal or the deadline between the start and `track` would find the new group
         // unrecorded and leave it running: they wait until it is recorded.
+        // Taken before the mounts are made in the child: any change after it is seen.
+        job.witness = spawn
+            .confine
+            .filter(|_| {
+                confined
+                    .as_ref()
+                    .is_some_and(|c| c.confinement.pinned() > 0)
+            })
+            .map(|rules| amplihack_platform::exact::Witness::new(&rules.pinned));
         let held = signals::hold_stop_signals();
         let started_handler = match start(spawn.argv, spawn.cwd, env, entry) {
             Ok(started_handler) => started_handler,
@@ -499,6 +515,10 @@ impl<'a> Job<'a> {
             finished.exit = None;
             finished.spawn_error = Some(error);
         }
+        finished.pinned_changed = self
+            .witness
+            .take()
+            .and_then(|witness| witness.changed().map(Path::to_path_buf));
         self.result = Some(Ran::Finished(finished));
     }
 
@@ -591,6 +611,7 @@ impl Pipes {
             truncated: self.out.truncated || self.err.truncated,
             duration: started.elapsed(),
             spawn_error: None,
+            pinned_changed: None,
         }
     }
 

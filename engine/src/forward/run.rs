@@ -110,12 +110,17 @@ pub(super) fn run_in_order(
                     reply = Reply::deny(reason);
                 }
             }
-            let (mut reply, warning) = dialects::on_failure(
-                on_failure,
-                &candidate.plugin.name,
-                reply,
-                failed.or(warning),
-            );
+            // A pinned file changed during the run: its answer is discarded and said so, never
+            // turned into a block nor left unsaid (answer::interpret).
+            let why = match finished.pinned_changed {
+                Some(_) => {
+                    on_failure = OnFailure::Warn;
+                    warning
+                }
+                None => failed.or(warning),
+            };
+            let (mut reply, warning) =
+                dialects::on_failure(on_failure, &candidate.plugin.name, reply, why);
             if let Some(warning) = &warning {
                 outcome.problems.push(warning.clone());
                 // Fail-open, never silent: a failure that lets the call through is shown to the
