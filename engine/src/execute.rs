@@ -490,6 +490,19 @@ impl<'a> Job<'a> {
             self.sniffing = false;
             return;
         };
+        // A pinned path changed by now: it is stopped, not followed, and its answer discarded.
+        if let Some(file) = self
+            .witness
+            .take()
+            .and_then(|witness| witness.changed().map(Path::to_path_buf))
+        {
+            process::kill_group(self.pid);
+            self.finish(None, false);
+            if let Some(Ran::Finished(finished)) = &mut self.result {
+                finished.pinned_changed = Some(file);
+            }
+            return;
+        }
         untrack(self.slot.take());
         self.stdin = None;
         self.result = Some(Ran::Declared(Handoff {

@@ -303,3 +303,61 @@ rm -f tools/check.sh; echo "unlink $?" >> attempts
     );
     assert!(!env.project.join("UNTRUSTED-RAN").exists());
 }
+
+/// Deterministic: while a handler runs (it waits for the test), a file is renamed over another
+/// pinned file from outside. Its answer, a deny, is discarded and reported naming the plugin
+/// and the file; the same for a handler that then declares itself async (it is stopped, not
+/// followed).
+#[test]
+fn a_rename_from_outside_during_the_run_discards_the_answer_and_says_so() {
+    if !exact_supported() {
+        return;
+    }
+    let deny = r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "answer after the change"}}'"#;
+    for (kind, declare) in [
+        ("sync", ""),
+        ("async", "echo '{\"async\": true}'; sleep 0.2\n"),
+    ] {
+        let env = TestEnv::new();
+        let other = env.project.join("tools/other.sh");
+        env.write(&other, "exit 0\n");
+        env.write(
+            &env.project.join("tools/wait.sh"),
+            &format!(
+                "touch started\ni=0; while [ ! -e go ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done\n{declare}{deny}\n"
+            ),
+        );
+        for (name, run) in [("other", "sh tools/other.sh"), ("wait", "sh tools/wait.sh")] {
+            env.plugin(
+                &env.project_hooks_dir(),
+                name,
+                &one_group("PreToolUse", None, vec![command(run)]),
+            );
+        }
+        let trust = env.run_amplihack(&["hooks", "trust"]);
+        assert!(trust.status.success(), "{}", support::stderr(&trust));
+        let output = std::thread::scope(|scope| {
+            let call = scope.spawn(|| env.run_hooks(&["pre-tool-use"], &event(&env, 0), &[]).0);
+            let started = env.project.join("started");
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while !started.exists() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            write(&other, Writer::Rename, "exit 0 # replaced\n");
+            env.write(&env.project.join("go"), "");
+            call.join().expect("the call")
+        });
+        let (out, err) = (stdout(&output), support::stderr(&output));
+        assert!(output.status.success(), "{kind}: {err}");
+        assert!(!out.contains("answer after the change"), "{kind}: {out}");
+        let said = format!(
+            "hook from wait: its answer was discarded: {} changed during the run",
+            other.display()
+        );
+        assert!(err.contains(&said), "{kind}: {err}");
+        assert!(
+            out.contains("changed during the run"),
+            "{kind}: the user is shown it: {out}"
+        );
+    }
+}
