@@ -9,8 +9,12 @@ use amplihack_state::memory::{Entry, Store};
 use crate::commands::{CommandError, Outcome};
 use crate::scopes::Locations;
 
+/// The store, with every record amplihack-hooks left pending written first (a session still
+/// running writes its record at its end: `amplihack_runtime::builtins::turn_records`).
 fn store(locations: &Locations) -> Store {
-    Store::for_project(&locations.state(), &locations.project)
+    let state = locations.state();
+    amplihack_runtime::builtins::turn_records::flush(&state);
+    Store::for_project(&state, &locations.project)
 }
 
 fn line(entry: &Entry) -> String {

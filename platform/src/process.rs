@@ -140,6 +140,29 @@ pub fn start_like_std() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 
+/// Makes this process yield to others: the lowest CPU priority (nice 19) and the lowest
+/// best-effort I/O priority (not the idle class, which a disk never idle would starve), for work
+/// nobody waits for (the records' writer), so it never competes with the host whose turn
+/// just ended. Best effort: a kernel that refuses leaves the priority as it was.
+pub fn lower_priority() {
+    // SAFETY: plain system calls on this process, no memory passed.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+        #[cfg(target_os = "linux")]
+        {
+            // ioprio_set(IOPRIO_WHO_PROCESS, self, IOPRIO_CLASS_BE << 13 | 7).
+            const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+            const IOPRIO_CLASS_BE: libc::c_long = 2;
+            libc::syscall(
+                libc::SYS_ioprio_set,
+                IOPRIO_WHO_PROCESS,
+                0,
+                (IOPRIO_CLASS_BE << 13) | 7,
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

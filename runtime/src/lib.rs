@@ -139,7 +139,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
             std::thread::park();
         }
     }
-    match outcome {
+    let code = match outcome {
         Ok(Ok(rendered)) => {
             if let Some(text) = &rendered.stderr {
                 eprintln!("{text}");
@@ -166,7 +166,17 @@ pub fn main(args: Vec<OsString>) -> i32 {
             report(name, "panic, event let through", &message);
             0
         }
+    };
+    // The host has its answer: only now the records' writer, if one is due (its fork, and the
+    // copies of pages it makes, after the reply).
+    if let Err(e) = builtins::turn_records::start_due() {
+        report(
+            name,
+            "records not written now (the next writer writes them)",
+            &e.to_string(),
+        );
     }
+    code
 }
 
 fn handle(invocation: &Invocation, deadline: Instant) -> Result<Rendered, Failure> {

@@ -599,3 +599,73 @@ fn a_deeply_nested_command_is_refused_quickly_and_never_crashes() {
         }
     }
 }
+
+/// The end of a turn under a host that ends its sessions starts no records' writer: the record
+/// stays pending until SessionEnd (or `amplihack memory`) writes it, so nothing competes with the
+/// host at each turn's end. Under a host that never ends a session (opencode), each Stop's
+/// writer writes it.
+#[test]
+fn a_turns_record_waits_for_the_sessions_end_where_one_comes() {
+    let pending = |env: &TestEnv| {
+        std::fs::read_dir(env.home.join(".local/state/amplihack/pending-records"))
+            .map(|d| d.flatten().count())
+            .unwrap_or(0)
+    };
+    let stop = |env: &TestEnv, host: &str, session: &str| {
+        let (output, _) = env.run_hooks(
+            &["stop", "--host", host],
+            &json!({"hook_event_name": "Stop", "session_id": session, "cwd": env.project, "stop_hook_active": false}),
+            &[],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+    };
+    let prompt = |env: &TestEnv, host: &str, session: &str| {
+        let (output, _) = env.run_hooks(
+            &["user-prompt-submit", "--host", host],
+            &json!({"hook_event_name": "UserPromptSubmit", "session_id": session, "cwd": env.project, "prompt": "count the lines"}),
+            &[],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+    };
+    let records = |env: &TestEnv| -> Vec<String> {
+        let listed = env.session_memory();
+        assert!(listed.status.success(), "{}", stderr(&listed));
+        let memory: Value = serde_json::from_str(&stdout(&listed)).expect("json");
+        memory["entries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| e["text"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+
+    // Copilot delivers SessionEnd: two turns' Stops leave one pending record, no writer runs.
+    let env = TestEnv::new();
+    prompt(&env, "copilot", "c1");
+    stop(&env, "copilot", "c1");
+    stop(&env, "copilot", "c1");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(
+        pending(&env),
+        1,
+        "the record is pending until the session ends"
+    );
+    // `amplihack memory` writes it first.
+    let texts = records(&env);
+    assert_eq!(texts, vec!["First prompt: count the lines".to_string()]);
+    assert_eq!(pending(&env), 0);
+
+    // opencode never ends a session: the Stop's own writer writes the record.
+    let env = TestEnv::new();
+    prompt(&env, "opencode", "o1");
+    stop(&env, "opencode", "o1");
+    let started = std::time::Instant::now();
+    while pending(&env) > 0 && started.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(pending(&env), 0, "the writer wrote the record");
+    assert_eq!(
+        records(&env),
+        vec!["First prompt: count the lines".to_string()]
+    );
+}

@@ -208,18 +208,10 @@ impl TestEnv {
         self.home.join(".local/state/amplihack/hooks.log")
     }
 
-    /// `amplihack memory list --kind session --json`, once the session records a Stop or
-    /// SessionEnd left to the detached writer are written (runtime/src/builtins/turn_records.rs;
-    /// at most 20 s).
+    /// `amplihack memory list --kind session --json`: the command itself writes the records a
+    /// Stop or SessionEnd left pending first (runtime/src/builtins/turn_records.rs), waiting for a
+    /// writer already at work, so no test waits for the detached writer.
     pub fn session_memory(&self) -> Output {
-        let pending = self.home.join(".local/state/amplihack/pending-records");
-        let started = std::time::Instant::now();
-        while started.elapsed() < std::time::Duration::from_secs(20)
-            && std::fs::read_dir(&pending).is_ok_and(|mut d| d.next().is_some())
-        {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        // The writer removes its claim, then releases the lock; the record is written by then.
         self.run_amplihack(&["memory", "list", "--kind", "session", "--json"])
     }
 }

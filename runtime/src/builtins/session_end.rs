@@ -34,6 +34,7 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
         &root,
         event.session_id.as_deref(),
         Some(&format!("{now} ({reason})")),
+        turn_records::Writer::Now,
     )?;
     start_otel_export(&state)?;
     Ok(Reply::default())

@@ -3,7 +3,8 @@
 //! the first prompt, the tools used, the files changed, the agents involved and the reflection's
 //! findings. Tools and files come from the metrics file `post-tool-use` writes; nothing extra is
 //! paid per tool call. The hook only records that the record is due; a detached writer writes it
-//! after the host has its answer ([`super::turn_records`]).
+//! after the host has its answer, at the session's end under a host that ends sessions
+//! ([`super::turn_records`]).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
@@ -31,8 +32,10 @@ pub fn run(call: &Call<'_>) -> Result<Reply> {
     }
     let state = ctx.state().ok_or(BuiltinError::NoStateDir)?;
     let root = ctx.project_root(event);
-    // Written after the host has its answer (turn_records).
-    super::turn_records::defer(&state, &root, event.session_id.as_deref(), None)?;
+    // Written after the host has its answer, at the session's end where the host ends sessions
+    // (turn_records).
+    let writer = super::turn_records::Writer::at_stop(ctx.host);
+    super::turn_records::defer(&state, &root, event.session_id.as_deref(), None, writer)?;
     Ok(Reply::default())
 }
 

@@ -10,16 +10,20 @@
 //!    root, the session, and the end reason at SessionEnd; atomically, without fsync: a few
 //!    hundred bytes in the page cache), and the session state's `ended` at SessionEnd (as before,
 //!    no fsync);
-//! 2. it starts this binary again, detached ([`FLAG`]: its own process group, no stdin, stdout or
+//! 2. at SessionEnd, and at Stop under a host that never ends a session ([`Writer`]), it starts
+//!    this binary again, detached ([`FLAG`]: its own process group, no stdin, stdout or
 //!    stderr, so the host neither waits for it nor kills it with the hook; forked and not waited
-//!    for, not even for its `execve`), and answers;
+//!    for, not even for its `execve`), and answers. A Stop under a host that delivers SessionEnd
+//!    starts none: the session's end writes the newest record, which supersedes the turn's, and a
+//!    writer per turn competed with the host for the CPU and the disk at every turn's end;
 //! 3. that writer takes `<state>/locks/pending-records.lock` (one writer at a time, so the
 //!    records of one session are written in the order their turns ended), and writes the record
 //!    of every pending file there, oldest first, durably as before; a pending file is removed only
 //!    after its record is written. At SessionEnd it then prunes old session state.
 //!
 //! Nothing is lost on a crash of the hook, the writer or the host: a pending file stays until its
-//! record is written, and the next writer (the next turn's end, any session) writes it. What a
+//! record is written, and the next writer (the next session's end, any session's, or `amplihack
+//! memory`) writes it. What a
 //! record says is derived from what is already on disk (the session state, the metrics file), so
 //! a later write is the same record, or a newer one. A second turn's end before the writer ran
 //! replaces the pending file of that session: one record, the newest. The one window left is a
@@ -45,26 +49,66 @@ pub const DIR: &str = "pending-records";
 /// How long a writer waits for the one before it.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Records that the session's record is to be (re)written, `ended` at SessionEnd, and starts the
-/// writer. The pending file is written before the writer starts: a writer that cannot start
-/// leaves it for the next one, and a failure to fork is reported (one to `execve`, a binary
-/// removed meanwhile, ends the writer: the next one writes the record).
+/// When a turn's end starts the records' writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writer {
+    /// Now: SessionEnd, and Stop under a host that never ends a session.
+    Now,
+    /// At the session's end (or any later writer's run): Stop under a host that delivers
+    /// SessionEnd. The SessionEnd record supersedes every Stop record of the session, so a writer
+    /// per turn would write records nobody reads before the session ends, beside the host.
+    AtSessionEnd,
+}
+
+impl Writer {
+    /// Stop's choice under `host`: a writer per turn only where no SessionEnd will come.
+    pub fn at_stop(host: amplihack_protocol::Host) -> Writer {
+        if amplihack_protocol::hosts::dialect(host)
+            .delivers(&amplihack_protocol::EventName::SessionEnd)
+        {
+            Writer::AtSessionEnd
+        } else {
+            Writer::Now
+        }
+    }
+}
+
+/// Records that the session's record is to be (re)written, `ended` at SessionEnd, and makes the
+/// writer due when `writer` says now (started after the reply, [`start_due`]). The pending file
+/// is written before the writer starts: a writer
+/// that cannot start leaves it for the next one, and a failure to fork is reported (one to
+/// `execve`, a binary removed meanwhile, ends the writer: the next one writes the record). A
+/// pending file that already says the same (a later turn's Stop) is left as it is.
 pub fn defer(
     state: &StateDir,
     root: &Path,
     session: Option<&str>,
     ended: Option<&str>,
+    writer: Writer,
 ) -> Result<()> {
     let dir = state.dir(DIR);
-    files::private_dir(&dir)?;
-    let pending = json!({"root": root, "session": session, "ended": ended});
-    files::replace_with(
-        &dir.join(format!("{}.json", session_key(session))),
-        pending.to_string().as_bytes(),
-        0o600,
-        Durability::Disposable,
-    )?;
-    start_writer(state.path())
+    let path = dir.join(format!("{}.json", session_key(session)));
+    let pending = json!({"root": root, "session": session, "ended": ended}).to_string();
+    let same = amplihack_state::bounded::read_text(&path, 64 * 1024).is_ok_and(|t| t == pending);
+    if !same {
+        files::replace_with(&path, pending.as_bytes(), 0o600, Durability::Disposable)?;
+    }
+    if writer == Writer::Now {
+        let _ = DUE.set(state.path().to_path_buf());
+    }
+    Ok(())
+}
+
+/// The state directory whose writer is due, once this hook has answered ([`start_due`]).
+static DUE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Starts the records' writer [`defer`] made due, if any: called once the host has its answer.
+/// A writer that cannot start leaves the pending files for the next one.
+pub fn start_due() -> Result<()> {
+    match DUE.get() {
+        Some(state) => start_writer(state),
+        None => Ok(()),
+    }
 }
 
 fn start_writer(state: &Path) -> Result<()> {
@@ -86,15 +130,22 @@ fn start_writer(state: &Path) -> Result<()> {
 /// The writer's program ([`FLAG`]): every pending record written, oldest first; each failure one
 /// line in the failure log (the writer has no stderr anyone reads). Exit 0, or 1 when any failed.
 pub fn writer_main(state: &str) -> i32 {
-    let state = StateDir::at(state);
-    let failed = match write_pending(&state) {
+    amplihack_platform::process::lower_priority();
+    i32::from(!flush(&StateDir::at(state)))
+}
+
+/// Writes every pending record now ([`write_pending`]), each failure one line in the failure log;
+/// whether all were written. The writer's work, and what `amplihack memory` does first, so a
+/// session still running shows its newest record.
+pub fn flush(state: &StateDir) -> bool {
+    let failed = match write_pending(state) {
         Ok(failures) => failures,
         Err(e) => vec![e.to_string()],
     };
     for failure in &failed {
         let _ = crate::failure_log::append(&format!("records' writer: {failure}"));
     }
-    i32::from(!failed.is_empty())
+    failed.is_empty()
 }
 
 /// Writes every pending record under the writers' lock; returns what failed. Each pending file
@@ -160,6 +211,62 @@ pub fn write_pending(state: &StateDir) -> Result<Vec<String>> {
 mod tests {
     use super::*;
     use amplihack_state::memory::Store;
+
+    /// A writer per turn only under the hosts that never end a session; every host is named, so
+    /// a new one is decided here.
+    #[test]
+    fn stop_starts_a_writer_only_where_no_session_end_comes() {
+        use amplihack_protocol::Host;
+        let table = [
+            (Host::ClaudeCode, Writer::AtSessionEnd),
+            (Host::Amplifier, Writer::AtSessionEnd),
+            (Host::Codex, Writer::AtSessionEnd),
+            (Host::Copilot, Writer::AtSessionEnd),
+            (Host::Qwen, Writer::AtSessionEnd),
+            (Host::Droid, Writer::AtSessionEnd),
+            (Host::Gemini, Writer::AtSessionEnd),
+            (Host::Opencode, Writer::Now),
+            (Host::Vibe, Writer::Now),
+            (Host::Kimi, Writer::AtSessionEnd),
+            (Host::Pi, Writer::AtSessionEnd),
+            (Host::Cline, Writer::Now),
+        ];
+        assert_eq!(table.len(), Host::ALL.len());
+        for (host, writer) in table {
+            assert_eq!(Writer::at_stop(host), writer, "{host:?}");
+        }
+    }
+
+    /// A later turn's Stop leaves the pending file as it is (no write); SessionEnd's replaces it.
+    #[test]
+    fn a_pending_file_that_says_the_same_is_not_rewritten() {
+        use std::os::unix::fs::MetadataExt;
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::at(scratch.path().join("state"));
+        let root = scratch.path().join("project");
+        let path = state
+            .dir(DIR)
+            .join(format!("{}.json", session_key(Some("s1"))));
+        let stamp = || {
+            let meta = std::fs::metadata(&path).expect("pending file");
+            (meta.ino(), meta.mtime_nsec(), meta.len())
+        };
+        defer(&state, &root, Some("s1"), None, Writer::AtSessionEnd).expect("first stop");
+        let first = stamp();
+        defer(&state, &root, Some("s1"), None, Writer::AtSessionEnd).expect("second stop");
+        assert_eq!(stamp(), first);
+        defer(
+            &state,
+            &root,
+            Some("s1"),
+            Some("now (exit)"),
+            Writer::AtSessionEnd,
+        )
+        .expect("session end");
+        assert_ne!(stamp(), first);
+        let text = std::fs::read_to_string(&path).expect("pending");
+        assert!(text.contains("now (exit)"), "{text}");
+    }
 
     /// A pending file a hook left, and a claim a writer that died left, are both written by the
     /// next writer, in order, and removed only then.
