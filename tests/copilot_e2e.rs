@@ -28,11 +28,14 @@ const PLUGIN_MARKER: &str = "PLUGIN-CONTEXT-C0P1L07";
 /// amplihack's entries against `true` ones, as Copilot times its hooks: see
 /// [`amplihacks_entries_cost_about_what_true_entries_cost`].
 const SPEED_GOAL: f64 = 1.0;
-/// Where the whole turn's figure fails: twice the goal, as every gate (tests/bench/gate.rs).
-/// Issue 36 asks for 1.5; on the 2-core test machine beside other work the figure is 1.56-1.89
-/// (each event's start of a second process, not the records, which now go to a detached
-/// writer), so 1.5 would fail on no regression.
-const WHOLE_TURN_LIMIT: f64 = 2.0;
+/// Where the whole turn's figure against entries that start a process doing nothing (`/bin/true`)
+/// fails: issue 36's 1.5.
+const WHOLE_TURN_LIMIT: f64 = 1.5;
+/// Where the whole turn's figure against the shell's builtin `true` fails: twice the goal, as
+/// every gate (tests/bench/gate.rs). No hook that is a program meets 1.0 here: Copilot's shell
+/// runs a builtin `true` in itself, and the same entries starting `/bin/true` measure 1.26-1.43
+/// of it on the 2-core test machine.
+const WHOLE_TURN_BUILTIN_LIMIT: f64 = 2.0;
 const PLUGIN_DENY: &str = "PLUGIN-DENY-C0P1L07: no removing build here";
 
 /// The user's own Copilot hooks file, there before amplihack (with its own formatting).
@@ -408,9 +411,11 @@ fn chrono_ms(timestamp: &str) -> Option<f64> {
 /// Gated: the tool-call hooks (PreToolUse and PostToolUse, which run on every call), the ratio of
 /// the medians of their per-turn time, goal [`SPEED_GOAL`], failing over twice it
 /// (tests/bench/gate.rs). And the whole turn's hooks, each event's median beside it, goal
-/// [`SPEED_GOAL`], failing over [`WHOLE_TURN_LIMIT`]: the end of a turn writes amplihack's session
-/// record after Copilot has its answer (runtime/src/builtins/turn_records.rs), so agentStop and
-/// sessionEnd wait for no fsync.
+/// [`SPEED_GOAL`] against the same entries starting `/bin/true`, failing over
+/// [`WHOLE_TURN_LIMIT`], and against the builtin failing over [`WHOLE_TURN_BUILTIN_LIMIT`]: the
+/// session's record is written after Copilot has its answer, and only at sessionEnd
+/// (runtime/src/builtins/turn_records.rs), so agentStop starts nothing and sessionEnd waits for no
+/// fsync.
 #[test]
 fn amplihacks_entries_cost_about_what_true_entries_cost() {
     let _alone = support::alone();
@@ -489,10 +494,13 @@ fn amplihacks_entries_cost_about_what_true_entries_cost() {
         "copilot: tool-call hooks as Copilot times them, amplihack's entries ({binary}) vs the same entries running `true`: {detail}; ratio {ratio:.2} (goal {SPEED_GOAL:.2}, fails over {:.2})",
         SPEED_GOAL * gate::FAIL_FACTOR
     ));
-    // The whole turn, per event: gated at WHOLE_TURN_LIMIT.
+    // The whole turn, per event. Gated against the same entries starting `/bin/true` (what
+    // amplihack's work adds to the process start every program hook pays) at WHOLE_TURN_LIMIT,
+    // and against the builtin `true` at WHOLE_TURN_BUILTIN_LIMIT.
     let mut best_whole: Option<(f64, String)> = None;
+    let mut best_builtin = f64::INFINITY;
     let whole_passed = gate::gate_failing_over(
-        "Copilot whole turn's hooks: amplihack / true",
+        "Copilot whole turn's hooks: amplihack / /bin/true",
         SPEED_GOAL,
         WHOLE_TURN_LIMIT,
         || {
@@ -513,17 +521,19 @@ fn amplihacks_entries_cost_about_what_true_entries_cost() {
                         let mut v: Vec<f64> = turns[n].iter().map(|t| sum(t, &[kind])).collect();
                         support::median(&mut v)
                     };
-                    format!("{kind} {:.0}/{:.0}", side(0), side(1))
+                    format!("{kind} {:.0}/{:.0}/{:.0}", side(0), side(2), side(1))
                 })
                 .collect();
             let mut whole: [Vec<f64>; 3] =
                 [0, 1, 2].map(|n| turns[n].iter().map(|t| sum(t, &[])).collect());
             let [a, t, b] = whole.each_mut().map(|v| support::median(v));
-            let ratio = a / t.max(1.0);
+            let ratio = a / b.max(1.0);
+            let builtin = a / t.max(1.0);
+            best_builtin = best_builtin.min(builtin);
             let detail = format!(
-                "amplihack {a:.0} ms, true {t:.0} ms (medians of {TURNS} turns); ms per event, amplihack/true: {}; against the same entries running /bin/true (a process that does nothing): {b:.0} ms, ratio {:.2}",
+                "amplihack {a:.0} ms, /bin/true {b:.0} ms, builtin true {t:.0} ms (medians of {TURNS} turns); ms per event, amplihack//bin/true/builtin: {}; against the builtin {builtin:.2}, /bin/true against the builtin {:.2}",
                 per_event.join(", "),
-                a / b.max(1.0)
+                b / t.max(1.0)
             );
             if best_whole.as_ref().is_none_or(|(b, _)| ratio < *b) {
                 best_whole = Some((ratio, detail.clone()));
@@ -533,11 +543,15 @@ fn amplihacks_entries_cost_about_what_true_entries_cost() {
     );
     let (ratio, detail) = best_whole.unwrap_or((f64::INFINITY, "nothing measured".into()));
     support::figure(&format!(
-        "copilot: a whole turn's hooks (sessionStart, userPromptSubmitted, {CALLS} calls, agentStop, sessionEnd) as Copilot times them, amplihack's entries vs `true`: {detail}; ratio {ratio:.2} (goal {SPEED_GOAL:.2}, fails over {WHOLE_TURN_LIMIT:.2})"
+        "copilot: a whole turn's hooks (sessionStart, userPromptSubmitted, {CALLS} calls, agentStop, sessionEnd) as Copilot times them, amplihack's entries vs the same entries running /bin/true: {detail}; ratio {ratio:.2} (goal {SPEED_GOAL:.2}, fails over {WHOLE_TURN_LIMIT:.2}); against the builtin `true` {best_builtin:.2} (fails over {WHOLE_TURN_BUILTIN_LIMIT:.2})"
     ));
     assert!(
         whole_passed,
-        "a whole turn's hooks over {WHOLE_TURN_LIMIT}x `true`"
+        "a whole turn's hooks over {WHOLE_TURN_LIMIT}x the same entries running /bin/true"
+    );
+    assert!(
+        best_builtin <= WHOLE_TURN_BUILTIN_LIMIT,
+        "a whole turn's hooks over {WHOLE_TURN_BUILTIN_LIMIT}x `true`"
     );
     assert!(passed);
 }
