@@ -72,8 +72,13 @@ fn users_files_empty(env: &TestEnv) {
     }
 }
 
+/// In every Codex the tests run (the pinned 0.169 and the newest, 0.171).
 #[test]
 fn codex_runs_amplihack_from_the_machines_requirements() {
+    crate::support::host_clis::each_codex(|_| codex_managed_round());
+}
+
+fn codex_managed_round() {
     let env = TestEnv::new();
     let ns = Namespace::new(env.root());
     if let Some(why) = unavailable(&ns) {
