@@ -1,5 +1,6 @@
-//! `amplihack install --fail-closed` in the real Claude Code (tests/claude-code, 2.1.332) and the
-//! real Copilot CLI (tests/hosts/copilot, 1.0.102), offline against the fake model servers.
+//! `amplihack install --fail-closed` in the real Claude Code (tests/claude-code, 2.1.332), the
+//! real Copilot CLI (tests/hosts/copilot, 1.0.102) and the real Mistral Vibe (3.0.3, from PyPI:
+//! `SKIPPED` without a Python >= 3.12), offline against the fake model servers.
 //!
 //! With --fail-closed and the deployed `amplihack-hooks` removed, or replaced by one that
 //! crashes, a shell call is refused, and the model reads a reason that names the fix.
@@ -302,4 +303,63 @@ fn amplihacks_own_deny_still_reaches_the_model() {
         models.tool_results(),
         run.describe()
     );
+}
+
+/// Vibe: the same table. `--fail-closed` makes amplihack's `pre_tool` entry `strict = true` (Vibe
+/// then denies the tool when the hook fails or times out) behind a guard that refuses in Vibe's
+/// own `{"decision": "deny", "reason"}`, so the model reads the fix, not Vibe's generic "A strict
+/// pre_tool hook failed".
+#[test]
+fn vibe_refuses_the_tool_only_when_asked() {
+    use crate::python_hosts_e2e::{PyCli, describe, turn};
+    let Some(vibe) = PyCli::Vibe.bin() else {
+        return;
+    };
+    let cases: &[(&[&str], Binary, bool, bool)] = &[
+        (&[], Binary::Removed, true, false),
+        (&["--fail-closed"], Binary::Intact, true, false),
+        (&["--fail-closed"], Binary::Removed, false, true),
+        (&["--fail-closed"], Binary::Crashing, false, true),
+    ];
+    let models = FakeModels::start(Vec::new());
+    for (flags, binary, runs, told) in cases {
+        let env = TestEnv::new();
+        git_project(&env);
+        let mut args = vec!["install", "--host", "vibe"];
+        args.extend_from_slice(flags);
+        let said = amplihack_ok(&env, &args);
+        let closed = flags.contains(&"--fail-closed");
+        let file = env.read(&PyCli::Vibe.settings(&env));
+        assert_eq!(file.contains("strict = true"), closed, "{flags:?}: {file}");
+        if closed {
+            assert!(
+                said.contains("Mistral Vibe: fail-closed: pre_tool entry has `strict = true`"),
+                "{said}"
+            );
+            let doctor = amplihack_ok(&env, &["doctor", "--host", "vibe"]);
+            assert!(doctor.contains("canonical, fail-closed"), "{doctor}");
+        }
+        break_binary(&env, *binary);
+        let (output, _) = turn(
+            &env,
+            PyCli::Vibe,
+            &vibe,
+            &models,
+            vec![ModelTurn::shell(CALL), ModelTurn::text("done")],
+        );
+        let case = format!("{flags:?} {binary:?}");
+        let why = describe(&output, &models);
+        assert!(output.status.success(), "{case}: {why}");
+        assert_eq!(
+            models.tool_result_contains(RAN),
+            *runs,
+            "{case}: did the call run?\n{why}"
+        );
+        let seen = models.everything_the_model_saw();
+        assert_eq!(seen.contains(FIX), *told, "{case}: the fix\n{why}");
+        if *told {
+            let reason = reason(&env, *binary);
+            assert!(seen.contains(&reason), "{case}: {reason}\n{why}");
+        }
+    }
 }

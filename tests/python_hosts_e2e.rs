@@ -37,7 +37,7 @@ const GUARD_REASON: &str = "amplihack blocked `git commit --no-verify`";
 const FAKE_MODEL: &str = "fake-model";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PyCli {
+pub(crate) enum PyCli {
     Vibe,
     Kimi,
 }
@@ -59,7 +59,7 @@ impl PyCli {
 
     /// The wrapper python-host.sh writes (`$AMPLIHACK_<NAME>_BIN` overrides it); `None`, with
     /// `SKIPPED` printed, where it was not installed (no Python >= 3.12 on the machine).
-    fn bin(self) -> Option<PathBuf> {
+    pub(crate) fn bin(self) -> Option<PathBuf> {
         let var = format!("AMPLIHACK_{}_BIN", self.name().to_ascii_uppercase());
         let bin = std::env::var_os(&var)
             .map(PathBuf::from)
@@ -80,7 +80,7 @@ impl PyCli {
     }
 
     /// The host's TOML file amplihack registers in (user scope).
-    fn settings(self, env: &TestEnv) -> PathBuf {
+    pub(crate) fn settings(self, env: &TestEnv) -> PathBuf {
         match self {
             PyCli::Vibe => env.home.join(".vibe/hooks.toml"),
             PyCli::Kimi => env.home.join(".kimi/config.toml"),
@@ -141,7 +141,7 @@ fn cli_command(
     command
 }
 
-fn turn(
+pub(crate) fn turn(
     env: &TestEnv,
     cli: PyCli,
     bin: &Path,
@@ -154,7 +154,7 @@ fn turn(
     (output, elapsed.as_secs_f64())
 }
 
-fn describe(output: &Output, models: &FakeModels) -> String {
+pub(crate) fn describe(output: &Output, models: &FakeModels) -> String {
     format!(
         "exit {:?}\nstdout:\n{}\nstderr:\n{}\nrequests:\n{}",
         output.status.code(),

@@ -33,11 +33,6 @@ pub fn chosen(fail_closed: bool, fail_open: bool, state: &StateDir) -> Failure {
 pub fn line(host: Host) -> String {
     match hosts::fail_closed_switch(host) {
         Some(switch) => format!("{}: fail-closed: {}", host.title(), switch.describe()),
-        // Vibe has one (`strict = true` on a pre_tool hook); amplihack's TOML writer does not set it.
-        None if host == Host::Vibe => format!(
-            "{}: fail-closed not available yet: Vibe's `strict = true` would do it, but amplihack does not write it yet, so its amplihack entries stay fail-open",
-            host.title()
-        ),
         None => format!(
             "{}: fail-closed not available: {} has no switch to refuse a tool when a hook fails, so its amplihack entries stay fail-open",
             host.title(),
@@ -74,7 +69,7 @@ mod tests {
             let available = !line.contains("not available");
             assert_eq!(
                 available,
-                matches!(host, Host::ClaudeCode | Host::Copilot),
+                matches!(host, Host::ClaudeCode | Host::Copilot | Host::Vibe),
                 "{line}"
             );
             assert!(line.starts_with(host.title()), "{line}");

@@ -80,27 +80,55 @@ pub fn failed_binary_reason(binary: &str) -> String {
     )
 }
 
-/// A PreToolUse deny with `reason`, as `sh` prints it: `printf '%s\n' '<json>'`.
-fn printed_deny(reason: String) -> String {
-    let deny = serde_json::json!({"hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": "deny",
-        "permissionDecisionReason": reason,
-    }});
+/// How a refusing guard's deny is written: the form the host reads from a PreToolUse hook's
+/// stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DenyForm {
+    /// Claude Code's `hookSpecificOutput.permissionDecision` (Claude Code, Copilot).
+    Claude,
+    /// Mistral Vibe's own snake_case `{"decision": "deny", "reason"}`.
+    Vibe,
+}
+
+impl DenyForm {
+    /// The form `host`'s PreToolUse (Vibe's `pre_tool`) reads.
+    pub fn of(host: crate::host::Host) -> DenyForm {
+        match host {
+            crate::host::Host::Vibe => DenyForm::Vibe,
+            _ => DenyForm::Claude,
+        }
+    }
+}
+
+/// A PreToolUse deny with `reason` in `form`, as `sh` prints it: `printf '%s\n' '<json>'`.
+fn printed_deny(form: DenyForm, reason: String) -> String {
+    let deny = match form {
+        DenyForm::Claude => serde_json::json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }}),
+        DenyForm::Vibe => serde_json::json!({"decision": "deny", "reason": reason}),
+    };
     format!("printf '%s\\n' {}", single_quote(&deny.to_string()))
 }
 
 /// `command` (which runs `quoted_binary`, without `exec`) between two refusals:
 /// `[ -x <binary> ] || { <deny missing>; exit 0; }; <command> || { <deny failed>; exit 0; }`.
-/// Each deny is a PreToolUse `hookSpecificOutput.permissionDecision` whose reason names the fix
-/// ([`missing_binary_reason`], [`failed_binary_reason`]); Claude Code and Copilot both show it to
-/// the model (Copilot shows only "hook exited with code 2" for an exit 2, not its stderr:
-/// 1.0.102). amplihack's fail-closed PreToolUse entry (`amplihack install --fail-closed`).
-pub fn with_refusing_guard(quoted_binary: &str, binary: &str, command: &str) -> String {
+/// Each deny is a PreToolUse deny in `form` whose reason names the fix ([`missing_binary_reason`],
+/// [`failed_binary_reason`]); Claude Code, Copilot and Vibe show it to the model (Copilot shows
+/// only "hook exited with code 2" for an exit 2, not its stderr: 1.0.102; Vibe takes any exit but
+/// 0 as a failure). amplihack's fail-closed PreToolUse entry (`amplihack install --fail-closed`).
+pub fn with_refusing_guard(
+    quoted_binary: &str,
+    binary: &str,
+    command: &str,
+    form: DenyForm,
+) -> String {
     format!(
         "{GUARD_START}{quoted_binary} ] || {{ {}{REFUSING_END}{command} || {{ {}; exit 0; }}",
-        printed_deny(missing_binary_reason(binary)),
-        printed_deny(failed_binary_reason(binary)),
+        printed_deny(form, missing_binary_reason(binary)),
+        printed_deny(form, failed_binary_reason(binary)),
     )
 }
 
@@ -199,6 +227,41 @@ mod tests {
     use super::*;
 
     /// The wrappers the guard sees through are the ones recognition sees through.
+    /// Vibe's refusal is its own `{"decision": "deny", "reason"}`, for a missing binary and for
+    /// one that ran and failed.
+    #[test]
+    fn a_refusing_guard_denies_in_vibes_form() {
+        let run = |guarded: &str| {
+            let out = std::process::Command::new("sh")
+                .args(["-c", guarded])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .expect("sh");
+            assert_eq!(out.status.code(), Some(0), "{guarded}");
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+        };
+        for (binary, reason) in [
+            (
+                "/no/such/amplihack-hooks",
+                missing_binary_reason("/no/such/amplihack-hooks"),
+            ),
+            ("/bin/false", failed_binary_reason("/bin/false")),
+        ] {
+            let command = format!("{binary} pre-tool-use --host vibe");
+            let deny = run(&with_refusing_guard(
+                binary,
+                binary,
+                &command,
+                DenyForm::Vibe,
+            ));
+            assert_eq!(
+                deny,
+                serde_json::json!({"decision": "deny", "reason": reason}),
+                "{binary}"
+            );
+        }
+    }
+
     #[test]
     fn program_words_skip_the_guards_wrappers() {
         for wrapped in [
@@ -239,7 +302,8 @@ mod tests {
                 "\"/a b/it's/amplihack-hooks\" pre-tool-use --host copilot",
             ),
         ] {
-            let guarded = with_refusing_guard(&shell_quote(binary), binary, command);
+            let guarded =
+                with_refusing_guard(&shell_quote(binary), binary, command, DenyForm::Claude);
             assert!(
                 without_binary_guard(&guarded).starts_with(command),
                 "{guarded}"

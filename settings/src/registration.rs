@@ -195,7 +195,7 @@ pub enum Failure {
 const FAIL_CLOSED_ROW: &str = "pre-tool-use";
 
 /// Whether `spec`'s entry in `host` is written fail-closed under `failure`.
-fn closes(spec: &HookSpec, host: Host, failure: Failure) -> bool {
+pub fn closes(spec: &HookSpec, host: Host, failure: Failure) -> bool {
     failure == Failure::Closed
         && spec.subcommand == FAIL_CLOSED_ROW
         && hosts::fail_closed_switch(host).is_some()
@@ -215,7 +215,12 @@ pub fn command_failing(binary: &Path, spec: &HookSpec, host: Host, failure: Fail
         .unwrap_or(unguarded)
         .to_string();
     let path = binary.to_string_lossy();
-    amplihack_protocol::command::with_refusing_guard(&shell_quote(&path), &path, &unguarded)
+    amplihack_protocol::command::with_refusing_guard(
+        &shell_quote(&path),
+        &path,
+        &unguarded,
+        amplihack_protocol::command::DenyForm::of(host),
+    )
 }
 
 /// The fail-closed state amplihack's entries in `settings` have: `Closed` when its PreToolUse

@@ -126,7 +126,7 @@ pub(crate) fn register_known(
         return bridge.register(target, hooks_binary, options);
     }
     if crate::hosts::edits_toml_hooks(target.host) {
-        return crate::hosts::toml_hooks::register(target, hooks_binary, options);
+        return crate::hosts::toml_hooks::register(target, hooks_binary, options, failure);
     }
     let change = |current: Option<&serde_json::Value>| {
         let mut value = current

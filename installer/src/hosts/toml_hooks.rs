@@ -21,29 +21,32 @@ use crate::safe_file::{self, EditOptions, EditReport};
 const UNSET_TIMEOUT_SECS: u64 = 60;
 
 /// One `[[hooks]]` table amplihack writes: (the event as the host names it, the command, the
-/// timeout in seconds).
-type Entry = (String, String, u64);
+/// timeout in seconds, Vibe's `strict`: the tool is denied when the hook fails).
+type Entry = (String, String, u64, bool);
 
 /// The key naming the event: Vibe's `type`, Kimi's `event`.
 fn event_key(host: Host) -> &'static str {
     if host == Host::Vibe { "type" } else { "event" }
 }
 
-/// amplihack's entries for `host`, running `binary`, in the table's order.
-pub fn wanted(host: Host, binary: &Path) -> Vec<Entry> {
+/// amplihack's entries for `host`, running `binary`, in the table's order; under
+/// `install --fail-closed` Vibe's `pre_tool` entry is `strict` and refuses with the fix
+/// ([`registration::command_failing`]).
+pub fn wanted(host: Host, binary: &Path, failure: registration::Failure) -> Vec<Entry> {
     registration::canonical(host)
         .iter()
         .map(|spec| {
             (
                 spec.event.to_string(),
-                registration::command_for(binary, spec, host),
+                registration::command_failing(binary, spec, host, failure),
                 spec.timeout.unwrap_or(UNSET_TIMEOUT_SECS),
+                registration::closes(spec, host, failure),
             )
         })
         .collect()
 }
 
-fn table_of(host: Host, (event, command, timeout): &Entry) -> Table {
+fn table_of(host: Host, (event, command, timeout, strict): &Entry) -> Table {
     let mut table = Table::new();
     if host == Host::Vibe {
         // Vibe wants a name, unique across its files: the subcommand says which row it is.
@@ -55,6 +58,9 @@ fn table_of(host: Host, (event, command, timeout): &Entry) -> Table {
     table.insert(event_key(host), value(event.as_str()));
     table.insert("command", value(command.as_str()));
     table.insert("timeout", value(i64::try_from(*timeout).unwrap_or(60)));
+    if *strict {
+        table.insert("strict", value(true));
+    }
     table
 }
 
@@ -70,6 +76,7 @@ fn entry_of(host: Host, table: &Table) -> Option<Entry> {
         table.get(event_key(host))?.as_str()?.to_string(),
         table.get("command")?.as_str()?.to_string(),
         u64::try_from(table.get("timeout")?.as_integer()?).ok()?,
+        table.get("strict").and_then(Item::as_bool).unwrap_or(false),
     ))
 }
 
@@ -155,9 +162,10 @@ pub fn install_into(
     path: &Path,
     text: Option<&str>,
     binary: &Path,
+    failure: registration::Failure,
 ) -> Result<String, String> {
     let mut doc = parse(path, text.unwrap_or(""))?;
-    let want = wanted(host, binary);
+    let want = wanted(host, binary, failure);
     let (hooks, was_empty) = hooks_of(&mut doc, path)?;
     let was_empty = was_empty.or_else(|| was_empty_after(hooks));
     let present: Vec<Option<Entry>> = hooks
@@ -235,9 +243,10 @@ pub fn register(
     target: &Target,
     hooks_binary: &Path,
     options: &EditOptions,
+    failure: registration::Failure,
 ) -> Result<EditReport, CommandError> {
     Ok(safe_file::edit_text(&target.path, options, |current| {
-        install_into(target.host, &target.path, current, hooks_binary).map(Some)
+        install_into(target.host, &target.path, current, hooks_binary, failure).map(Some)
     })?)
 }
 
@@ -249,6 +258,7 @@ pub fn probe(target: &Target) -> Result<(), CommandError> {
         &target.path,
         text.as_deref(),
         Path::new("/probe/amplihack-hooks"),
+        registration::Failure::Open,
     )
     .map(|_| ())
     .map_err(|e| CommandError::Refused(format!("{e}; nothing was changed")))
@@ -347,20 +357,38 @@ pub fn check(target: &Target, hooks_binary: &Path) -> Vec<Finding> {
                 .collect()
         })
         .unwrap_or_default();
-    let want = wanted(target.host, hooks_binary);
+    let recorded = crate::scopes::Locations::from_env(&target.path)
+        .map(|l| crate::fail_closed::recorded(&l.state()))
+        .unwrap_or_default();
+    let want = wanted(target.host, hooks_binary, recorded);
     if present.iter().cloned().collect::<Option<Vec<_>>>() == Some(want.clone()) {
+        let closed = want.iter().any(|(_, _, _, strict)| *strict);
         return vec![Finding::ok(format!(
-            "{place}: {} hooks, canonical",
-            want.len()
+            "{place}: {} hooks, canonical{}",
+            want.len(),
+            if closed { ", fail-closed" } else { "" }
         ))];
+    }
+    let strict_now = present.iter().flatten().any(|(_, _, _, strict)| *strict);
+    let strict_wanted = want.iter().any(|(_, _, _, strict)| *strict);
+    if strict_wanted != strict_now && present.len() == want.len() {
+        let (is, recorded) = if strict_wanted {
+            ("fail-open", "--fail-closed")
+        } else {
+            ("fail-closed", "fail-open")
+        };
+        return vec![Finding::problem(
+            format!("{place}: pre_tool is {is}, but `install {recorded}` is recorded"),
+            "amplihack doctor --fix (or `amplihack install --fail-open` or `--fail-closed` to choose again)".into(),
+        )];
     }
     let binary = hooks_binary.to_string_lossy();
     let other = present
         .iter()
         .flatten()
-        .find(|(_, command, _)| !command.contains(binary.as_ref()));
+        .find(|(_, command, _, _)| !command.contains(binary.as_ref()));
     let message = match other {
-        Some((_, command, _)) => format!("{place}: runs `{command}`, not the deployed {binary}"),
+        Some((_, command, _, _)) => format!("{place}: runs `{command}`, not the deployed {binary}"),
         None if present.is_empty() => format!("{place}: no amplihack entry"),
         None => format!(
             "{place}: amplihack's entries differ from this version's ({} of {})",
@@ -379,8 +407,22 @@ mod tests {
 
     fn round_trip(host: Host, before: Option<&str>, key_added: bool, created: bool) -> String {
         let path = Path::new("/x/file.toml");
-        let installed = install_into(host, path, before, Path::new(BIN)).expect("installs");
-        let again = install_into(host, path, Some(&installed), Path::new(BIN)).expect("again");
+        let installed = install_into(
+            host,
+            path,
+            before,
+            Path::new(BIN),
+            registration::Failure::Open,
+        )
+        .expect("installs");
+        let again = install_into(
+            host,
+            path,
+            Some(&installed),
+            Path::new(BIN),
+            registration::Failure::Open,
+        )
+        .expect("again");
         assert_eq!(installed, again, "a second install changes nothing");
         assert!(holds_ours_text(&installed));
         uninstall_from(host, path, &installed, key_added, created)
@@ -425,18 +467,90 @@ mod tests {
 
     #[test]
     fn entries_name_the_hosts_events() {
-        let text =
-            install_into(Host::Vibe, Path::new("/x"), None, Path::new(BIN)).expect("installs");
+        let text = install_into(
+            Host::Vibe,
+            Path::new("/x"),
+            None,
+            Path::new(BIN),
+            registration::Failure::Open,
+        )
+        .expect("installs");
         assert!(text.contains("type = \"pre_tool\""), "{text}");
         assert!(text.contains("type = \"post_tool\""), "{text}");
         assert!(text.contains("type = \"post_agent\""), "{text}");
         assert!(text.contains("name = \"amplihack-pre-tool-use\""), "{text}");
         assert!(text.contains("--host vibe"), "{text}");
-        let text =
-            install_into(Host::Kimi, Path::new("/x"), None, Path::new(BIN)).expect("installs");
+        let text = install_into(
+            Host::Kimi,
+            Path::new("/x"),
+            None,
+            Path::new(BIN),
+            registration::Failure::Open,
+        )
+        .expect("installs");
         assert!(text.contains("event = \"PreToolUse\""), "{text}");
         assert!(text.contains("event = \"SessionStart\""), "{text}");
         assert!(text.contains("--host kimi"), "{text}");
+    }
+
+    /// `install --fail-closed`: Vibe's pre_tool entry alone is `strict` and refuses in Vibe's
+    /// form; a re-install fail-open takes it back to the plain entry; Kimi has no switch.
+    #[test]
+    fn fail_closed_makes_vibes_pre_tool_strict() {
+        use registration::Failure;
+        let path = Path::new("/x/hooks.toml");
+        let closed = install_into(Host::Vibe, path, None, Path::new(BIN), Failure::Closed)
+            .expect("installs");
+        let doc: DocumentMut = closed.parse().expect("toml");
+        let hooks = doc["hooks"].as_array_of_tables().expect("hooks");
+        for table in hooks.iter() {
+            let pre = table["type"].as_str() == Some("pre_tool");
+            assert_eq!(
+                table.get("strict").and_then(Item::as_bool),
+                pre.then_some(true),
+                "{closed}"
+            );
+            let command = table["command"].as_str().unwrap_or_default();
+            assert_eq!(
+                amplihack_protocol::command::has_refusing_guard(command),
+                pre,
+                "{command}"
+            );
+            if pre {
+                assert!(
+                    command.contains(r#"{"decision":"deny","reason":"#),
+                    "{command}"
+                );
+            }
+        }
+        let again = install_into(
+            Host::Vibe,
+            path,
+            Some(&closed),
+            Path::new(BIN),
+            Failure::Closed,
+        )
+        .expect("again");
+        assert_eq!(again, closed, "idempotent");
+        let open = install_into(
+            Host::Vibe,
+            path,
+            Some(&closed),
+            Path::new(BIN),
+            Failure::Open,
+        )
+        .expect("fail-open");
+        assert_eq!(
+            open,
+            install_into(Host::Vibe, path, None, Path::new(BIN), Failure::Open).expect("plain")
+        );
+        assert!(!open.contains("strict"), "{open}");
+        let kimi =
+            install_into(Host::Kimi, path, None, Path::new(BIN), Failure::Closed).expect("kimi");
+        assert!(
+            !kimi.contains("strict") && !kimi.contains("decision"),
+            "{kimi}"
+        );
     }
 
     #[test]
@@ -446,6 +560,7 @@ mod tests {
             Path::new("/c.toml"),
             Some("hooks = [{event = \"Stop\", command = \"x\"}]\n"),
             Path::new(BIN),
+            registration::Failure::Open,
         )
         .expect_err("refused");
         assert!(e.contains("field `hooks` is an inline array"), "{e}");
@@ -454,6 +569,7 @@ mod tests {
             Path::new("/h.toml"),
             Some("hooks = 3\n"),
             Path::new(BIN),
+            registration::Failure::Open,
         )
         .expect_err("refused");
         assert!(e.contains("/h.toml: field `hooks`"), "{e}");

@@ -114,6 +114,10 @@ pub enum FailClosedSwitch {
     /// Copilot CLI: a preToolUse hook that fails already denies the tool ([`fails_closed`]);
     /// the guard that exits 0 for a missing binary becomes one that refuses with the fix.
     DeniesOnError,
+    /// Mistral Vibe: `strict = true` on the `pre_tool` hook, which makes Vibe deny the tool when
+    /// the hook fails or times out (3.0.3 source); the guard refuses in Vibe's own form, naming
+    /// the fix, when the binary is missing or fails.
+    Strict,
 }
 
 impl FailClosedSwitch {
@@ -126,6 +130,9 @@ impl FailClosedSwitch {
             FailClosedSwitch::DeniesOnError => {
                 "PreToolUse entry refuses with the fix when amplihack-hooks is missing (Copilot denies when it fails)"
             }
+            FailClosedSwitch::Strict => {
+                "pre_tool entry has `strict = true` and refuses with the fix when amplihack-hooks is missing or fails"
+            }
         }
     }
 }
@@ -135,6 +142,7 @@ pub fn fail_closed_switch(host: Host) -> Option<FailClosedSwitch> {
     match host {
         Host::ClaudeCode => Some(FailClosedSwitch::OnFailureBlock),
         Host::Copilot => Some(FailClosedSwitch::DeniesOnError),
+        Host::Vibe => Some(FailClosedSwitch::Strict),
         _ => None,
     }
 }
