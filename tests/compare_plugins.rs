@@ -509,41 +509,11 @@ fn files_left(paths: &Paths, plugin_name: &str) -> BTreeMap<String, u64> {
     }
     let mut out = BTreeMap::new();
     walk(&paths.project, &paths.project, "project", &[], &mut out);
-    let skip: Vec<String> = [
-        ".claude.json",
-        ".claude.json.backup",
-        ".claude/projects",
-        ".claude/statsig",
-        ".claude/todos",
-        ".claude/shell-snapshots",
-        ".claude/settings.json",
-        ".claude/backups",
-        ".claude/debug",
-        ".claude/session-env",
-        ".claude/plugins",
-        ".claude/telemetry",
-        ".claude/file-history",
-        ".claude/sessions",
-        ".claude/tasks",
-        ".claude/paste-cache",
-        ".claude/cache",
-        ".claude/history.jsonl",
-        ".claude/.last-cleanup",
-        ".npm",
-        ".cache",
-        ".local/state/amplihack",
-        ".local/share/amplihack",
-        ".local/share/man",
-        ".local/share/bash-completion",
-        ".local/share/zsh",
-        ".config/fish",
-        ".amplifier/settings.yaml",
-        ".amplifier/bundles",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([format!(".amplifier/hooks/{plugin_name}")])
-    .collect();
+    let skip: Vec<String> = support::native::HOSTS_OWN_HOME_FILES
+        .iter()
+        .map(|s| s.to_string())
+        .chain([format!(".amplifier/hooks/{plugin_name}")])
+        .collect();
     walk(&paths.home, &paths.home, "home", &skip, &mut out);
     // Backups the installer made of settings files: the installer's, not the plugin's.
     out.retain(|k, _| !k.contains(".claude/settings.json."));

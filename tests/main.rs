@@ -19,6 +19,7 @@ mod cli;
 mod amplifier_app_e2e;
 mod amplifier_kernel_e2e;
 mod amplifier_module_e2e;
+mod async_end_native_e2e;
 mod claude_code_builtins_e2e;
 mod claude_code_e2e;
 mod claude_code_newer_e2e;

@@ -21,12 +21,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
-use crate::support::{self, ClaudeRun, TestEnv};
+use crate::support::{self, ClaudeRun, TestEnv, native};
 
 /// The installed packages (./test.sh's install step), or `$AMPLIHACK_PUBLISHED_PLUGINS`.
 fn packages() -> PathBuf {
@@ -46,6 +46,13 @@ struct Seen {
     denials: Vec<String>,
     /// The project's files (outside `.git`) and their contents, `<root>` replaced.
     files: BTreeMap<String, String>,
+    /// The plugin's files under HOME (not the hosts' own, [`native::HOSTS_OWN_HOME_FILES`]),
+    /// a session's short id in a name as `<id>`.
+    home: Vec<String>,
+    /// Files of the project or the plugin's under HOME written after `claude -p` returned: by a
+    /// handler left running after its session (none: Claude Code cancels them at its end, and
+    /// amplihack at SessionEnd).
+    late: Vec<String>,
     /// The first stderr line of each handler failure shown in the session, sorted.
     failures: Vec<String>,
     /// The session's result as `claude -p` prints it (a blocked prompt's reason, say).
@@ -182,7 +189,93 @@ fn failures(env: &TestEnv) -> Vec<String> {
     found
 }
 
-fn seen(env: &TestEnv, fake: &FakeAnthropic, run: &ClaudeRun, probes: &[&str]) -> Seen {
+/// The files under HOME that are neither a host's nor amplihack's, relative to HOME (a name's
+/// part of 8 hexadecimal digits, a session's short id, as `<id>`), each with its size and time
+/// of change.
+fn home_files(env: &TestEnv, plugin: &str) -> BTreeMap<String, (u64, Option<SystemTime>)> {
+    fn walk(dir: &Path, home: &Path, skip: &[String], out: &mut Vec<(String, std::fs::Metadata)>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(home).unwrap_or(&path).to_string_lossy();
+            if skip
+                .iter()
+                .any(|s| rel == *s || rel.starts_with(&format!("{s}/")))
+            {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                walk(&path, home, skip, out);
+            } else {
+                out.push((rel.into_owned(), meta));
+            }
+        }
+    }
+    let is_id = |part: &str| {
+        part.len() == 8
+            && part.chars().all(|c| c.is_ascii_hexdigit())
+            && part.chars().any(|c| c.is_ascii_digit())
+    };
+    let skip: Vec<String> = native::HOSTS_OWN_HOME_FILES
+        .iter()
+        .map(|s| s.to_string())
+        .chain([format!(".amplifier/hooks/{plugin}")])
+        .collect();
+    let mut found = Vec::new();
+    walk(&env.home, &env.home, &skip, &mut found);
+    found
+        .into_iter()
+        // Backups the installer made of settings files: the installer's, not the plugin's.
+        .filter(|(name, _)| !name.contains(".claude/settings.json."))
+        .map(|(name, meta)| {
+            let name = normalise(&name, env)
+                .split('-')
+                .map(|part| if is_id(part) { "<id>" } else { part })
+                .collect::<Vec<_>>()
+                .join("-");
+            (name, (meta.len(), meta.modified().ok()))
+        })
+        .collect()
+}
+
+/// The project's and the plugin's HOME files, as [`seen`] reads them: what changed between two
+/// looks.
+type Written = (
+    BTreeMap<String, String>,
+    BTreeMap<String, (u64, Option<SystemTime>)>,
+);
+
+fn written(env: &TestEnv, plugin: &str) -> Written {
+    let mut files = BTreeMap::new();
+    project_files(&env.project, &env.project, env, &mut files);
+    (files, home_files(env, plugin))
+}
+
+/// The files that appeared or changed since `before`.
+fn changed(before: &Written, after: &Written) -> Vec<String> {
+    let project = after
+        .0
+        .iter()
+        .filter(|(name, text)| before.0.get(*name) != Some(text))
+        .map(|(name, _)| name.clone());
+    let home = after
+        .1
+        .iter()
+        .filter(|(name, stamp)| before.1.get(*name) != Some(stamp))
+        .map(|(name, _)| format!("~/{name}"));
+    project.chain(home).collect()
+}
+
+fn seen(
+    env: &TestEnv,
+    fake: &FakeAnthropic,
+    run: &ClaudeRun,
+    probes: &[&str],
+    plugin: &str,
+    raced: &[&str],
+) -> Seen {
     let denials = run.result["permission_denials"]
         .as_array()
         .into_iter()
@@ -209,6 +302,11 @@ fn seen(env: &TestEnv, fake: &FakeAnthropic, run: &ClaudeRun, probes: &[&str]) -
             .collect(),
         denials,
         files,
+        home: home_files(env, plugin)
+            .into_keys()
+            .filter(|name| !raced.iter().any(|r| name.starts_with(r)))
+            .collect(),
+        late: Vec::new(),
         failures: failures(env),
         result: normalise(run.result["result"].as_str().unwrap_or_default(), env),
     }
@@ -228,6 +326,11 @@ struct Published {
     prompt: &'static str,
     /// A directory put first on Claude Code's PATH (a Node the plugin needs), both ways.
     path_first: Option<PathBuf>,
+    /// How long its background handlers would still work after `claude -p` returns, had they
+    /// been left running: what is written meanwhile is [`Seen::late`].
+    settle: Duration,
+    /// Its files under HOME that a race decides natively, not compared (see the plugin's test).
+    raced: &'static [&'static str],
 }
 
 impl Published {
@@ -301,12 +404,21 @@ impl Published {
         (env, fake, run)
     }
 
+    /// What one way gave, its files read again after [`Published::settle`].
+    fn seen(&self, env: &TestEnv, fake: &FakeAnthropic, run: &ClaudeRun) -> Seen {
+        let at_return = written(env, self.name());
+        std::thread::sleep(self.settle);
+        let mut seen = seen(env, fake, run, self.probes, self.name(), self.raced);
+        seen.late = changed(&at_return, &written(env, self.name()));
+        seen
+    }
+
     /// Both ways; returns what natively gave after requiring amplihack gave the same.
     fn compare(&self) -> Seen {
         let (env, fake, run) = self.natively();
-        let native = seen(&env, &fake, &run, self.probes);
+        let native = self.seen(&env, &fake, &run);
         let (env, fake, run) = self.through_amplihack();
-        let forwarded = seen(&env, &fake, &run, self.probes);
+        let forwarded = self.seen(&env, &fake, &run);
         assert_eq!(
             forwarded,
             native,
@@ -362,6 +474,8 @@ fn selfish_pipeline_gives_the_same_under_amplihack_as_natively() {
         canned: &[("Check if it is safe to stop", r#"{"ok": true}"#)],
         prompt: "implement the feature",
         path_first: None,
+        settle: Duration::ZERO,
+        raced: &[],
     };
     let native = plugin.compare();
     let everything: Vec<&String> = native.requests.iter().flatten().collect();
@@ -406,8 +520,12 @@ fn node_accepts_strip_types() -> bool {
 }
 
 /// ECC's gate denies the first Bash and the first Write with its demand for facts; a second Bash
-/// runs. Its `async` Stop handlers are cancelled natively when `claude -p` exits and may finish
-/// through amplihack: they write only under HOME, which is not compared.
+/// runs. Its files under HOME are the same both ways, and its `async` Stop handlers still running
+/// when the session ends are cancelled both ways: nothing is written after `claude -p` returns.
+/// Whether two of them (cost-tracker, session-end) write `~/.claude/metrics/costs.jsonl` and
+/// `~/.claude/session-data/<date>-<id>-session.tmp` before that is a race natively, so those are
+/// not compared: Claude Code cancels them as soon as the Stop's last synchronous handler (two
+/// Node handlers of the same plugin) has ended, and they usually end first.
 #[test]
 fn ecc_gives_the_same_under_amplihack_as_natively() {
     let plugin = Published {
@@ -437,6 +555,8 @@ fn ecc_gives_the_same_under_amplihack_as_natively() {
         canned: &[],
         prompt: "add a notes file",
         path_first: None,
+        settle: Duration::from_secs(2),
+        raced: &[".claude/metrics/costs.jsonl", ".claude/session-data/"],
     };
     let native = plugin.compare();
     let everything: Vec<&String> = native.requests.iter().flatten().collect();
@@ -456,6 +576,8 @@ fn ecc_gives_the_same_under_amplihack_as_natively() {
         native.files.get("again.txt").map(String::as_str),
         Some("again\n")
     );
+    assert_eq!(native.home, [".gateguard/state-<uuid>.json"], "natively");
+    assert!(native.late.is_empty(), "natively: {:?}", native.late);
 }
 
 const SECRET_PROMPT: &str =
@@ -487,6 +609,8 @@ fn sensitive_canary(path_first: Option<PathBuf>, prompt: &'static str) -> Publis
         canned: &[],
         prompt,
         path_first,
+        settle: Duration::ZERO,
+        raced: &[],
     }
 }
 

@@ -10,8 +10,9 @@
 //! started with [`COLLECT_FLAG`], detached, no async runtime) waits for it and writes its output
 //! to `<state>/async/<session>/<id>.json`. The session's next event that carries context to the
 //! model (SessionStart, UserPromptSubmit, PostToolUse) claims and delivers it, exactly once. At
-//! SessionEnd the session's collectors still running are stopped with their handlers, and what
-//! was never delivered is removed: nothing outlives the session.
+//! SessionEnd, before its own handlers run, the session's handlers still running are cancelled
+//! as Claude Code cancels its own when a session ends ([`CANCEL_GRACE`]), and what was never
+//! delivered is removed: nothing outlives the session.
 
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
@@ -35,6 +36,22 @@ pub const COLLECT_FLAG: &str = "--collect-async";
 /// How long a handler that declared itself async may run when it gave no `asyncTimeout`: the
 /// default timeout Claude Code gives command hooks.
 const DECLARED_DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How a handler still running when its session ends is cancelled, as Claude Code 2.1.332 cancels
+/// its own at the end of a session (before its SessionEnd handlers run): SIGTERM to the handler's
+/// process group, then SIGKILL to whatever of the group is left after this grace.
+pub const CANCEL_GRACE: Duration = Duration::from_millis(1500);
+
+/// How long SessionEnd waits at most for the handlers it cancelled to end before its own
+/// handlers run. Claude Code waits up to [`CANCEL_GRACE`]; the host gives amplihack's SessionEnd
+/// little time, so a handler that ignores SIGTERM is left to its collector.
+pub const CANCEL_WAIT: Duration = Duration::from_millis(200);
+
+/// A collector asked to stop (the session ended): cancels its handler ([`CANCEL_GRACE`]).
+/// Async-signal-safe.
+pub fn cancel_handler() {
+    execute::cancel_all_groups(CANCEL_GRACE);
+}
 
 /// The events whose reply carries context to the model, where answers that arrived are handed
 /// over.
@@ -193,33 +210,76 @@ impl Background<'_> {
         reply
     }
 
-    /// SessionEnd: stops the collectors still running (and so their handlers) and removes what
-    /// was never delivered.
-    pub fn end(&self) {
-        let dir = self.dir();
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return;
+    /// SessionEnd, before its handlers run: asks each of the session's collectors still running
+    /// to cancel its handler ([`CANCEL_GRACE`]: the collector does it), and waits at most `wait`
+    /// for them to end, so that the SessionEnd handlers find what a cancelled handler does on
+    /// SIGTERM done, as natively. Returns whether the session has background handlers at all (a
+    /// failed read of a directory that does not exist is all the common case costs), and a line
+    /// for each collector that could not be asked.
+    pub fn cancel(&self, wait: Duration, problems: &mut Vec<String>) -> bool {
+        let Ok(entries) = std::fs::read_dir(self.dir()) else {
+            return false;
         };
+        let mut asked = Vec::new();
         for path in entries.flatten().map(|e| e.path()) {
-            if path.extension().is_some_and(|x| x == "pid")
-                && let Some(pid) = live_collector(&path)
-            {
+            if path.extension().is_none_or(|x| x != "pid") {
+                continue;
+            }
+            let stopped = match live_collector(&path) {
+                Ok(None) => Ok(()),
                 // A collector proven alive by the lock it holds on its pid file.
-                process::ask_to_stop(pid);
+                Ok(Some((pid, file))) => process::ask_to_stop(pid).map(|()| asked.push(file)),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = stopped {
+                problems.push(format!(
+                    "a background handler of this session could not be cancelled and may still \
+                     finish ({}): {e}",
+                    path.display()
+                ));
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
+        // A collector holds the lock on its pid file until it exits.
+        let until = Instant::now() + wait;
+        while asked.iter().any(platform_fs::locked_elsewhere) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
+    /// SessionEnd, after its handlers ran: cancels what is still running (a SessionEnd handler
+    /// may have started one) and removes what was never delivered.
+    pub fn end(&self, problems: &mut Vec<String>) {
+        self.cancel(Duration::ZERO, problems);
+        match std::fs::remove_dir_all(self.dir()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => problems.push(format!(
+                "background answers never delivered could not be removed ({}): {e}",
+                self.dir().display()
+            )),
+            _ => {}
+        }
     }
 }
 
-/// The pid in a collector's pid file, if that collector still holds its lock (so the pid is
-/// not a stale one the system may have reused).
-fn live_collector(pid_file: &Path) -> Option<u32> {
-    let file = std::fs::File::open(pid_file).ok()?;
+/// The pid in a collector's pid file and the file open, if that collector still holds its lock
+/// (so the pid is not a stale one the system may have reused). A collector that ended meanwhile
+/// is `None`.
+fn live_collector(pid_file: &Path) -> std::io::Result<Option<(u32, std::fs::File)>> {
+    let file = match std::fs::File::open(pid_file) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
     if !platform_fs::locked_elsewhere(&file) {
-        return None;
+        return Ok(None);
     }
-    std::fs::read_to_string(pid_file).ok()?.trim().parse().ok()
+    let text = std::fs::read_to_string(pid_file)?;
+    match text.trim().parse() {
+        Ok(pid) => Ok(Some((pid, file))),
+        // Locked, and its pid not written yet: the collector is just starting.
+        Err(_) if text.is_empty() => Err(std::io::Error::other("it is just starting")),
+        Err(_) => Err(std::io::Error::other(format!("pid file holds {text:?}"))),
+    }
 }
 
 /// What one finished background handler gives the model.

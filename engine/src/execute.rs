@@ -86,6 +86,29 @@ pub fn kill_all_groups() {
     }
 }
 
+/// Cancels every running handler's whole process group: SIGTERM to each (its handler may clean
+/// up), then, once `grace` has passed with anything of a group left, SIGKILL to it.
+/// Async-signal-safe (atomics, `kill`, `waitpid` and `nanosleep`).
+pub fn cancel_all_groups(grace: Duration) {
+    const STEP: Duration = Duration::from_millis(100);
+    let running = || {
+        GROUPS
+            .iter()
+            .map(|slot| slot.load(std::sync::atomic::Ordering::SeqCst))
+            .filter(|pid| *pid > 0)
+    };
+    running().for_each(process::terminate_group);
+    let mut waited = Duration::ZERO;
+    while waited < grace {
+        if running().all(process::group_gone) {
+            return;
+        }
+        process::nap(STEP.min(grace - waited));
+        waited += STEP;
+    }
+    kill_all_groups();
+}
+
 /// What running a handler came to.
 pub enum Ran {
     Finished(Finished),

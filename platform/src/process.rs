@@ -15,16 +15,65 @@ pub fn kill_group(leader: u32) {
     }
 }
 
-/// Asks the process `pid` to stop (SIGTERM: it may clean up first). Nothing happens when it is
-/// gone already.
-pub fn ask_to_stop(pid: u32) {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
+/// Asks the process `pid` to stop (SIGTERM: it may clean up first). A process gone already is
+/// not an error.
+pub fn ask_to_stop(pid: u32) -> std::io::Result<()> {
+    let pid = libc::pid_t::try_from(pid)
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: kill(2) on one process; no memory is involved.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } == 0 {
+        return Ok(());
+    }
+    let error = std::io::Error::last_os_error();
+    match error.raw_os_error() {
+        Some(libc::ESRCH) => Ok(()),
+        _ => Err(error),
+    }
+}
+
+/// Asks every process of the group `leader` leads to stop (SIGTERM: each may clean up first).
+/// Nothing happens when the group is gone already, or for leader 0. Async-signal-safe.
+pub fn terminate_group(leader: u32) {
+    let Ok(group) = libc::pid_t::try_from(leader) else {
         return;
     };
-    if pid > 0 {
-        // SAFETY: kill(2) on one process; no memory is involved.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+    if group > 0 {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
+        unsafe { libc::kill(-group, libc::SIGTERM) };
     }
+}
+
+/// Whether no process is left in the group `leader` led, once those of our own children in it
+/// that have ended are collected (an uncollected child still counts as a member).
+/// Async-signal-safe.
+pub fn group_gone(leader: u32) -> bool {
+    let Ok(group) = libc::pid_t::try_from(leader) else {
+        return true;
+    };
+    if group <= 0 {
+        return true;
+    }
+    let mut status: libc::c_int = 0;
+    // SAFETY: waitpid(2) without blocking on our children in that group, into our own integer;
+    // kill(2) with signal 0 only asks whether the group has a member.
+    unsafe {
+        while libc::waitpid(-group, &mut status, libc::WNOHANG) > 0 {}
+        libc::kill(-group, 0) != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    }
+}
+
+/// Sleeps `time` on this thread (a signal handled meanwhile may cut it short).
+/// Async-signal-safe.
+pub fn nap(time: std::time::Duration) {
+    let wanted = libc::timespec {
+        tv_sec: time.as_secs() as libc::time_t,
+        tv_nsec: libc::c_long::from(time.subsec_nanos() as i32),
+    };
+    // SAFETY: nanosleep(2) reads our own timespec; the remainder is not asked for.
+    unsafe { libc::nanosleep(&wanted, std::ptr::null_mut()) };
 }
 
 /// How a child of ours ended.

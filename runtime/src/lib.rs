@@ -45,7 +45,9 @@ pub use stdin::MAX_STDIN;
 pub use args::usage;
 use args::{Command, Invocation, parse_args};
 use stdin::{input_arrives, read_stdin};
-use watchdog::{DEADLINE_FLAG, arm_watchdog, deadline, deadline_exceeded, on_stop_signals};
+use watchdog::{
+    DEADLINE_FLAG, arm_watchdog, deadline, deadline_exceeded, on_cancel_signals, on_stop_signals,
+};
 
 static PANIC_MESSAGE: Mutex<Option<String>> = Mutex::new(None);
 
@@ -60,7 +62,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         && flag == amplihack_engine::background::COLLECT_FLAG
     {
         // A background handler's collector (started by a forward, never by a host).
-        on_stop_signals();
+        on_cancel_signals();
         return amplihack_engine::background::collect(&spec.to_string_lossy());
     }
     if let [flag, spec] = args.as_slice()

@@ -41,6 +41,16 @@ pub(crate) fn on_stop_signals() {
     );
 }
 
+/// A collector's stop signals (SessionEnd asks it to stop): its handler is cancelled as Claude
+/// Code cancels a background handler at the end of a session (SIGTERM, then SIGKILL after a
+/// grace), and the collector exits 0.
+pub(crate) fn on_cancel_signals() {
+    amplihack_platform::signals::on_stop(
+        amplihack_engine::background::cancel_handler,
+        b"amplihack-hooks: the session ended; its background handler was cancelled\n",
+    );
+}
+
 /// The deadline's re-exec flag: the watchdog replaces the process image with
 /// `amplihack-hooks --deadline-exceeded <row> <ms>`, which reports and exits 0.
 pub(crate) const DEADLINE_FLAG: &str = "--deadline-exceeded";

@@ -981,6 +981,77 @@ fn background_answers_reach_the_model_at_the_next_turn_exactly_once() {
     assert!(!left.iter().any(|p| p.ends_with("s1")), "{left:?}");
 }
 
+/// SessionEnd cancels the ending session's background handlers still running as Claude Code
+/// cancels its own at the end of a session (tests/async_end_native_e2e.rs): SIGTERM to each
+/// handler's process group, whose trap runs, before the session's SessionEnd handlers run;
+/// SIGKILL 1.5 s later to one that ignored it. Another session's handler runs on and finishes.
+/// SessionEnd itself does not wait for the SIGKILL.
+#[test]
+fn session_end_cancels_its_own_sessions_background_handlers_as_claude_code_does() {
+    let env = TestEnv::new();
+    let marks = env.root().join("marks");
+    std::fs::create_dir_all(&marks).expect("marks");
+    // Each appends to the marker named after its session and kind: how it ended.
+    let worker = |kind: &str, on_term: &str| {
+        format!(
+            "s=$(sed -n 's/.*\"session_id\":\"\\([^\"]*\\)\".*/\\1/p'); f='{marks}/'\"$s\"'-{kind}'; \
+             trap '{on_term}' TERM; {declare} \
+             for i in $(seq 30); do sleep 0.1; done; echo done >> \"$f\"",
+            marks = marks.display(),
+            declare = if kind == "declared" {
+                "echo '{\"async\": true}';"
+            } else {
+                ""
+            },
+        )
+    };
+    let cancelled = |kind: &str| worker(kind, "echo cancelled >> \"$f\"; exit 143");
+    env.plugin(
+        &env.user_hooks_dir(),
+        "late",
+        &json!({"hooks": {
+            "PostToolUse": [{"hooks": [
+                {"type": "command", "async": true, "command": cancelled("configured")},
+                command(&cancelled("declared")),
+                {"type": "command", "async": true, "command": worker("stubborn", "echo refused >> \"$f\"")},
+            ]}],
+            // What the session's own SessionEnd handler finds: the cancelled handlers' traps ran.
+            "SessionEnd": [{"hooks": [command(&format!(
+                "cat '{m}'/s1-configured '{m}'/s1-declared > '{m}'/end-saw 2>&1",
+                m = marks.display()
+            ))]}],
+        }}),
+    );
+    let post = |session: &str| json!({"hook_event_name": "PostToolUse", "session_id": session, "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}});
+    for session in ["s1", "s2"] {
+        let (output, _) = env.run_hooks(&["post-tool-use"], &post(session), &[]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let end = json!({"hook_event_name": "SessionEnd", "session_id": "s1", "reason": "other"});
+    let (output, elapsed) = env.run_hooks(&["session-end"], &end, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "");
+    assert!(
+        elapsed < Duration::from_millis(1000),
+        "SessionEnd waited for the SIGKILL: {elapsed:?}"
+    );
+    // Long enough for every handler to have finished its 3 s, had it been left running.
+    std::thread::sleep(Duration::from_millis(3500));
+    let marker = |name: &str| std::fs::read_to_string(marks.join(name)).unwrap_or_default();
+    assert_eq!(marker("end-saw"), "cancelled\ncancelled\n");
+    assert_eq!(marker("s1-configured"), "cancelled\n");
+    assert_eq!(marker("s1-declared"), "cancelled\n");
+    assert_eq!(marker("s1-stubborn"), "refused\n", "killed 1.5 s after");
+    for kind in ["configured", "declared", "stubborn"] {
+        assert_eq!(
+            marker(&format!("s2-{kind}")),
+            "done\n",
+            "the other session's"
+        );
+    }
+}
+
 #[test]
 fn a_long_output_is_kept_as_claude_code_keeps_it_and_capped_under_other_hosts() {
     let env = TestEnv::new();

@@ -38,3 +38,41 @@ pub fn through_amplihack(plugin: &Path, script: Vec<Turn>) -> Ran {
     let run = env.claude_with(&fake.url, &["-p", "go"], &[]);
     Ran { env, fake, run }
 }
+
+/// What Claude Code, amplihack, Amplifier and npm keep under HOME (relative paths: a file, or a
+/// directory and everything in it): what is left there after a session and is not in this list
+/// is a plugin's.
+pub const HOSTS_OWN_HOME_FILES: &[&str] = &[
+    ".claude.json",
+    ".claude.json.backup",
+    ".claude/projects",
+    ".claude/statsig",
+    ".claude/todos",
+    ".claude/shell-snapshots",
+    ".claude/settings.json",
+    ".claude/backups",
+    ".claude/debug",
+    ".claude/session-env",
+    ".claude/plugins",
+    ".claude/telemetry",
+    ".claude/file-history",
+    ".claude/sessions",
+    ".claude/tasks",
+    ".claude/paste-cache",
+    ".claude/cache",
+    ".claude/history.jsonl",
+    ".claude/.last-cleanup",
+    ".claude/state/mcp-discover-verdicts.json",
+    ".claude/.settings.json.amplihack.lock",
+    ".npm",
+    ".cache",
+    ".local/state/amplihack",
+    ".local/share/amplihack",
+    ".local/share/man",
+    ".local/share/bash-completion",
+    ".local/share/zsh",
+    ".config/fish",
+    ".local/share/fish",
+    ".amplifier/settings.yaml",
+    ".amplifier/bundles",
+];

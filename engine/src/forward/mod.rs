@@ -112,6 +112,14 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     if background::delivers_on(&event.name) {
         outcome.reply.merge(background.deliver());
     }
+    // Claude Code cancels the handlers still running in the background before its SessionEnd
+    // handlers run.
+    let ending = event.name == EventName::SessionEnd;
+    let had_background = ending
+        && background.cancel(
+            background::CANCEL_WAIT.min(request.budget / 4),
+            &mut outcome.problems,
+        );
     let (plugins, project_root) = discover(request, &state, &mut outcome);
     let cwd = (!plugins.is_empty()).then(|| handlers_dir(request, project_root));
     let cwd = cwd.unwrap_or_default();
@@ -163,8 +171,8 @@ pub fn forward(request: &Request<'_>) -> Outcome {
             breaker::count(&call, breaker, &mut outcome);
         }
     }
-    if event.name == EventName::SessionEnd {
-        background.end();
+    if ending && (had_background || !candidates.is_empty()) {
+        background.end(&mut outcome.problems);
     }
     outcome
 }
