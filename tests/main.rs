@@ -44,6 +44,7 @@ mod matchers_native_e2e;
 mod opencode_e2e;
 mod packages_e2e;
 mod pi_e2e;
+mod plugin_bin_native_e2e;
 mod plugin_events_e2e;
 mod plugin_events_hosts_e2e;
 mod plugins_native_e2e;

@@ -19,6 +19,7 @@ mod jsonc_settings_cli;
 mod log_cli;
 mod otel_export_cli;
 mod outputs_cli;
+mod plugin_bin_cli;
 mod plugin_events_cli;
 mod plugin_events_hosts_cli;
 mod plugin_index_cli;

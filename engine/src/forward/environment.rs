@@ -181,26 +181,44 @@ pub(super) fn with_tool_input(raw: &serde_json::Map<String, Value>, input: &Valu
     serde_json::to_vec(&Value::Object(map)).unwrap_or_default()
 }
 
+/// The most of the host's env file read before appending to it (it is the host's, and every
+/// SessionStart handler writes to it).
+pub(super) const MAX_ENV_FILE: u64 = 1 << 20;
+
+/// The host's own env file (Claude Code sources it before each Bash command), when it gives one
+/// other than amplihack's own.
+pub(super) fn host_env_file(var: &dyn Fn(&str) -> Option<String>, own: &Path) -> Option<PathBuf> {
+    var(amplihack_env::CLAUDE_ENV_FILE)
+        .filter(|f| !f.is_empty())
+        .map(PathBuf::from)
+        .filter(|f| f != own)
+}
+
+/// Appends `text` to the host's env file (a failure leaves the Bash tool's shell as it was).
+pub(super) fn append(host_file: &Path, text: &str) {
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(host_file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+}
+
 /// What SessionStart plugins exported also reaches the host's own env file (Claude Code sources it
 /// before each Bash command), as it would had the plugin been registered with Claude Code.
 pub(super) fn forward_exports(env_file: &Path, before: &str, var: &dyn Fn(&str) -> Option<String>) {
     let after = std::fs::read_to_string(env_file).unwrap_or_default();
     let added = after.strip_prefix(before).unwrap_or(&after);
-    let Some(host_file) = var(amplihack_env::CLAUDE_ENV_FILE).map(PathBuf::from) else {
+    let Some(host_file) = host_env_file(var, env_file) else {
         return;
     };
-    if added.trim().is_empty() || host_file == env_file {
+    if added.trim().is_empty() {
         return;
     }
     let mut text = added.to_string();
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    let _ = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&host_file)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+    append(&host_file, &text);
 }
 
 #[cfg(test)]

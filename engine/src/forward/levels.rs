@@ -44,10 +44,12 @@ pub fn levels(
 }
 
 /// The plugins of every level this host leaves to amplihack, a project's only when trusted, and
-/// the project's root when its plugins take part.
+/// the project's root when its plugins take part. `every_plugin`: also those that do not handle
+/// the event (their handlers are matched later as always).
 pub(super) fn discover(
     request: &Request<'_>,
     state: &StateDir,
+    every_plugin: bool,
     outcome: &mut Outcome,
 ) -> (Vec<Plugin>, Option<PathBuf>) {
     let event = request.event;
@@ -126,7 +128,7 @@ pub(super) fn discover(
         // path costs the `stat`s that decide the level's files and one small read, not a
         // listing and a parse of every file.
         let indexed = plugin_index::may_handle(state, &dir, level, event);
-        if indexed == Some(false) {
+        if indexed == Some(false) && !every_plugin {
             continue;
         }
         let listing = discovery::listed_files(&dir);

@@ -34,6 +34,7 @@ mod environment;
 mod levels;
 mod persisted;
 mod plan;
+mod plugin_bin;
 mod run;
 
 use audit_records::*;
@@ -120,7 +121,15 @@ pub fn forward(request: &Request<'_>) -> Outcome {
             background::CANCEL_WAIT.min(request.budget / 4),
             &mut outcome.problems,
         );
-    let (plugins, project_root) = discover(request, &state, &mut outcome);
+    // At SessionStart under a host that gives an env file, every plugin amplihack runs, not only
+    // those handling the event: their `bin/` goes on the Bash tool's PATH (plugin_bin).
+    let own_env_file = (event.name == EventName::SessionStart)
+        .then(|| session::env_file(&state, session.as_deref()))
+        .filter(|own| host_env_file(var, own).is_some());
+    let (plugins, project_root) = discover(request, &state, own_env_file.is_some(), &mut outcome);
+    if let Some(own) = &own_env_file {
+        plugin_bin::put_on_path(&plugins, request, own);
+    }
     let cwd = (!plugins.is_empty()).then(|| handlers_dir(request, project_root));
     let cwd = cwd.unwrap_or_default();
     // amplihack's module puts model-backed handlers to the session's provider (host_model).
