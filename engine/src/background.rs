@@ -47,10 +47,29 @@ pub const CANCEL_GRACE: Duration = Duration::from_millis(1500);
 /// little time, so a handler that ignores SIGTERM is left to its collector.
 pub const CANCEL_WAIT: Duration = Duration::from_millis(200);
 
-/// A collector asked to stop (the session ended): cancels its handler ([`CANCEL_GRACE`]).
+/// What is left of [`CANCEL_GRACE`] when amplihack's SessionEnd runs under Claude Code: Claude
+/// Code runs its SessionEnd hooks only after waiting that grace for its own cancelled handlers
+/// (observed with 2.1.332: 1.52 s after the cancel), so the moment its SIGKILL would have come
+/// has passed; a handler gets this long for its SIGTERM trap, then SIGKILL.
+pub const TRAP_WINDOW: Duration = Duration::from_millis(100);
+
+/// The grace a collector gives its handler between SIGTERM and SIGKILL when the session ends
+/// under `host`: [`CANCEL_GRACE`], less what the host already waited before SessionEnd.
+pub fn cancel_grace(host: amplihack_protocol::Host) -> Duration {
+    match host {
+        amplihack_protocol::Host::ClaudeCode => TRAP_WINDOW,
+        _ => CANCEL_GRACE,
+    }
+}
+
+/// This collector's grace, from its spec ([`cancel_grace`]), in milliseconds.
+static GRACE_MS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(CANCEL_GRACE.as_millis() as u64);
+
+/// A collector asked to stop (the session ended): cancels its handler (its [`cancel_grace`]).
 /// Async-signal-safe.
 pub fn cancel_handler() {
-    execute::cancel_all_groups(CANCEL_GRACE);
+    execute::cancel_all_groups(Duration::from_millis(GRACE_MS.load(Ordering::SeqCst)));
 }
 
 /// The events whose reply carries context to the model, where answers that arrived are handed
@@ -68,6 +87,8 @@ pub use crate::model::Rewake;
 pub struct Background<'a> {
     pub state: &'a StateDir,
     pub session: Option<&'a str>,
+    /// The host, whose SessionEnd sets how long a cancelled handler is given ([`cancel_grace`]).
+    pub host: amplihack_protocol::Host,
 }
 
 impl Background<'_> {
@@ -157,6 +178,7 @@ impl Background<'_> {
             "plugin": plugin,
             "command": command,
             "timeout_ms": timeout.as_millis() as u64,
+            "cancel_grace_ms": cancel_grace(self.host).as_millis() as u64,
             "rewake": rewake.map(|r| json!({"message": r.message})),
             "stdout_so_far": adopted.map(|(out, _)| text(out)),
             "stderr_so_far": adopted.map(|(_, err)| text(err)),
@@ -341,6 +363,9 @@ pub fn collect(spec: &str) -> i32 {
     let id = text("id");
     let timeout =
         Duration::from_millis(spec.get("timeout_ms").and_then(Value::as_u64).unwrap_or(0));
+    if let Some(grace) = spec.get("cancel_grace_ms").and_then(Value::as_u64) {
+        GRACE_MS.store(grace, Ordering::SeqCst);
+    }
     let pid_file = dir.join(format!("{id}.pid"));
     let Ok(pid_lock) = files::open_append(&pid_file) else {
         return 1;
@@ -435,4 +460,23 @@ fn adopted_output(spec: &Value, group: u32, timeout: Duration) -> execute::Finis
         .unwrap_or(started + Duration::from_secs(365 * 24 * 3600));
     let ended = pipes.read_until(deadline, None, false);
     pipes.finished(None, ended == execute::Ended::TimedOut, started)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Under Claude Code the host's own grace has passed when SessionEnd runs; elsewhere the
+    /// collector gives the whole of it.
+    #[test]
+    fn the_grace_left_at_session_end_depends_on_whether_the_host_waited() {
+        for host in amplihack_protocol::Host::ALL {
+            let expected = if host == amplihack_protocol::Host::ClaudeCode {
+                TRAP_WINDOW
+            } else {
+                CANCEL_GRACE
+            };
+            assert_eq!(cancel_grace(host), expected, "{host:?}");
+        }
+    }
 }

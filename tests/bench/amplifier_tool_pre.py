@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tarfile
+from pathlib import Path
 import tempfile
 import time
 from typing import Any
@@ -141,7 +142,12 @@ async def main() -> int:
     args.hooks, args.amplihack = os.path.abspath(args.hooks), os.path.abspath(args.amplihack)
     if args.bridge_mirror:
         args.bridge_mirror = os.path.abspath(args.bridge_mirror)
-    with tempfile.TemporaryDirectory(prefix="amplihack-bench-") as scratch:
+    # Not under /tmp: the 4 project plugins run confined, and every directory above the home's
+    # hidden secrets has each entry granted by a Landlock rule of its own, so a home in /tmp made
+    # the figure the size of the machine's /tmp (1.50-1.88 with 180-245 entries there).
+    scratch_parent = Path(__file__).resolve().parents[2] / "target" / "tmp"
+    scratch_parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="amplihack-bench-", dir=scratch_parent) as scratch:
         home, project = os.path.join(scratch, "home"), os.path.join(scratch, "project")
         os.makedirs(home)
         os.makedirs(os.path.join(project, ".git"))

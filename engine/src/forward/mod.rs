@@ -109,6 +109,7 @@ pub fn forward(request: &Request<'_>) -> Outcome {
     let background = Background {
         state: &state,
         session: session.as_deref(),
+        host: request.host,
     };
     if background::delivers_on(&event.name) {
         outcome.reply.merge(background.deliver());
