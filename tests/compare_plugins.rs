@@ -475,46 +475,19 @@ fn plugin_file_lines(dir: &Path, out: &mut BTreeSet<String>) {
 /// Files a session left, relative to the project (`project/…`) and HOME (`home/…`), skipping the
 /// host's and amplihack's own bookkeeping and the plugin's installed copy.
 fn files_left(paths: &Paths, plugin_name: &str) -> BTreeMap<String, u64> {
-    fn walk(
-        dir: &Path,
-        base: &Path,
-        prefix: &str,
-        skip: &[String],
-        out: &mut BTreeMap<String, u64>,
-    ) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let rel = path
-                .strip_prefix(base)
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if skip
-                .iter()
-                .any(|s| rel == *s || rel.starts_with(&format!("{s}/")))
-            {
-                continue;
-            }
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
-                continue;
-            };
-            if meta.is_dir() {
-                walk(&path, base, prefix, skip, out);
-            } else {
-                out.insert(format!("{prefix}/{rel}"), meta.len());
-            }
-        }
-    }
     let mut out = BTreeMap::new();
-    walk(&paths.project, &paths.project, "project", &[], &mut out);
+    let mut walk = |dir: &Path, prefix: &str, skip: &[String]| {
+        for (rel, meta) in support::native::files_below(dir, dir, skip) {
+            out.insert(format!("{prefix}/{rel}"), meta.len());
+        }
+    };
+    walk(&paths.project, "project", &[]);
     let skip: Vec<String> = support::native::HOSTS_OWN_HOME_FILES
         .iter()
         .map(|s| s.to_string())
         .chain([format!(".amplifier/hooks/{plugin_name}")])
         .collect();
-    walk(&paths.home, &paths.home, "home", &skip, &mut out);
+    walk(&paths.home, "home", &skip);
     // Backups the installer made of settings files: the installer's, not the plugin's.
     out.retain(|k, _| !k.contains(".claude/settings.json."));
     out.into_iter()

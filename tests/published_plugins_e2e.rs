@@ -193,26 +193,6 @@ fn failures(env: &TestEnv) -> Vec<String> {
 /// part of 8 hexadecimal digits, a session's short id, as `<id>`), each with its size and time
 /// of change.
 fn home_files(env: &TestEnv, plugin: &str) -> BTreeMap<String, (u64, Option<SystemTime>)> {
-    fn walk(dir: &Path, home: &Path, skip: &[String], out: &mut Vec<(String, std::fs::Metadata)>) {
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            let rel = path.strip_prefix(home).unwrap_or(&path).to_string_lossy();
-            if skip
-                .iter()
-                .any(|s| rel == *s || rel.starts_with(&format!("{s}/")))
-            {
-                continue;
-            }
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
-                continue;
-            };
-            if meta.is_dir() {
-                walk(&path, home, skip, out);
-            } else {
-                out.push((rel.into_owned(), meta));
-            }
-        }
-    }
     let is_id = |part: &str| {
         part.len() == 8
             && part.chars().all(|c| c.is_ascii_hexdigit())
@@ -223,9 +203,7 @@ fn home_files(env: &TestEnv, plugin: &str) -> BTreeMap<String, (u64, Option<Syst
         .map(|s| s.to_string())
         .chain([format!(".amplifier/hooks/{plugin}")])
         .collect();
-    let mut found = Vec::new();
-    walk(&env.home, &env.home, &skip, &mut found);
-    found
+    native::files_below(&env.home, &env.home, &skip)
         .into_iter()
         // Backups the installer made of settings files: the installer's, not the plugin's.
         .filter(|(name, _)| !name.contains(".claude/settings.json."))

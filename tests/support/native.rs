@@ -76,3 +76,31 @@ pub const HOSTS_OWN_HOME_FILES: &[&str] = &[
     ".amplifier/settings.yaml",
     ".amplifier/bundles",
 ];
+
+/// Every file below `dir` (links not followed), named relative to `base`, with its metadata; a
+/// path in `skip` (relative to `base`) is left out with everything below it.
+pub fn files_below(dir: &Path, base: &Path, skip: &[String]) -> Vec<(String, std::fs::Metadata)> {
+    fn walk(dir: &Path, base: &Path, skip: &[String], out: &mut Vec<(String, std::fs::Metadata)>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(base).unwrap_or(&path).to_string_lossy();
+            if skip
+                .iter()
+                .any(|s| rel == *s || rel.starts_with(&format!("{s}/")))
+            {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                walk(&path, base, skip, out);
+            } else {
+                out.push((rel.into_owned(), meta));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, base, skip, &mut out);
+    out
+}
